@@ -1,0 +1,54 @@
+// search/strategies.cpp — exhaustive and random search, and the strategy registry.
+//
+// Each strategy proposes batches so that a real CostFunction can compile and
+// evaluate several configurations at once.
+#include <algorithm>
+#include <stdexcept>
+
+#include "search/strategy.h"
+
+namespace tessera::search {
+namespace {
+
+constexpr size_t kBatch = 8;
+
+class Exhaustive final : public Strategy {
+ public:
+  std::string name() const override { return "exhaustive"; }
+  void run(Tuning& t, uint64_t) override {
+    const auto& all = t.space().valid_configs();
+    for (size_t i = 0; i < all.size() && !t.exhausted(); i += kBatch) {
+      std::vector<Config> batch(all.begin() + i, all.begin() + std::min(all.size(), i + kBatch));
+      t.evaluate(batch);
+    }
+  }
+};
+
+// Uniform sampling without replacement over the valid configurations.
+class RandomSample final : public Strategy {
+ public:
+  std::string name() const override { return "random"; }
+  void run(Tuning& t, uint64_t seed) override {
+    std::vector<Config> order = t.space().valid_configs();
+    std::mt19937_64 rng(seed);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i = 0; i < order.size() && !t.exhausted(); i += kBatch) {
+      std::vector<Config> batch(order.begin() + i, order.begin() + std::min(order.size(), i + kBatch));
+      t.evaluate(batch);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> strategy_names() { return {"exhaustive", "random"}; }
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name) {
+  if (name == "exhaustive") return std::make_unique<Exhaustive>();
+  if (name == "random") return std::make_unique<RandomSample>();
+  std::string known;
+  for (auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown strategy '" + name + "' (known: " + known + ")");
+}
+
+}  // namespace tessera::search

@@ -1,0 +1,72 @@
+// search/strategy.h — search strategies and the Tuning session they drive.
+//
+// A Tuning wraps a CostFunction with the bookkeeping every strategy needs: a
+// budget in evaluations and in seconds, memory of every configuration already
+// tried (failed ones are never retried), and the best so far. Strategies only
+// propose configurations; they are deterministic for a given seed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "search/cost.h"
+#include "search/space.h"
+
+namespace tessera::search {
+
+struct Budget {
+  size_t max_evals = 100;
+  double max_seconds = 1e30;  // wall or simulated seconds, as the CostFunction reports
+};
+
+struct Trial {
+  Config config;
+  Outcome outcome;
+};
+
+class Tuning {
+ public:
+  Tuning(const Space& space, CostFunction& cost, Budget budget);
+
+  // Evaluates those not seen before (up to what the budget allows); returns the
+  // outcome of every config in the batch (memoized ones included). Invalid
+  // configurations get ok=false, failure="invalid", and cost no budget.
+  std::vector<Outcome> evaluate(const std::vector<Config>& batch);
+  Outcome evaluate_one(const Config& c) { return evaluate({c}).front(); }
+
+  bool exhausted() const;  // budget spent, or every valid config seen
+  bool seen(const Config& c) const;
+  const std::vector<Trial>& history() const { return history_; }
+  std::optional<Trial> best() const;
+  size_t evals() const { return history_.size(); }
+  double seconds() const { return seconds_; }
+  const Space& space() const { return space_; }
+  const Budget& budget() const { return budget_; }
+
+ private:
+  const Space& space_;
+  CostFunction& cost_;
+  Budget budget_;
+  std::vector<Trial> history_;
+  std::map<Config, size_t> index_;
+  double seconds_ = 0;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  // Runs until tuning.exhausted() or the strategy has nothing left to propose.
+  virtual void run(Tuning& tuning, uint64_t seed) = 0;
+};
+
+// Known names: "exhaustive", "random" (more in later issues). Throws on unknown.
+std::unique_ptr<Strategy> make_strategy(const std::string& name);
+std::vector<std::string> strategy_names();
+
+}  // namespace tessera::search
