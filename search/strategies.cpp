@@ -1,11 +1,14 @@
 // search/strategies.cpp — exhaustive and random search, and the strategy registry.
 //
+// The other strategies live one per file (strategy_*.cpp) and are registered here.
+//
 // Each strategy proposes batches so that a real CostFunction can compile and
 // evaluate several configurations at once.
 #include <algorithm>
 #include <stdexcept>
 
 #include "search/strategy.h"
+#include "search/strategy_makers.h"
 
 namespace tessera::search {
 namespace {
@@ -41,11 +44,17 @@ class RandomSample final : public Strategy {
 
 }  // namespace
 
-std::vector<std::string> strategy_names() { return {"exhaustive", "random"}; }
+std::vector<std::string> strategy_names() {
+  return {"exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes"};
+}
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "exhaustive") return std::make_unique<Exhaustive>();
   if (name == "random") return std::make_unique<RandomSample>();
+  if (name == "annealing") return make_simulated_annealing();
+  if (name == "genetic") return make_genetic_algorithm();
+  if (name == "greedy_ils") return make_greedy_ils();
+  if (name == "bayes") return make_bayes_opt();
   std::string known;
   for (auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown strategy '" + name + "' (known: " + known + ")");

@@ -65,7 +65,8 @@ class Strategy {
   virtual void run(Tuning& tuning, uint64_t seed) = 0;
 };
 
-// Known names: "exhaustive", "random" (more in later issues). Throws on unknown.
+// Known names: "exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes"
+// (see strategy_names()). Throws std::invalid_argument on an unknown name.
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
 std::vector<std::string> strategy_names();
 

@@ -1,0 +1,57 @@
+// evaluator/builtin_kernels.cpp — source of the counter-based input generators.
+//
+// Inputs are generated on the device from (seed, element index) with a
+// splitmix64 hash, so any seed can be replayed exactly and gigabytes of inputs
+// cost milliseconds. Normal values use Box-Muller on two independent hashes.
+#include "evaluator/builtin_kernels.h"
+
+namespace tessera::evaluator {
+
+const char* const kBuiltinKernelSource = R"CUDA(
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+__device__ __forceinline__ unsigned long long tessera_mix(unsigned long long z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+__device__ __forceinline__ double tessera_unit(unsigned long long h) {  // (0, 1)
+  return ((h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+__device__ __forceinline__ double tessera_sample(int dist, unsigned long long seed, long long i, double a, double b) {
+  unsigned long long h1 = tessera_mix(seed * 0x2545F4914F6CDD1Dull ^ tessera_mix((unsigned long long)i));
+  if (dist == 0) {  // normal(a, b)
+    unsigned long long h2 = tessera_mix(h1 ^ 0xD1B54A32D192ED03ull);
+    double u1 = tessera_unit(h1), u2 = tessera_unit(h2);
+    return a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+  }
+  if (dist == 1) return a + (b - a) * tessera_unit(h1);                 // uniform [a, b)
+  return a + floor((b - a + 1.0) * tessera_unit(h1));                   // randint [a, b]
+}
+
+template <typename T> __device__ __forceinline__ T tessera_cast(double x) { return (T)x; }
+template <> __device__ __forceinline__ __nv_bfloat16 tessera_cast<__nv_bfloat16>(double x) { return __double2bfloat16(x); }
+template <> __device__ __forceinline__ __half tessera_cast<__half>(double x) { return __double2half(x); }
+
+template <typename T>
+__device__ void tessera_fill(T* p, long long n, unsigned long long seed, int dist, double a, double b) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    p[i] = tessera_cast<T>(tessera_sample(dist, seed, i, a, b));
+}
+
+#define TESSERA_FILL(dname, T)                                                                         \
+  extern "C" __global__ void tessera_fill_##dname(T* p, long long n, unsigned long long seed, int dist, \
+                                                 double a, double b) {                                 \
+    tessera_fill<T>(p, n, seed, dist, a, b);                                                           \
+  }
+TESSERA_FILL(bf16, __nv_bfloat16)
+TESSERA_FILL(f16, __half)
+TESSERA_FILL(f32, float)
+TESSERA_FILL(f64, double)
+TESSERA_FILL(i32, int)
+TESSERA_FILL(i64, long long)
+)CUDA";
+
+}  // namespace tessera::evaluator

@@ -1,0 +1,529 @@
+// evaluator/judge.cpp — how a candidate is run, checked and timed.
+#include "evaluator/judge.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "codegen/compiler.h"
+#include "evaluator/builtin_kernels.h"
+
+namespace tessera::evaluator {
+
+using spec::DType;
+
+namespace {
+
+// Raised when a candidate's fault leaves the context unusable: the worker
+// reports and exits, and the agent starts a fresh one.
+struct StickyFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double to_double(const unsigned char* p, DType t) {
+  switch (t) {
+    case DType::bf16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      uint32_t u = static_cast<uint32_t>(h) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+    case DType::f16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
+      double v = exp == 0 ? std::ldexp(mant, -24) : exp == 31 ? (mant ? NAN : INFINITY) : std::ldexp(mant + 1024, exp - 25);
+      return sign ? -v : v;
+    }
+    case DType::f32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::f64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case DType::i32: {
+      int32_t i;
+      std::memcpy(&i, p, 4);
+      return i;
+    }
+    case DType::i64: {
+      int64_t i;
+      std::memcpy(&i, p, 8);
+      return static_cast<double>(i);
+    }
+  }
+  return NAN;
+}
+
+std::vector<double> as_doubles(const std::vector<unsigned char>& raw, DType t) {
+  size_t sz = spec::dtype_size(t);
+  std::vector<double> out(raw.size() / sz);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = to_double(raw.data() + i * sz, t);
+  return out;
+}
+
+template <typename R>
+OutputError compare(const std::string& name, const std::vector<double>& got, const std::vector<R>& ref,
+                    const spec::Tolerance& tol) {
+  OutputError e;
+  e.name = name;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+    double g = got[i], r = static_cast<double>(ref[i]);
+    if (!std::isfinite(g)) {
+      ++e.nonfinite;
+      continue;
+    }
+    double d = g - r;
+    num += d * d;
+    den += r * r;
+    e.max_abs = std::max(e.max_abs, std::fabs(d));
+  }
+  e.rel_l2 = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  e.pass = e.nonfinite == 0 && got.size() == ref.size() && e.rel_l2 <= tol.rel_l2 &&
+           (!tol.max_abs || e.max_abs <= *tol.max_abs);
+  return e;
+}
+
+unsigned long long mix(unsigned long long a, unsigned long long b) {
+  unsigned long long z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+struct OutputSet {
+  std::map<std::string, Buffer> bufs;
+  std::map<std::string, DType> dtype;
+};
+
+}  // namespace
+
+struct Judge::Workspace {
+  spec::Shape shape;
+  spec::Bindings b;
+  std::map<std::string, Buffer> inputs;
+  std::map<std::string, long long> elems;
+};
+
+// ---- NVML (clocks), loaded at run time ----------------------------------------
+
+double sm_clock_mhz(int ordinal) {
+  static void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return 0;
+  using InitFn = int (*)();
+  using HandleFn = int (*)(unsigned, void**);
+  using ClockFn = int (*)(void*, int, unsigned*);
+  static bool inited = false;
+  if (!inited) {
+    auto init = reinterpret_cast<InitFn>(dlsym(lib, "nvmlInit_v2"));
+    if (!init || init() != 0) return 0;
+    inited = true;
+  }
+  auto handle = reinterpret_cast<HandleFn>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  auto clock = reinterpret_cast<ClockFn>(dlsym(lib, "nvmlDeviceGetClockInfo"));
+  void* h = nullptr;
+  unsigned mhz = 0;
+  if (!handle || !clock || handle(static_cast<unsigned>(ordinal), &h) != 0) return 0;
+  if (clock(h, 1 /* NVML_CLOCK_SM */, &mhz) != 0) return 0;
+  return mhz;
+}
+
+// ---- plan execution ------------------------------------------------------------
+
+namespace {
+
+class PlanRunner {
+ public:
+  PlanRunner(Device& dev, const spec::Operator& op, Cublas* cublas) : dev_(dev), op_(op), cublas_(cublas) {}
+
+  OutputSet make_outputs(const LoadedProgram& p, const Judge::Workspace& ws, bool f64) {
+    OutputSet o;
+    for (auto& t : op_.tensors) {
+      if (!t.output) continue;
+      DType dt = f64 ? DType::f64 : t.dtype;
+      o.bufs.emplace(t.name, Buffer(&dev_, ws.elems.at(t.name) * spec::dtype_size(dt)));
+      o.dtype[t.name] = dt;
+    }
+    spec::Bindings b = bindings(p, ws);
+    for (auto& s : p.program.scratch) {
+      long long n = spec::eval_int(s.size, b);
+      o.bufs.emplace(s.name, Buffer(&dev_, static_cast<size_t>(std::max(0LL, n)) * spec::dtype_size(s.dtype)));
+      o.dtype[s.name] = s.dtype;
+    }
+    return o;
+  }
+
+  void poison(OutputSet& o) {
+    for (auto& [_, buf] : o.bufs)
+      if (buf.bytes()) TESSERA_CU(dev_.drv(), cuMemsetD8Async(buf.ptr(), 0xFF, buf.bytes(), dev_.stream()));
+  }
+
+  spec::Bindings bindings(const LoadedProgram& p, const Judge::Workspace& ws) const {
+    spec::Bindings b = ws.b;
+    for (auto& [k, v] : p.params) b[k] = static_cast<double>(v);
+    return b;
+  }
+
+  void run(const LoadedProgram& p, const Judge::Workspace& ws, OutputSet& outs) {
+    if (p.program.builtin == "cublas_gemm") {
+      if (!cublas_) throw std::runtime_error("the cublas_gemm baseline needs cuBLAS, which could not be loaded");
+      auto sym = [&](const char* n) { return static_cast<long long>(ws.b.at(n)); };
+      cublas_->gemm_bf16(ws.inputs.at("a").ptr(), ws.inputs.at("b").ptr(), outs.bufs.at("c").ptr(), sym("M"), sym("N"),
+                         sym("K"));
+      return;
+    }
+    spec::Bindings b = bindings(p, ws);
+    for (auto& k : p.program.launch) {
+      int grid[3], block[3];
+      for (int d = 0; d < 3; ++d) {
+        grid[d] = static_cast<int>(spec::eval_int(k.grid[d], b));
+        block[d] = static_cast<int>(spec::eval_int(k.block[d], b));
+      }
+      if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) continue;  // nothing to do at this shape
+      long long smem = spec::eval_int(k.smem, b);
+      CUfunction f = p.module->function(k.kernel);
+      if (smem > 48 * 1024)
+        TESSERA_CU(dev_.drv(), cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
+      std::vector<std::array<unsigned char, 8>> storage(k.args.size());
+      std::vector<void*> ptrs(k.args.size());
+      for (size_t i = 0; i < k.args.size(); ++i) {
+        const std::string& a = k.args[i];
+        auto put = [&](auto v) {
+          static_assert(sizeof(v) <= 8);
+          std::memcpy(storage[i].data(), &v, sizeof v);
+        };
+        if (auto it = ws.inputs.find(a); it != ws.inputs.end()) put(it->second.ptr());
+        else if (auto ot = outs.bufs.find(a); ot != outs.bufs.end()) put(ot->second.ptr());
+        else if (auto pt = p.params.find(a); pt != p.params.end()) put(static_cast<long long>(pt->second));
+        else {
+          const spec::Scalar* sc = nullptr;
+          for (auto& s : op_.scalars)
+            if (s.name == a) sc = &s;
+          if (sc && sc->dtype == DType::f32) put(static_cast<float>(b.at(a)));
+          else if (sc && sc->dtype == DType::f64) put(static_cast<double>(b.at(a)));
+          else if (b.count(a)) put(static_cast<long long>(std::llround(b.at(a))));
+          else throw std::runtime_error(fmt::format("kernel '{}': argument '{}' has no value", k.kernel, a));
+        }
+        ptrs[i] = storage[i].data();
+      }
+      dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data());
+    }
+  }
+
+ private:
+  Device& dev_;
+  const spec::Operator& op_;
+  Cublas* cublas_;
+};
+
+}  // namespace
+
+// ---- Judge -----------------------------------------------------------------------
+
+Judge::Judge(Device& dev, const spec::Operator& op, LoadedProgram reference, LoadedProgram baseline)
+    : dev_(dev), op_(op), reference_(std::move(reference)), baseline_(std::move(baseline)) {
+  codegen::Compiler compiler;
+  codegen::CompileRequest req;
+  req.source = kBuiltinKernelSource;
+  req.name = "tessera_builtins.cu";
+  req.arch = dev_.info().arch();
+  auto res = compiler.compile(req);
+  if (!res.ok) throw std::runtime_error("the evaluator's own generator kernels failed to compile:\n" + res.log);
+  builtins_ = std::make_unique<Module>(dev_.driver(), res.cubin);
+  if (baseline_.program.builtin == "cublas_gemm") {
+    std::string why;
+    cublas_ = Cublas::load(dev_.stream(), &why);
+    if (!cublas_) throw std::runtime_error(why);
+  }
+}
+
+Judge::~Judge() = default;
+
+namespace {
+
+std::unique_ptr<Judge::Workspace> make_workspace(Device& dev, Module& builtins, const spec::Operator& op,
+                                                 const spec::Shape& s, unsigned long long seed) {
+  auto ws = std::make_unique<Judge::Workspace>();
+  ws->shape = s;
+  ws->b = op.bindings(s);
+  int idx = 0;
+  for (auto& t : op.tensors) {
+    long long n = op.elements(t, ws->b);
+    ws->elems[t.name] = n;
+    ++idx;
+    if (t.output) continue;
+    Buffer buf(&dev, static_cast<size_t>(n) * spec::dtype_size(t.dtype));
+    spec::Init init = t.init;
+    if (auto it = s.init_overrides.find(t.name); it != s.init_overrides.end()) init = it->second;
+    if (init.dist == "cu_seqlens") {
+      std::vector<long long> cu(1, 0);
+      for (auto l : s.seqlens) cu.push_back(cu.back() + l);
+      if (static_cast<long long>(cu.size()) != n)
+        throw std::runtime_error(fmt::format("tensor '{}': cu_seqlens needs {} elements at shape {}, the spec gives {}",
+                                             t.name, cu.size(), s.label(), n));
+      if (t.dtype == DType::i64) buf.upload(cu.data(), cu.size() * 8);
+      else {
+        std::vector<int32_t> c32(cu.begin(), cu.end());
+        buf.upload(c32.data(), c32.size() * 4);
+      }
+    } else if (n > 0) {
+      CUfunction f = builtins.function(std::string("tessera_fill_") + spec::dtype_name(t.dtype));
+      int dist = init.dist == "normal" ? 0 : init.dist == "uniform" ? 1 : 2;
+      unsigned long long tseed = mix(seed, static_cast<unsigned long long>(idx));
+      long long nn = n;
+      double a = init.a, b = init.b;
+      CUdeviceptr p = buf.ptr();
+      void* args[] = {&p, &nn, &tseed, &dist, &a, &b};
+      int grid[3] = {static_cast<int>(std::min<long long>((n + 255) / 256, dev.info().sm_count * 16LL)), 1, 1};
+      int block[3] = {256, 1, 1};
+      dev.launch(f, grid, block, 0, args);
+    }
+    ws->inputs.emplace(t.name, std::move(buf));
+  }
+  dev.sync();
+  return ws;
+}
+
+std::map<std::string, XXH64_hash_t> checksum_inputs(const Judge::Workspace& ws) {
+  std::map<std::string, XXH64_hash_t> out;
+  for (auto& [name, buf] : ws.inputs) {
+    auto raw = buf.download();
+    out[name] = XXH3_64bits(raw.data(), raw.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<double>> Judge::run_once(const LoadedProgram& p, const spec::Shape& s,
+                                                           unsigned long long seed, bool is_reference) {
+  auto ws = make_workspace(dev_, *builtins_, op_, s, seed);
+  PlanRunner runner(dev_, op_, cublas_.get());
+  OutputSet outs = runner.make_outputs(p, *ws, is_reference);
+  runner.poison(outs);
+  runner.run(p, *ws, outs);
+  dev_.sync();
+  std::map<std::string, std::vector<double>> result;
+  for (auto& t : op_.tensors)
+    if (t.output) result[t.name] = as_doubles(outs.bufs.at(t.name).download(), outs.dtype.at(t.name));
+  return result;
+}
+
+ShapeCheck Judge::validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed) {
+  ShapeCheck chk;
+  chk.shape = s.label();
+  chk.seed = seed;
+  auto ws = make_workspace(dev_, *builtins_, op_, s, seed);
+  PlanRunner runner(dev_, op_, cublas_.get());
+  auto before = checksum_inputs(*ws);
+
+  auto run_candidate = [&](OutputSet& outs) {
+    runner.poison(outs);
+    dev_.sync();
+    try {
+      runner.run(cand, *ws, outs);
+      dev_.sync();
+    } catch (DriverError& e) {
+      if (is_sticky(e.code)) throw StickyFault(e.what());
+      throw;
+    }
+  };
+  auto read = [&](OutputSet& outs) {
+    std::map<std::string, std::vector<double>> r;
+    for (auto& t : op_.tensors)
+      if (t.output) r[t.name] = as_doubles(outs.bufs.at(t.name).download(), outs.dtype.at(t.name));
+    return r;
+  };
+  auto fail = [&](const char* st, std::string msg) {
+    chk.pass = false;
+    chk.status = st;
+    chk.message = std::move(msg);
+    return chk;
+  };
+
+  // Candidate first, then the reference, then the candidate again: a kernel
+  // that reads what the reference left behind fails one of the two.
+  OutputSet c1 = runner.make_outputs(cand, *ws, false);
+  run_candidate(c1);
+  auto first = read(c1);
+
+  OutputSet ref = runner.make_outputs(reference_, *ws, true);
+  runner.poison(ref);
+  runner.run(reference_, *ws, ref);
+  dev_.sync();
+  auto refv = read(ref);
+
+  OutputSet c2 = runner.make_outputs(cand, *ws, false);
+  run_candidate(c2);
+  auto second = read(c2);
+
+  for (auto* set : {&c1, &c2})
+    for (auto& [name, buf] : set->bufs)
+      if (!buf.guards_intact()) return fail(status::out_of_bounds, fmt::format("wrote outside buffer '{}'", name));
+  for (auto& [name, buf] : ws->inputs)
+    if (!buf.guards_intact()) return fail(status::out_of_bounds, fmt::format("wrote outside input '{}'", name));
+  if (checksum_inputs(*ws) != before) return fail(status::modified_input, "an input changed while the candidate ran");
+
+  chk.pass = true;
+  for (auto& t : op_.tensors) {
+    if (!t.output) continue;
+    OutputError e1 = compare(t.name, first.at(t.name), refv.at(t.name), t.tol);
+    OutputError e2 = compare(t.name, second.at(t.name), refv.at(t.name), t.tol);
+    OutputError worst = e2.rel_l2 > e1.rel_l2 || !e2.pass ? e2 : e1;
+    chk.outputs.push_back(worst);
+    if (!e1.pass || !e2.pass) {
+      chk.pass = false;
+      chk.status = status::wrong_result;
+      chk.message = fmt::format("{}: rel_l2 {:.3g} (limit {:.3g}), max_abs {:.3g}, non-finite {}", t.name, worst.rel_l2,
+                                t.tol.rel_l2, worst.max_abs, worst.nonfinite);
+    }
+    // Two identical runs must agree to rounding; more is a race.
+    OutputError d = compare(t.name, first.at(t.name), second.at(t.name), spec::Tolerance{t.tol.rel_l2 * 0.05, {}});
+    if (chk.pass && !d.pass) {
+      chk.pass = false;
+      chk.status = status::race;
+      chk.message = fmt::format("{}: two runs on identical inputs differ (rel {:.3g})", t.name, d.rel_l2);
+    }
+  }
+  return chk;
+}
+
+ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, const JudgeSettings& st) {
+  ShapeTiming tm;
+  tm.shape = s.label();
+  auto ws = make_workspace(dev_, *builtins_, op_, s, st.bench_seed);
+  PlanRunner runner(dev_, op_, cublas_.get());
+  std::string key = fmt::format("{}#{}", s.label(), st.bench_seed);
+  if (!bench_ref_.count(key)) {
+    OutputSet ref = runner.make_outputs(reference_, *ws, true);
+    runner.poison(ref);
+    runner.run(reference_, *ws, ref);
+    dev_.sync();
+    for (auto& t : op_.tensors)
+      if (t.output) bench_ref_[key][t.name] = as_doubles(ref.bufs.at(t.name).download(), DType::f64);
+  }
+  OutputSet co = runner.make_outputs(cand, *ws, false);
+  OutputSet bo = runner.make_outputs(baseline_, *ws, false);
+  auto timed = [&](const LoadedProgram& p, OutputSet& o) {
+    runner.poison(o);
+    dev_.flush_l2();
+    CUevent a = dev_.record();
+    runner.run(p, *ws, o);
+    CUevent b = dev_.record();
+    double ms = dev_.elapsed_ms(a, b);
+    dev_.release(a);
+    dev_.release(b);
+    return ms;
+  };
+  try {
+    timed(cand, co);  // warm-up: module load, first-touch
+    timed(baseline_, bo);
+    std::vector<double> cs, bs;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < st.max_samples; ++i) {
+      cs.push_back(timed(cand, co));  // A B A B ...
+      bs.push_back(timed(baseline_, bo));
+      double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (i + 1 >= st.min_samples) {
+        if (spent > st.max_seconds_per_shape) break;
+        if (summarize(cs).rse < st.target_rse && summarize(bs).rse < st.target_rse) break;
+      }
+    }
+    dev_.sync();
+    tm.candidate = summarize(cs);
+    tm.baseline = summarize(bs);
+  } catch (DriverError& e) {
+    if (is_sticky(e.code)) throw StickyFault(e.what());
+    throw;
+  }
+  tm.speedup = tm.candidate.median_ms > 0 ? tm.baseline.median_ms / tm.candidate.median_ms : 0;
+  // The outputs of the last timed launch must still be right.
+  tm.after.shape = tm.shape;
+  tm.after.seed = st.bench_seed;
+  tm.after.pass = true;
+  for (auto& t : op_.tensors) {
+    if (!t.output) continue;
+    auto got = as_doubles(co.bufs.at(t.name).download(), co.dtype.at(t.name));
+    OutputError e = compare(t.name, got, bench_ref_[key].at(t.name), t.tol);
+    tm.after.outputs.push_back(e);
+    if (!e.pass) {
+      tm.after.pass = false;
+      tm.after.status = status::wrong_result;
+      tm.after.message = fmt::format("after timing, {}: rel_l2 {:.3g}, non-finite {}", t.name, e.rel_l2, e.nonfinite);
+    }
+  }
+  for (auto& [name, buf] : co.bufs)
+    if (!buf.guards_intact()) {
+      tm.after.pass = false;
+      tm.after.status = status::out_of_bounds;
+      tm.after.message = fmt::format("wrote outside buffer '{}' during timing", name);
+    }
+  return tm;
+}
+
+EvalReport Judge::evaluate(const LoadedProgram& cand, const JudgeSettings& st) {
+  EvalReport rep;
+  auto t0 = std::chrono::steady_clock::now();
+  rep.clock_mhz_before = sm_clock_mhz(dev_.info().ordinal);
+  try {
+    if (st.validate) {
+      unsigned long long k = 0;
+      for (auto& s : op_.validation_shapes) {
+        for (int i = 0; i < st.seeds; ++i) {
+          ShapeCheck c = validate_one(cand, s, mix(st.seed_base, ++k));
+          for (auto& o : c.outputs) rep.max_rel_l2 = std::max(rep.max_rel_l2, o.rel_l2);
+          rep.checks.push_back(c);
+          if (!c.pass) {
+            rep.status = c.status;
+            rep.message = fmt::format("shape {} seed {}: {}", c.shape, c.seed, c.message);
+            return rep;
+          }
+        }
+      }
+    }
+    if (st.benchmark) {
+      double logsum = 0;
+      for (auto& s : op_.benchmark_shapes) {
+        ShapeTiming t = time_one(cand, s, st);
+        for (auto& o : t.after.outputs) rep.max_rel_l2 = std::max(rep.max_rel_l2, o.rel_l2);
+        rep.timings.push_back(t);
+        if (!t.after.pass) {
+          rep.status = t.after.status;
+          rep.message = fmt::format("shape {}: {}", t.shape, t.after.message);
+          return rep;
+        }
+        logsum += std::log(t.speedup);
+      }
+      rep.geomean_speedup = std::exp(logsum / static_cast<double>(rep.timings.size()));
+    }
+  } catch (StickyFault& e) {
+    rep.status = status::crashed;
+    rep.message = e.what();
+    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    throw ContextLost(rep);  // the worker exits after reporting
+  } catch (DriverError& e) {
+    rep.status = status::launch_error;
+    rep.message = e.what();
+  } catch (std::exception& e) {
+    rep.status = status::launch_error;
+    rep.message = e.what();
+  }
+  rep.clock_mhz_after = sm_clock_mhz(dev_.info().ordinal);
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+}  // namespace tessera::evaluator

@@ -1,0 +1,76 @@
+// evaluator/judge.h — validation and timing of one candidate against the
+// operator's float64 reference and its baseline, on one device.
+//
+// The judge owns the inputs (generated on the device from recorded seeds), the
+// reference outputs (float64), and the rules of EVALUATION.md: NaN-poisoned
+// outputs and scratch, guard zones, input checksums, a double run to catch
+// races, cold-L2 event timing interleaved with the baseline, and a re-check of
+// the outputs of the last timed launch. It never sees where a candidate came from.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "evaluator/cublas.h"
+#include "evaluator/device.h"
+#include "evaluator/report.h"
+#include "spec/spec.h"
+
+namespace tessera::evaluator {
+
+// A compiled program ready to run: its launch plan plus the cubin (or a builtin).
+struct LoadedProgram {
+  spec::Program program;
+  std::map<std::string, long long> params;
+  std::shared_ptr<Module> module;  // null for a builtin
+};
+
+struct JudgeSettings {
+  int seeds = 3;                  // fresh seeds per validation shape
+  unsigned long long seed_base = 1;  // validation seeds derive from this and the candidate
+  unsigned long long bench_seed = 7;  // inputs of the benchmark shapes (one per run)
+  bool validate = true;
+  bool benchmark = true;
+  int min_samples = 10;
+  int max_samples = 200;
+  double target_rse = 0.01;       // stop when both candidate and baseline are this tight
+  double max_seconds_per_shape = 1.0;
+};
+
+class Judge {
+ public:
+  Judge(Device& dev, const spec::Operator& op, LoadedProgram reference, LoadedProgram baseline);
+  ~Judge();
+  EvalReport evaluate(const LoadedProgram& candidate, const JudgeSettings& settings);
+  // Runs a program once on the given shape and seed; returns its outputs as
+  // doubles (for `tessera run` and tests). Outputs of the reference are f64.
+  std::map<std::string, std::vector<double>> run_once(const LoadedProgram& p, const spec::Shape& s,
+                                                      unsigned long long seed, bool is_reference);
+
+  struct Workspace;  // inputs of one (shape, seed)
+
+ private:
+  ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed);
+  ShapeTiming time_one(const LoadedProgram& cand, const spec::Shape& s, const JudgeSettings& st);
+
+  Device& dev_;
+  const spec::Operator& op_;
+  LoadedProgram reference_, baseline_;
+  std::unique_ptr<Module> builtins_;
+  std::unique_ptr<Cublas> cublas_;
+  // Reference outputs of benchmark shapes, computed once per worker.
+  std::map<std::string, std::map<std::string, std::vector<double>>> bench_ref_;
+};
+
+// Thrown when a candidate's fault left the context unusable (illegal address,
+// trap): the report is final and the worker process must be replaced.
+struct ContextLost : std::runtime_error {
+  EvalReport report;
+  explicit ContextLost(EvalReport r) : std::runtime_error(r.message), report(std::move(r)) {}
+};
+
+// Reads the SM clock in MHz through NVML when present (0 when unreadable).
+double sm_clock_mhz(int ordinal);
+
+}  // namespace tessera::evaluator

@@ -1,0 +1,143 @@
+// evaluator/worker.cpp — the worker's request loop.
+#include "evaluator/worker.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "codegen/render.h"
+#include "evaluator/ceilings.h"
+
+namespace tessera::evaluator {
+
+using nlohmann::json;
+
+json settings_json(const JudgeSettings& s) {
+  return {{"seeds", s.seeds},
+          {"seed_base", s.seed_base},
+          {"bench_seed", s.bench_seed},
+          {"validate", s.validate},
+          {"benchmark", s.benchmark},
+          {"min_samples", s.min_samples},
+          {"max_samples", s.max_samples},
+          {"target_rse", s.target_rse},
+          {"max_seconds_per_shape", s.max_seconds_per_shape}};
+}
+
+JudgeSettings settings_from_json(const json& j) {
+  JudgeSettings s;
+  s.seeds = j.value("seeds", s.seeds);
+  s.seed_base = j.value("seed_base", s.seed_base);
+  s.bench_seed = j.value("bench_seed", s.bench_seed);
+  s.validate = j.value("validate", s.validate);
+  s.benchmark = j.value("benchmark", s.benchmark);
+  s.min_samples = j.value("min_samples", s.min_samples);
+  s.max_samples = j.value("max_samples", s.max_samples);
+  s.target_rse = j.value("target_rse", s.target_rse);
+  s.max_seconds_per_shape = j.value("max_seconds_per_shape", s.max_seconds_per_shape);
+  return s;
+}
+
+namespace {
+
+json device_json(const DeviceInfo& i) {
+  return {{"ordinal", i.ordinal},        {"name", i.name},         {"arch", i.arch()},
+          {"sm_count", i.sm_count},      {"l2_bytes", i.l2_bytes}, {"total_mem", i.total_mem},
+          {"driver", i.driver_version}, {"max_smem_optin", i.max_smem_optin}};
+}
+
+// Keeps the operator, its reference and baseline loaded between requests.
+struct Session {
+  std::string key;
+  std::unique_ptr<spec::Operator> op;
+  std::unique_ptr<Judge> judge;
+};
+
+LoadedProgram load_program(Device& dev, const spec::Program& p, const std::string& cubin_path) {
+  LoadedProgram lp;
+  lp.program = p;
+  if (p.builtin.empty()) lp.module = std::make_shared<Module>(dev.driver(), codegen::read_file(cubin_path));
+  return lp;
+}
+
+json handle_evaluate(Device& dev, Session& s, const json& req) {
+  std::string dir = req.at("operator_dir");
+  std::string ref = req.value("reference_cubin", "");
+  std::string base = req.value("baseline_cubin", "");
+  std::string key = dir + "|" + ref + "|" + base;
+  if (s.key != key) {
+    s.judge.reset();
+    s.op = std::make_unique<spec::Operator>(spec::load_operator(dir));
+    s.judge = std::make_unique<Judge>(dev, *s.op, load_program(dev, s.op->reference, ref),
+                                      load_program(dev, s.op->baseline, base));
+    s.key = key;
+  }
+  const json& c = req.at("candidate");
+  const spec::Program* tpl = s.op->find_template(c.value("template", ""));
+  spec::Program prog;
+  if (c.contains("program")) prog = spec::program_from_json(c.at("program"), s.op->dir);
+  else if (tpl) prog = *tpl;
+  else throw std::runtime_error("candidate names no known template and carries no program");
+  LoadedProgram cand = load_program(dev, prog, c.at("cubin"));
+  for (auto& [k, v] : c.value("params", json::object()).items()) cand.params[k] = v.get<long long>();
+  EvalReport rep = s.judge->evaluate(cand, settings_from_json(req.value("settings", json::object())));
+  return {{"ok", true}, {"report", rep}};
+}
+
+}  // namespace
+
+int worker_main(int gpu) {
+  std::ios::sync_with_stdio(false);
+  std::string why;
+  auto drv = Driver::load(&why);
+  std::unique_ptr<Device> dev;
+  if (drv) {
+    try {
+      if (gpu >= device_count(*drv)) why = fmt::format("GPU {} does not exist", gpu);
+      else dev = std::make_unique<Device>(drv, gpu);
+    } catch (std::exception& e) {
+      why = e.what();
+    }
+  }
+  Session session;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    json reply;
+    int exit_code = -1;
+    try {
+      json req = json::parse(line);
+      std::string type = req.value("type", "");
+      if (!dev) {
+        reply = {{"ok", false}, {"error", "no GPU: " + why}};
+      } else if (type == "hello") {
+        reply = {{"ok", true}, {"device", device_json(dev->info())}};
+      } else if (type == "ceilings") {
+        Ceilings c = measure_ceilings(*dev);
+        reply = {{"ok", true},
+                 {"copy_bytes_per_s", c.copy_bytes_per_s},
+                 {"bf16_flops_per_s", c.bf16_flops_per_s},
+                 {"note", c.note}};
+      } else if (type == "evaluate") {
+        reply = handle_evaluate(*dev, session, req);
+      } else {
+        reply = {{"ok", false}, {"error", "unknown request type '" + type + "'"}};
+      }
+    } catch (ContextLost& e) {
+      reply = {{"ok", true}, {"report", e.report}, {"context_lost", true}};
+      exit_code = 3;
+    } catch (DriverError& e) {
+      reply = {{"ok", false}, {"error", e.what()}};
+      if (is_sticky(e.code)) exit_code = 3;
+    } catch (std::exception& e) {
+      reply = {{"ok", false}, {"error", e.what()}};
+    }
+    std::cout << reply.dump() << "\n" << std::flush;
+    if (exit_code >= 0) return exit_code;
+  }
+  return 0;
+}
+
+}  // namespace tessera::evaluator

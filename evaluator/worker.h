@@ -1,0 +1,25 @@
+// evaluator/worker.h — the `tessera worker` process: one per GPU.
+//
+// It reads one JSON request per line on stdin and answers one JSON line on
+// stdout. Kernels run only here, so a kernel that faults or hangs takes down
+// this process and never the agent. Requests:
+//   {"type":"hello"}                          -> device description
+//   {"type":"ceilings"}                       -> measured copy / tensor-core rates
+//   {"type":"evaluate", "operator_dir", "reference_cubin", "baseline_cubin",
+//    "candidate": {"cubin", "template", "params"}, "settings": {...}}
+//                                             -> {"report": EvalReport}
+// After a fault that poisons the context, the worker answers and exits (code 3).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "evaluator/judge.h"
+
+namespace tessera::evaluator {
+
+int worker_main(int gpu);
+
+nlohmann::json settings_json(const JudgeSettings& s);
+JudgeSettings settings_from_json(const nlohmann::json& j);
+
+}  // namespace tessera::evaluator

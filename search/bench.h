@@ -1,0 +1,49 @@
+// search/bench.h — scoring every strategy on recorded spaces: `tessera search-bench`.
+//
+// Runs each strategy with several seeds on a Simulation, scores each run with
+// search/scoring, and prints one Markdown table per space. The budget of a run is
+// the larger of the score's cutoff and 5% of the space, so the fraction of the
+// optimum reached at 1%, 2% and 5% of the space is measured in the same runs.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "search/simulation.h"
+
+namespace tessera::search {
+
+struct StrategyScore {
+  std::string space;
+  std::string strategy;
+  int runs = 0;
+  double score = 0;      // mean over runs
+  double score_sd = 0;   // standard deviation over runs
+  double at_1pct = 0;    // mean optimum / best after 1% of the space
+  double at_2pct = 0;
+  double at_5pct = 0;
+  double ms_per_run = 0; // the strategy's own CPU time per run (the simulation costs ~nothing)
+};
+
+struct SpaceSummary {
+  std::string name;
+  size_t size = 0, failed = 0, cutoff = 0, budget = 0;
+  double optimum = 0, median = 0;
+};
+
+SpaceSummary summarize(const std::string& name, const Simulation& sim);
+
+// Runs `strategies` `repeats` times each (seeds first_seed, first_seed+1, ...).
+std::vector<StrategyScore> score_strategies(const std::string& space_name, const Simulation& sim,
+                                            const std::vector<std::string>& strategies, int repeats,
+                                            uint64_t first_seed = 1);
+
+void print_markdown(const SpaceSummary& space, const std::vector<StrategyScore>& rows, std::ostream& out);
+
+// `tessera search-bench --cache FILE... --repeats R`: every strategy but exhaustive
+// on every cache file. Returns an exit code (0, or 1 with a message on `out`).
+int search_bench_main(const std::vector<std::string>& caches, int repeats, std::ostream& out);
+
+}  // namespace tessera::search

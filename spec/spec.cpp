@@ -1,0 +1,454 @@
+// spec/spec.cpp — parsing and checking of targets/<op>/spec.json.
+//
+// Every error says which file, which field (as a JSON path like
+// tensors[2].dtype) and what was expected, so a spec author can fix it without
+// reading this code.
+#include "spec/spec.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+namespace tessera::spec {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::bf16:
+    case DType::f16: return 2;
+    case DType::f32:
+    case DType::i32: return 4;
+    case DType::f64:
+    case DType::i64: return 8;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::bf16: return "bf16";
+    case DType::f16: return "f16";
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+  }
+  return "?";
+}
+
+DType parse_dtype(const std::string& s) {
+  if (s == "bf16") return DType::bf16;
+  if (s == "f16") return DType::f16;
+  if (s == "f32") return DType::f32;
+  if (s == "f64") return DType::f64;
+  if (s == "i32") return DType::i32;
+  if (s == "i64") return DType::i64;
+  throw std::invalid_argument("unknown dtype '" + s + "' (expected bf16, f16, f32, f64, i32 or i64)");
+}
+
+std::string Shape::label() const {
+  if (!name.empty()) return name;
+  std::string s;
+  for (auto& [k, v] : symbols) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  if (!seqlens.empty()) s += fmt::format(",seqs={}", seqlens.size());
+  return s;
+}
+
+json shape_json(const Shape& s) {
+  json j = json::object();
+  if (!s.name.empty()) j["name"] = s.name;
+  for (auto& [k, v] : s.symbols) j[k] = v;
+  if (!s.seqlens.empty()) j["seqlens"] = s.seqlens;
+  return j;
+}
+
+namespace {
+
+// Reads fields from a JSON object, remembering where it is for error messages.
+class Reader {
+ public:
+  Reader(const json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& expected) const {
+    throw SpecError(fmt::format("{}: field '{}': expected {}", file_, at(field), expected));
+  }
+  std::string at(const std::string& field) const { return path_.empty() ? field : path_ + "." + field; }
+  bool has(const std::string& f) const { return j_.is_object() && j_.contains(f); }
+  const json& raw(const std::string& f) const {
+    if (!has(f)) fail(f, "to be present");
+    return j_.at(f);
+  }
+  std::string str(const std::string& f, std::optional<std::string> def = std::nullopt) const {
+    if (!has(f)) {
+      if (def) return *def;
+      fail(f, "a string (it is missing)");
+    }
+    const json& v = j_.at(f);
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number()) return v.dump();
+    fail(f, "a string, got " + std::string(v.type_name()));
+  }
+  double num(const std::string& f, std::optional<double> def = std::nullopt) const {
+    if (!has(f)) {
+      if (def) return *def;
+      fail(f, "a number (it is missing)");
+    }
+    const json& v = j_.at(f);
+    if (!v.is_number()) fail(f, "a number, got " + std::string(v.type_name()));
+    return v.get<double>();
+  }
+  Reader child(const std::string& f) const { return Reader(raw(f), file_, at(f)); }
+  Reader item(const std::string& f, size_t i) const {
+    return Reader(j_.at(f).at(i), file_, fmt::format("{}[{}]", at(f), i));
+  }
+  size_t array_size(const std::string& f, bool required = true) const {
+    if (!has(f)) {
+      if (required) fail(f, "an array (it is missing)");
+      return 0;
+    }
+    if (!j_.at(f).is_array()) fail(f, "an array, got " + std::string(j_.at(f).type_name()));
+    return j_.at(f).size();
+  }
+  std::vector<std::string> str_list(const std::string& f) const {
+    std::vector<std::string> out;
+    size_t n = array_size(f);
+    for (size_t i = 0; i < n; ++i) {
+      const json& v = j_.at(f)[i];
+      if (v.is_string()) out.push_back(v.get<std::string>());
+      else if (v.is_number()) out.push_back(v.dump());
+      else fail(fmt::format("{}[{}]", f, i), "a string or number");
+    }
+    return out;
+  }
+  const json& j() const { return j_; }
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const json& j_;
+  std::string file_;
+  std::string path_;
+};
+
+Init read_init(const Reader& r) {
+  Init in;
+  in.dist = r.str("dist");
+  if (in.dist == "normal") {
+    in.a = r.num("mean", 0.0);
+    in.b = r.num("std", 1.0);
+    if (in.b <= 0) r.fail("std", "a positive standard deviation");
+  } else if (in.dist == "uniform" || in.dist == "randint") {
+    in.a = r.num("low");
+    in.b = r.num("high");
+    if (!(in.b > in.a)) r.fail("high", "a value above 'low' (never a constant input)");
+  } else if (in.dist == "cu_seqlens") {
+  } else {
+    r.fail("dist", "one of normal, uniform, randint, cu_seqlens");
+  }
+  return in;
+}
+
+Shape read_shape(const Reader& r, const std::vector<std::string>& symbols, bool derive_t, bool derive_nseq) {
+  Shape s;
+  if (!r.j().is_object()) r.fail("", "a shape object like {\"M\": 128, \"N\": 256}");
+  s.name = r.str("name", std::string());
+  for (auto& [k, v] : r.j().items()) {
+    if (k == "name") continue;
+    if (k == "seqlens") {
+      if (!v.is_array() || v.empty()) r.fail(k, "a non-empty array of sequence lengths");
+      for (auto& x : v) {
+        if (!x.is_number_integer() || x.get<long long>() < 0) r.fail(k, "non-negative integers");
+        s.seqlens.push_back(x.get<long long>());
+      }
+      continue;
+    }
+    if (k == "init_overrides") {
+      for (auto& [tn, tv] : v.items()) s.init_overrides[tn] = read_init(Reader(tv, r.file(), r.at(k + "." + tn)));
+      continue;
+    }
+    if (std::find(symbols.begin(), symbols.end(), k) == symbols.end())
+      r.fail(k, "one of the declared symbols (this name is not in 'symbols')");
+    if (!v.is_number_integer()) r.fail(k, "an integer");
+    s.symbols[k] = v.get<long long>();
+  }
+  if (!s.seqlens.empty()) {
+    long long total = 0;
+    for (auto x : s.seqlens) total += x;
+    if (derive_t && !s.symbols.count("T")) s.symbols["T"] = total;
+    if (derive_nseq && !s.symbols.count("NSEQ")) s.symbols["NSEQ"] = static_cast<long long>(s.seqlens.size());
+    if (derive_t && s.symbols["T"] != total) r.fail("T", "the sum of seqlens");
+  }
+  for (auto& sym : symbols)
+    if (!s.symbols.count(sym)) r.fail(sym, "a value for every declared symbol");
+  return s;
+}
+
+KernelLaunch read_launch(const Reader& r) {
+  KernelLaunch k;
+  k.kernel = r.str("kernel");
+  for (const char* f : {"grid", "block"}) {
+    if (!r.has(f)) continue;
+    auto v = r.str_list(f);
+    if (v.empty() || v.size() > 3) r.fail(f, "1 to 3 expressions");
+    for (size_t i = 0; i < v.size(); ++i) (std::string(f) == "grid" ? k.grid : k.block)[i] = v[i];
+  }
+  k.smem = r.str("smem", std::string("0"));
+  k.args = r.str_list("args");
+  return k;
+}
+
+Program read_program(const Reader& r, const fs::path& dir, bool is_template, bool require_source = true) {
+  Program p;
+  p.name = r.str("name", std::string(is_template ? "" : "main"));
+  if (is_template && p.name.empty()) r.fail("name", "a template name");
+  if (r.has("builtin")) {
+    p.builtin = r.str("builtin");
+    if (p.builtin != "cublas_gemm") r.fail("builtin", "one of: cublas_gemm");
+    return p;
+  }
+  std::string src = r.str("source", require_source ? std::nullopt : std::optional<std::string>(""));
+  if (src.find("..") != std::string::npos || (!src.empty() && src[0] == '/'))
+    r.fail("source", "a file name inside the target folder");
+  if (!src.empty()) p.source = dir / src;
+  if (require_source && !fs::exists(p.source))
+    r.fail("source", "an existing file (" + p.source.string() + " not found)");
+  if (r.has("arch")) p.arch = r.str_list("arch");
+  if (r.has("params")) {
+    const json& pj = r.raw("params");
+    if (!pj.is_object()) r.fail("params", "an object of name -> list of values");
+    for (auto& [name, vals] : pj.items()) {
+      if (!vals.is_array() || vals.empty()) r.fail("params." + name, "a non-empty list of integers");
+      std::vector<long long> v;
+      for (auto& x : vals) {
+        if (!x.is_number_integer()) r.fail("params." + name, "integers");
+        v.push_back(x.get<long long>());
+      }
+      p.params[name] = v;
+      p.param_order.push_back(name);
+    }
+  }
+  if (r.has("constraints")) p.constraints = r.str_list("constraints");
+  size_t n = r.array_size("launch");
+  if (n == 0) r.fail("launch", "at least one kernel");
+  for (size_t i = 0; i < n; ++i) p.launch.push_back(read_launch(r.item("launch", i)));
+  size_t ns = r.array_size("scratch", false);
+  for (size_t i = 0; i < ns; ++i) {
+    Reader s = r.item("scratch", i);
+    Scratch sc;
+    sc.name = s.str("name");
+    try {
+      sc.dtype = parse_dtype(s.str("dtype"));
+    } catch (std::invalid_argument& e) {
+      s.fail("dtype", "bf16, f16, f32, f64, i32 or i64");
+    }
+    sc.size = s.str("size");
+    p.scratch.push_back(sc);
+  }
+  return p;
+}
+
+// Checks that a program's expressions and argument names resolve.
+void check_program(const Operator& op, const Program& p, const std::string& file, const std::string& where) {
+  if (!p.builtin.empty()) return;
+  Bindings b = op.bindings(op.benchmark_shapes.empty() ? op.validation_shapes.at(0) : op.benchmark_shapes.at(0));
+  for (auto& [name, vals] : p.params) b[name] = static_cast<double>(vals.front());
+  std::set<std::string> names;
+  for (auto& t : op.tensors) names.insert(t.name);
+  for (auto& s : p.scratch) {
+    names.insert(s.name);
+    std::string err;
+    if (!check(s.size, b, &err)) throw SpecError(fmt::format("{}: {}.scratch '{}': {}", file, where, s.name, err));
+  }
+  for (auto& s : op.scalars) names.insert(s.name);
+  for (auto& s : op.symbols) names.insert(s);
+  for (auto& [name, _] : p.params) names.insert(name);
+  for (size_t i = 0; i < p.launch.size(); ++i) {
+    auto& k = p.launch[i];
+    for (auto& a : k.args)
+      if (!names.count(a))
+        throw SpecError(fmt::format("{}: {}.launch[{}].args: '{}' is not a tensor, scratch buffer, symbol, scalar or parameter",
+                                    file, where, i, a));
+    std::vector<std::string> exprs = {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.smem};
+    for (auto& e : exprs) {
+      std::string err;
+      if (!check(e, b, &err)) throw SpecError(fmt::format("{}: {}.launch[{}]: {}", file, where, i, err));
+    }
+  }
+  for (auto& c : p.constraints) {
+    std::string err;
+    if (!check(c, b, &err)) throw SpecError(fmt::format("{}: {}.constraints: {}", file, where, err));
+  }
+}
+
+}  // namespace
+
+Program program_from_json(const json& j, const fs::path& dir, bool require_source) {
+  return read_program(Reader(j, "(program)", ""), dir, true, require_source);
+}
+
+const Tensor* Operator::tensor(const std::string& n) const {
+  for (auto& t : tensors)
+    if (t.name == n) return &t;
+  return nullptr;
+}
+
+const Program* Operator::find_template(const std::string& n) const {
+  for (auto& t : templates)
+    if (t.name == n) return &t;
+  return nullptr;
+}
+
+Bindings Operator::bindings(const Shape& s) const {
+  Bindings b;
+  for (auto& [k, v] : s.symbols) b[k] = static_cast<double>(v);
+  for (auto& sc : scalars) b[sc.name] = eval(sc.expr, b);
+  return b;
+}
+
+long long Operator::elements(const Tensor& t, const Bindings& b) const {
+  long long n = 1;
+  for (auto& e : t.shape) n *= eval_int(e, b);
+  return n;
+}
+
+double Operator::flops_at(const Shape& s) const { return flops.empty() ? 0 : eval(flops, bindings(s)); }
+double Operator::bytes_at(const Shape& s) const { return bytes.empty() ? 0 : eval(bytes, bindings(s)); }
+
+Operator load_operator(const fs::path& dir_in) {
+  fs::path dir = fs::absolute(dir_in);
+  fs::path file = dir / "spec.json";
+  std::ifstream in(file);
+  if (!in) throw SpecError(fmt::format("{}: cannot be read (does the operator exist?)", file.string()));
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (json::parse_error& e) {
+    throw SpecError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
+  }
+  Reader r(j, file.string(), "");
+  if (!j.is_object()) r.fail("(top level)", "an object");
+  Operator op;
+  op.dir = dir;
+  op.name = r.str("name");
+  op.description = r.str("description", std::string());
+  op.symbols = r.str_list("symbols");
+  op.figure_of_merit = r.str("figure_of_merit", std::string("time"));
+  if (op.figure_of_merit != "time" && op.figure_of_merit != "bandwidth")
+    r.fail("figure_of_merit", "'time' or 'bandwidth'");
+  if (r.has("scalars")) {
+    for (auto& [name, v] : r.raw("scalars").items()) {
+      Reader s(v, file.string(), "scalars." + name);
+      Scalar sc;
+      sc.name = name;
+      try {
+        sc.dtype = parse_dtype(s.str("dtype", std::string("f32")));
+      } catch (std::invalid_argument&) {
+        s.fail("dtype", "f32, f64 or i64");
+      }
+      sc.expr = s.str("expr");
+      op.scalars.push_back(sc);
+    }
+  }
+  size_t nt = r.array_size("tensors");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < nt; ++i) {
+    Reader t = r.item("tensors", i);
+    Tensor tn;
+    tn.name = t.str("name");
+    if (!seen.insert(tn.name).second) t.fail("name", "a unique tensor name ('" + tn.name + "' repeats)");
+    try {
+      tn.dtype = parse_dtype(t.str("dtype"));
+    } catch (std::invalid_argument&) {
+      t.fail("dtype", "bf16, f16, f32, f64, i32 or i64");
+    }
+    tn.shape = t.str_list("shape");
+    std::string role = t.str("role");
+    if (role != "input" && role != "output") t.fail("role", "'input' or 'output'");
+    tn.output = role == "output";
+    if (tn.output) {
+      if (t.has("tolerance")) {
+        Reader tol = t.child("tolerance");
+        tn.tol.rel_l2 = tol.num("rel_l2");
+        if (tol.has("max_abs")) tn.tol.max_abs = tol.num("max_abs");
+      } else {
+        t.fail("tolerance", "an object {\"rel_l2\": ..} for every output");
+      }
+    } else {
+      if (!t.has("init")) t.fail("init", "an init distribution for every input");
+      tn.init = read_init(t.child("init"));
+    }
+    op.tensors.push_back(tn);
+  }
+  bool derive_t = std::count(op.symbols.begin(), op.symbols.end(), "T") > 0;
+  bool derive_n = std::count(op.symbols.begin(), op.symbols.end(), "NSEQ") > 0;
+  for (const char* suite : {"validation_shapes", "benchmark_shapes"}) {
+    size_t n = r.array_size(suite);
+    if (n == 0) r.fail(suite, "at least one shape");
+    for (size_t i = 0; i < n; ++i) {
+      Shape s = read_shape(r.item(suite, i), op.symbols, derive_t, derive_n);
+      (std::string(suite) == "validation_shapes" ? op.validation_shapes : op.benchmark_shapes).push_back(s);
+    }
+  }
+  op.flops = r.str("flops");
+  op.bytes = r.str("bytes");
+  // Every expression that depends only on shapes must evaluate at every shape.
+  for (auto* suite : {&op.validation_shapes, &op.benchmark_shapes}) {
+    for (auto& s : *suite) {
+      Bindings b;
+      try {
+        b = op.bindings(s);
+      } catch (std::exception& e) {
+        throw SpecError(fmt::format("{}: scalars at shape {}: {}", file.string(), s.label(), e.what()));
+      }
+      for (auto& t : op.tensors) {
+        for (size_t d = 0; d < t.shape.size(); ++d) {
+          std::string err;
+          if (!check(t.shape[d], b, &err))
+            throw SpecError(fmt::format("{}: tensors '{}'.shape[{}]: {}", file.string(), t.name, d, err));
+        }
+        if (op.elements(t, b) < 0)
+          throw SpecError(fmt::format("{}: tensor '{}' has a negative size at shape {}", file.string(), t.name, s.label()));
+      }
+      for (auto* f : {&op.flops, &op.bytes}) {
+        std::string err;
+        if (!check(*f, b, &err)) throw SpecError(fmt::format("{}: flops/bytes: {}", file.string(), err));
+      }
+    }
+  }
+  op.reference = read_program(r.child("reference"), dir, false);
+  if (!op.reference.builtin.empty()) r.fail("reference", "a source reference (a built-in cannot be the judge)");
+  op.baseline = read_program(r.child("baseline"), dir, false);
+  size_t ntp = r.array_size("templates");
+  if (ntp == 0) r.fail("templates", "at least one template");
+  for (size_t i = 0; i < ntp; ++i) {
+    Program p = read_program(r.item("templates", i), dir, true);
+    if (op.find_template(p.name)) r.item("templates", i).fail("name", "a unique template name");
+    op.templates.push_back(p);
+  }
+  check_program(op, op.reference, file.string(), "reference");
+  check_program(op, op.baseline, file.string(), "baseline");
+  for (size_t i = 0; i < op.templates.size(); ++i)
+    check_program(op, op.templates[i], file.string(), fmt::format("templates[{}]", i));
+  return op;
+}
+
+fs::path targets_dir() {
+  if (const char* e = std::getenv("TESSERA_TARGETS")) return e;
+  if (fs::exists("targets") && fs::is_directory("targets")) return fs::absolute("targets");
+  return fs::path(TESSERA_SOURCE_DIR) / "targets";
+}
+
+std::vector<std::string> list_operators(const fs::path& targets) {
+  std::vector<std::string> out;
+  if (!fs::exists(targets)) return out;
+  for (auto& e : fs::directory_iterator(targets))
+    if (e.is_directory() && fs::exists(e.path() / "spec.json")) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace tessera::spec

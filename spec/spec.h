@@ -1,0 +1,131 @@
+// spec/spec.h — an operator, as read from targets/<op>/spec.json.
+//
+// Operators are data: tensors with dtype and shape expressions, init
+// distributions, shape suites, tolerances, FLOP/byte formulas, the reference,
+// the baseline and the tunable templates with their launch plans. This file
+// holds the types; spec.cpp parses and checks them (docs/spec-format.md).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spec/expr.h"
+
+namespace tessera::spec {
+
+enum class DType { bf16, f16, f32, f64, i32, i64 };
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+DType parse_dtype(const std::string& s);  // throws
+
+struct Init {
+  std::string dist = "normal";  // normal, uniform, randint, cu_seqlens
+  double a = 0, b = 1;          // normal: mean, std; uniform/randint: low, high
+};
+
+struct Tolerance {
+  double rel_l2 = 1e-2;
+  std::optional<double> max_abs;
+};
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<std::string> shape;  // expressions over symbols
+  bool output = false;
+  Init init;
+  Tolerance tol;
+};
+
+struct Scalar {
+  std::string name;
+  DType dtype = DType::f32;  // f32, f64 or i64
+  std::string expr;
+};
+
+// One point of a shape suite: values of every symbol (+ optional seqlens, init overrides).
+struct Shape {
+  std::string name;
+  std::map<std::string, long long> symbols;
+  std::vector<long long> seqlens;
+  std::map<std::string, Init> init_overrides;
+  std::string label() const;  // name, or "M=..,N=.."
+};
+
+struct KernelLaunch {
+  std::string kernel;
+  std::string grid[3] = {"1", "1", "1"};
+  std::string block[3] = {"1", "1", "1"};
+  std::string smem = "0";
+  std::vector<std::string> args;
+};
+
+struct Scratch {
+  std::string name;
+  DType dtype = DType::f32;
+  std::string size;  // element count expression
+};
+
+// A source file plus how to launch it: the reference, a source baseline, or a template.
+struct Program {
+  std::string name;
+  std::filesystem::path source;  // absolute
+  std::vector<std::string> arch;  // empty: every architecture
+  std::map<std::string, std::vector<long long>> params;  // template parameters
+  std::vector<std::string> param_order;                  // order as written
+  std::vector<std::string> constraints;
+  std::vector<KernelLaunch> launch;
+  std::vector<Scratch> scratch;
+  std::string builtin;  // e.g. "cublas_gemm" for a library baseline; then no source
+};
+
+struct Operator {
+  std::string name;
+  std::string description;
+  std::filesystem::path dir;
+  std::vector<std::string> symbols;
+  std::vector<Scalar> scalars;
+  std::vector<Tensor> tensors;
+  std::vector<Shape> validation_shapes;
+  std::vector<Shape> benchmark_shapes;
+  std::string flops, bytes;
+  std::string figure_of_merit = "time";  // "bandwidth" for memory-bound operators
+  Program reference;
+  Program baseline;
+  std::vector<Program> templates;
+
+  const Tensor* tensor(const std::string& name) const;
+  const Program* find_template(const std::string& name) const;
+  // Symbols of a shape plus derived ones (T, NSEQ from seqlens) and scalars.
+  Bindings bindings(const Shape& s) const;
+  // Number of elements of a tensor at a shape.
+  long long elements(const Tensor& t, const Bindings& b) const;
+  double flops_at(const Shape& s) const;
+  double bytes_at(const Shape& s) const;
+};
+
+// Reads and checks targets/<dir>/spec.json. Errors (SpecError) name the file,
+// the field (JSON path) and what was expected.
+Operator load_operator(const std::filesystem::path& dir);
+
+// A launch program from JSON (same form as a template in spec.json). With
+// require_source false, "source" may be absent (a proposed kernel held in memory).
+Program program_from_json(const nlohmann::json& j, const std::filesystem::path& dir, bool require_source = false);
+
+struct SpecError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The folder holding the operators: $TESSERA_TARGETS, else ./targets if it
+// exists, else the source tree's targets/.
+std::filesystem::path targets_dir();
+std::vector<std::string> list_operators(const std::filesystem::path& targets);
+
+nlohmann::json shape_json(const Shape& s);
+
+}  // namespace tessera::spec
