@@ -28,7 +28,8 @@ __device__ __forceinline__ double tessera_sample(int dist, unsigned long long se
     return a + b * sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
   }
   if (dist == 1) return a + (b - a) * tessera_unit(h1);                 // uniform [a, b)
-  return a + floor((b - a + 1.0) * tessera_unit(h1));                   // randint [a, b]
+  if (dist == 2) return a + floor((b - a + 1.0) * tessera_unit(h1));    // randint [a, b]
+  return a;                                                             // constant (overrides only)
 }
 
 template <typename T> __device__ __forceinline__ T tessera_cast(double x) { return (T)x; }

@@ -281,7 +281,7 @@ std::unique_ptr<Judge::Workspace> make_workspace(Device& dev, Module& builtins, 
       }
     } else if (n > 0) {
       CUfunction f = builtins.function(std::string("tessera_fill_") + spec::dtype_name(t.dtype));
-      int dist = init.dist == "normal" ? 0 : init.dist == "uniform" ? 1 : 2;
+      int dist = init.dist == "normal" ? 0 : init.dist == "uniform" ? 1 : init.dist == "randint" ? 2 : 3;
       unsigned long long tseed = mix(seed, static_cast<unsigned long long>(idx));
       long long nn = n;
       double a = init.a, b = init.b;

@@ -134,7 +134,9 @@ class Reader {
   std::string path_;
 };
 
-Init read_init(const Reader& r) {
+// A constant is allowed only as a per-shape override (e.g. a zero initial
+// state as one validation case); a tensor's own distribution is never constant.
+Init read_init(const Reader& r, bool allow_constant = false) {
   Init in;
   in.dist = r.str("dist");
   if (in.dist == "normal") {
@@ -146,8 +148,11 @@ Init read_init(const Reader& r) {
     in.b = r.num("high");
     if (!(in.b > in.a)) r.fail("high", "a value above 'low' (never a constant input)");
   } else if (in.dist == "cu_seqlens") {
+  } else if (in.dist == "constant" && allow_constant) {
+    in.a = r.num("value");
   } else {
-    r.fail("dist", "one of normal, uniform, randint, cu_seqlens");
+    r.fail("dist", allow_constant ? "one of normal, uniform, randint, cu_seqlens, constant"
+                                  : "one of normal, uniform, randint, cu_seqlens (constant only in a shape's init_overrides)");
   }
   return in;
 }
@@ -167,7 +172,7 @@ Shape read_shape(const Reader& r, const std::vector<std::string>& symbols, bool 
       continue;
     }
     if (k == "init_overrides") {
-      for (auto& [tn, tv] : v.items()) s.init_overrides[tn] = read_init(Reader(tv, r.file(), r.at(k + "." + tn)));
+      for (auto& [tn, tv] : v.items()) s.init_overrides[tn] = read_init(Reader(tv, r.file(), r.at(k + "." + tn)), true);
       continue;
     }
     if (std::find(symbols.begin(), symbols.end(), k) == symbols.end())

@@ -1,0 +1,522 @@
+// agent/optimize.cpp — the optimize loop and its real-GPU cost function.
+//
+// Flow of one batch: render each configuration, record the candidate (source
+// deduplicated by hash), reuse a stored evaluation when the same source was
+// already judged on this device for this spec version (resume), compile the
+// rest on all cores, reject statically what cannot run, then deal the
+// survivors to the workers, one per GPU, and store each verdict in its own
+// transaction.
+#include "agent/optimize.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "agent/template_space.h"
+#include "codegen/compiler.h"
+#include "codegen/render.h"
+#include "evaluator/driver.h"
+#include "evaluator/report.h"
+#include "evaluator/worker.h"
+#include "evaluator/worker_client.h"
+#include "search/strategy.h"
+#include "spec/spec.h"
+#include "store/store.h"
+
+namespace tessera::agent {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace st = evaluator::status;
+
+std::string default_strategy() { return "random"; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Worker {
+  std::unique_ptr<evaluator::WorkerClient> client;
+  json device;
+  double busy_s = 0;
+  int evaluated = 0;
+};
+
+std::string spec_hash(const spec::Operator& op) {
+  std::string all = codegen::read_file((op.dir / "spec.json").string());
+  if (!op.reference.source.empty()) all += codegen::read_file(op.reference.source.string());
+  if (!op.baseline.source.empty()) all += codegen::read_file(op.baseline.source.string());
+  return codegen::content_hash(all);
+}
+
+class Session {
+ public:
+  Session(const OptimizeOptions& o, spec::Operator op, store::Store& db)
+      : o_(o), op_(std::move(op)), db_(db), t0_(Clock::now()) {}
+
+  bool start(std::string* err);
+  void run_template(const spec::Program& tpl, size_t budget, const std::string& strategy);
+  int finish();
+
+  // search::CostFunction for one template.
+  std::vector<search::Outcome> evaluate(const spec::Program& tpl, const std::vector<search::Config>& batch,
+                                        const std::string& strategy);
+
+ private:
+  struct Pending {
+    long long id;
+    std::map<std::string, long long> params;
+    std::string cubin_path;
+    size_t slot;
+  };
+  void judge_on_workers(const spec::Program& tpl, std::vector<Pending>& work, std::vector<search::Outcome>& out);
+  search::Outcome record_report(long long id, const json& reply_or_error, Worker& w, bool* retry_impossible);
+  void progress(long long id, const std::string& status, double speedup, const std::string& note);
+  double timeout_for_next() const;
+
+  const OptimizeOptions& o_;
+  spec::Operator op_;
+  store::Store& db_;
+  codegen::Compiler compiler_;
+  std::string arch_, spec_hash_, ref_cubin_, base_cubin_, no_gpu_reason_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<fs::path> includes_;
+  long long run_id_ = 0;
+  double copy_bw_ = 0, tc_flops_ = 0;
+  Clock::time_point t0_;
+  std::mutex mu_;
+  size_t done_ = 0, total_budget_ = 0;
+  double best_ = 0;
+  long long best_id_ = 0;
+  std::map<std::string, int> status_counts_;
+  std::vector<double> eval_seconds_;
+  bool first_request_ = true;
+  bool tty_ = isatty(2);
+};
+
+class TemplateCost final : public search::CostFunction {
+ public:
+  TemplateCost(Session& s, const spec::Program& t, std::string strategy) : s_(s), t_(t), strategy_(std::move(strategy)) {}
+  std::vector<search::Outcome> evaluate(const std::vector<search::Config>& batch) override {
+    return s_.evaluate(t_, batch, strategy_);
+  }
+
+ private:
+  Session& s_;
+  const spec::Program& t_;
+  std::string strategy_;
+};
+
+bool Session::start(std::string* err) {
+  spec_hash_ = spec_hash(op_);
+  includes_ = {op_.dir, spec::targets_dir() / "common"};
+  // GPUs: counted without a context; kernels only ever run in workers.
+  std::vector<int> ordinals;
+  if (o_.gpus != "none") {
+    std::string why;
+    auto drv = evaluator::Driver::load(&why);
+    int n = 0;
+    if (drv) {
+      try {
+        n = evaluator::device_count(*drv);
+      } catch (std::exception& e) {
+        why = e.what();
+      }
+      if (n == 0 && why.empty()) why = "the driver sees no GPU";
+    }
+    if (o_.gpus == "all") {
+      for (int i = 0; i < n; ++i) ordinals.push_back(i);
+    } else {
+      size_t pos = 0;
+      std::string g = o_.gpus;
+      while (pos <= g.size()) {
+        size_t c = g.find(',', pos);
+        std::string tok = g.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+        if (!tok.empty()) {
+          int k = std::stoi(tok);
+          if (k < 0 || k >= n) {
+            *err = fmt::format("--gpus: GPU {} does not exist ({} found{})", k, n, why.empty() ? "" : ": " + why);
+            return false;
+          }
+          ordinals.push_back(k);
+        }
+        if (c == std::string::npos) break;
+        pos = c + 1;
+      }
+    }
+    if (ordinals.empty()) no_gpu_reason_ = why.empty() ? "no GPU found" : why;
+  } else {
+    no_gpu_reason_ = "--gpus none";
+  }
+  fs::path logdir = fs::path(o_.db).parent_path() / "logs";
+  std::error_code ec;
+  fs::create_directories(logdir, ec);
+  for (int g : ordinals) {
+    auto w = std::make_unique<Worker>();
+    w->client = std::make_unique<evaluator::WorkerClient>(
+        evaluator::self_exe(), g, (logdir / fmt::format("worker-gpu{}.log", g)).string());
+    auto r = w->client->request({{"type", "hello"}}, 120);
+    if (r.kind != evaluator::WorkerReply::Kind::ok || !r.body.value("ok", false)) {
+      *err = fmt::format("worker for GPU {} did not start: {}", g,
+                         r.kind == evaluator::WorkerReply::Kind::ok ? r.body.value("error", "?") : r.detail);
+      return false;
+    }
+    w->device = r.body.at("device");
+    workers_.push_back(std::move(w));
+  }
+  arch_ = o_.arch;
+  if (arch_.empty()) arch_ = workers_.empty() ? "sm_90a" : workers_[0]->device.value("arch", "sm_90a");
+  if (!codegen::arch_supported(arch_)) {
+    *err = fmt::format("--arch {}: not an architecture NVRTC targets (try sm_90a, sm_100a, sm_103a)", arch_);
+    return false;
+  }
+  if (!workers_.empty() && arch_ != workers_[0]->device.value("arch", "")) {
+    no_gpu_reason_ = fmt::format("--arch {} is not the GPU's architecture ({})", arch_,
+                                 workers_[0]->device.value("arch", "?"));
+    workers_.clear();
+  }
+  // Reference and baseline for this architecture.
+  for (auto* p : {&op_.reference, &op_.baseline}) {
+    if (!p->builtin.empty()) continue;
+    codegen::CompileRequest req{codegen::read_file(p->source.string()), p->source.filename().string(), arch_, includes_, {}};
+    auto res = compiler_.compile(req);
+    if (!res.ok) {
+      *err = fmt::format("{} of {} does not compile for {}:\n{}", p == &op_.reference ? "the reference" : "the baseline",
+                         op_.name, arch_, res.log);
+      return false;
+    }
+    (p == &op_.reference ? ref_cubin_ : base_cubin_) = (compiler_.cache_dir() / "cubin" / (res.key + ".cubin")).string();
+  }
+  std::string device = workers_.empty() ? "" : workers_[0]->device.value("name", "");
+  std::string driver = workers_.empty() ? "" : std::to_string(workers_[0]->device.value("driver", 0));
+  if (!workers_.empty()) {
+    auto c = db_.ceilings(device, driver);
+    if (!c) {
+      if (!o_.quiet) std::cerr << "measuring the device's ceilings (copy bandwidth, bf16 tensor-core rate)...\n";
+      auto r = workers_[0]->client->request({{"type", "ceilings"}}, 300);
+      if (r.kind == evaluator::WorkerReply::Kind::ok && r.body.value("ok", false)) {
+        store::DeviceCeilings dc{device, driver, store::hostname(), "", r.body.value("copy_bytes_per_s", 0.0),
+                                 r.body.value("bf16_flops_per_s", 0.0)};
+        db_.put_ceilings(dc);
+        c = dc;
+      }
+    }
+    if (c) copy_bw_ = c->copy_bytes_per_s, tc_flops_ = c->bf16_flops_per_s;
+  }
+  store::RunInfo ri{op_.name, o_.strategy.empty() ? default_strategy() : o_.strategy, "search", arch_,
+                    workers_.empty() ? "(no GPU)" : device, store::hostname(),
+                    json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}}.dump(),
+                    static_cast<long long>(o_.budget)};
+  run_id_ = db_.begin_run(ri);
+  total_budget_ = o_.budget;
+  return true;
+}
+
+double Session::timeout_for_next() const {
+  if (o_.request_timeout_s > 0) return o_.request_timeout_s;
+  if (first_request_ || eval_seconds_.empty()) return 900;  // includes the float64 references
+  std::vector<double> s = eval_seconds_;
+  std::sort(s.begin(), s.end());
+  return std::max(60.0, 10.0 * s[s.size() / 2]);
+}
+
+void Session::progress(long long id, const std::string& status, double speedup, const std::string& note) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++done_;
+  ++status_counts_[status];
+  if (status == st::ok && speedup > best_) best_ = speedup, best_id_ = id;
+  if (o_.quiet) return;
+  double el = std::chrono::duration<double>(Clock::now() - t0_).count();
+  std::string line = fmt::format("[{}/{}] #{} {}{}{} | best {} | {:.0f}s", done_, total_budget_, id, status,
+                                 status == st::ok ? fmt::format(" {:.3f}x", speedup) : "",
+                                 note.empty() ? "" : " (" + note.substr(0, 60) + ")",
+                                 best_id_ ? fmt::format("#{} {:.3f}x", best_id_, best_) : "-", el);
+  if (tty_) std::cerr << "\r\033[K" << line << std::flush;
+  else std::cerr << line << "\n";
+}
+
+std::vector<search::Outcome> Session::evaluate(const spec::Program& tpl, const std::vector<search::Config>& batch,
+                                               const std::string& strategy) {
+  std::vector<search::Outcome> out(batch.size());
+  std::string tsrc = codegen::read_file(tpl.source.string());
+  bool applicable = tpl.arch.empty() || std::count(tpl.arch.begin(), tpl.arch.end(), arch_) > 0;
+  std::string device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+  std::vector<codegen::CompileRequest> reqs;
+  std::vector<std::pair<size_t, long long>> to_compile;
+  std::vector<long long> ids(batch.size());
+  std::vector<std::map<std::string, long long>> params(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    params[i] = config_params(tpl, batch[i]);
+    std::string src = codegen::render(tsrc, params[i]);
+    store::CandidateInfo ci;
+    ci.op = op_.name;
+    ci.template_name = tpl.name;
+    ci.params_json = json(params[i]).dump();
+    ci.source_hash = codegen::content_hash(src);
+    ci.arch = arch_;
+    ci.origin = "search:" + strategy;
+    ci.run_id = run_id_;
+    ids[i] = db_.add_candidate(ci, src);
+    if (!applicable) {
+      store::EvaluationInfo e;
+      e.candidate_id = ids[i];
+      e.run_id = run_id_;
+      e.device = device;
+      e.status = st::not_applicable;
+      e.message = fmt::format("template '{}' does not support {}", tpl.name, arch_);
+      e.spec_hash = spec_hash_;
+      db_.add_evaluation(e);
+      out[i] = {false, 0, st::not_applicable, 0};
+      progress(ids[i], st::not_applicable, 0, "");
+      continue;
+    }
+    if (!workers_.empty()) {
+      if (auto prev = db_.last_evaluation(ids[i], device, spec_hash_); prev && prev->status != st::timeout &&
+                                                                        prev->status != st::crashed) {
+        out[i] = {prev->status == st::ok, prev->status == st::ok ? 1.0 / prev->geomean_speedup : 0,
+                  prev->status == st::ok ? "" : prev->status, 0};
+        progress(ids[i], prev->status, prev->geomean_speedup, "resumed");
+        continue;
+      }
+    }
+    reqs.push_back({src, fmt::format("{}_{}.cu", op_.name, tpl.name), arch_, includes_, {}});
+    to_compile.push_back({i, ids[i]});
+  }
+  auto results = compiler_.compile_many(reqs);
+  std::vector<Pending> work;
+  for (size_t k = 0; k < results.size(); ++k) {
+    auto [i, id] = to_compile[k];
+    auto& r = results[k];
+    store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
+    for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
+    db_.add_compile(id, ci);
+    auto record = [&](const char* status, const std::string& msg) {
+      store::EvaluationInfo e;
+      e.candidate_id = id;
+      e.run_id = run_id_;
+      e.device = device;
+      e.status = status;
+      e.message = msg;
+      e.spec_hash = spec_hash_;
+      db_.add_evaluation(e);
+      out[i] = {false, 0, status, r.seconds};
+      progress(id, status, 0, msg);
+    };
+    if (!r.ok) {
+      record(st::compile_error, r.log.substr(0, 2000));
+      continue;
+    }
+    if (r.spills()) {
+      record(st::resource_limit, fmt::format("spills {} bytes to local memory", ci.spill_bytes));
+      continue;
+    }
+    if (workers_.empty()) {
+      record(st::compiled, "");
+      continue;
+    }
+    work.push_back({id, params[i], (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i});
+  }
+  if (!work.empty()) judge_on_workers(tpl, work, out);
+  return out;
+}
+
+void Session::judge_on_workers(const spec::Program& tpl, std::vector<Pending>& work, std::vector<search::Outcome>& out) {
+  std::mutex qmu;
+  size_t next = 0;
+  auto loop = [&](Worker& w) {
+    while (true) {
+      Pending p;
+      {
+        std::lock_guard<std::mutex> l(qmu);
+        if (next >= work.size()) return;
+        p = work[next++];
+      }
+      evaluator::JudgeSettings js;
+      js.seeds = o_.seeds;
+      js.seed_base = o_.seed * 1000003ULL + static_cast<unsigned long long>(p.id);
+      js.bench_seed = 7;
+      js.max_seconds_per_shape = o_.max_seconds_per_shape;
+      json req = {{"type", "evaluate"},
+                  {"operator_dir", op_.dir.string()},
+                  {"reference_cubin", ref_cubin_},
+                  {"baseline_cubin", base_cubin_},
+                  {"candidate", {{"cubin", p.cubin_path}, {"template", tpl.name}, {"params", p.params}}},
+                  {"settings", evaluator::settings_json(js)}};
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        double timeout;
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          timeout = timeout_for_next();
+        }
+        auto t0 = Clock::now();
+        auto r = w.client->request(req, timeout);
+        double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+        w.busy_s += secs;
+        json body;
+        if (r.kind == evaluator::WorkerReply::Kind::timeout) body = {{"status", st::timeout}, {"message", r.detail}};
+        else if (r.kind == evaluator::WorkerReply::Kind::crashed) body = {{"status", st::crashed}, {"message", r.detail}};
+        else if (!r.body.value("ok", false)) body = {{"status", st::launch_error}, {"message", r.body.value("error", "")}};
+        else body = r.body.at("report");
+        body["__seconds"] = secs;
+        bool retry = false;
+        search::Outcome oc = record_report(p.id, body, w, attempt == 0 ? &retry : nullptr);
+        if (retry) continue;  // faster than the floor allows: measure once more
+        oc.seconds = secs;
+        out[p.slot] = oc;
+        break;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (auto& w : workers_) threads.emplace_back(loop, std::ref(*w));
+  for (auto& t : threads) t.join();
+}
+
+search::Outcome Session::record_report(long long id, const json& body, Worker& w, bool* retry_impossible) {
+  evaluator::EvalReport rep = body.get<evaluator::EvalReport>();
+  store::EvaluationInfo e;
+  e.candidate_id = id;
+  e.run_id = run_id_;
+  e.device = w.device.value("name", "");
+  e.driver = std::to_string(w.device.value("driver", 0));
+  e.host = store::hostname();
+  e.spec_hash = spec_hash_;
+  e.status = rep.status;
+  e.message = rep.message;
+  e.max_rel_l2 = rep.max_rel_l2;
+  e.seconds = body.value("__seconds", rep.seconds);
+  e.clock_before = rep.clock_mhz_before;
+  e.clock_after = rep.clock_mhz_after;
+  e.report_json = json(rep).dump();
+  double worst_fraction = 0, logfrac = 0;
+  for (auto& t : rep.timings) {
+    const spec::Shape* shape = nullptr;
+    for (auto& s : op_.benchmark_shapes)
+      if (s.label() == t.shape) shape = &s;
+    store::ShapeRow row;
+    row.shape = t.shape;
+    row.cand_median_ms = t.candidate.median_ms;
+    row.cand_min_ms = t.candidate.min_ms;
+    row.cand_p90_ms = t.candidate.p90_ms;
+    row.cand_samples = t.candidate.samples;
+    row.base_median_ms = t.baseline.median_ms;
+    row.base_samples = t.baseline.samples;
+    row.speedup = t.speedup;
+    for (auto& oe : t.after.outputs) row.rel_l2 = std::max(row.rel_l2, oe.rel_l2);
+    if (shape && (copy_bw_ > 0 || tc_flops_ > 0)) {
+      double fl = tc_flops_ > 0 ? op_.flops_at(*shape) / tc_flops_ : 0;
+      double by = copy_bw_ > 0 ? op_.bytes_at(*shape) / copy_bw_ : 0;
+      row.floor_ms = std::max(fl, by) * 1e3;
+      row.roofline_fraction = t.candidate.median_ms > 0 ? row.floor_ms / t.candidate.median_ms : 0;
+      worst_fraction = std::max(worst_fraction, row.roofline_fraction);
+      logfrac += std::log(std::max(row.roofline_fraction, 1e-12));
+    }
+    e.shapes.push_back(row);
+  }
+  if (!rep.timings.empty()) e.roofline_fraction = std::exp(logfrac / static_cast<double>(rep.timings.size()));
+  e.geomean_speedup = rep.geomean_speedup;
+  if (e.status == st::ok && worst_fraction > 1.1) {
+    if (retry_impossible) {
+      *retry_impossible = true;
+      return {};
+    }
+    e.status = st::impossible_speed;
+    e.message = fmt::format("{:.0f}% of the roofline floor on a shape, twice: faster than physically possible",
+                            worst_fraction * 100);
+  }
+  db_.add_evaluation(e);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    first_request_ = false;
+    if (e.status == st::ok) eval_seconds_.push_back(e.seconds);
+    ++w.evaluated;
+  }
+  progress(id, e.status, e.geomean_speedup, e.status == st::ok ? "" : e.message);
+  search::Outcome oc;
+  oc.ok = e.status == st::ok;
+  oc.cost = oc.ok ? 1.0 / std::max(e.geomean_speedup, 1e-12) : 0;
+  oc.failure = oc.ok ? "" : e.status;
+  return oc;
+}
+
+void Session::run_template(const spec::Program& tpl, size_t budget, const std::string& strategy) {
+  search::Space space = template_space(tpl);
+  TemplateCost cost(*this, tpl, strategy);
+  double left = o_.time_limit_s - std::chrono::duration<double>(Clock::now() - t0_).count();
+  search::Tuning tuning(space, cost, {budget, std::max(0.0, left)});
+  if (!o_.quiet)
+    std::cerr << fmt::format("template '{}': {} valid configurations of {}; strategy {}, budget {}\n", tpl.name,
+                             space.valid_configs().size(), space.cartesian_size(), strategy, budget);
+  search::make_strategy(strategy)->run(tuning, o_.seed);
+}
+
+int Session::finish() {
+  double wall = std::chrono::duration<double>(Clock::now() - t0_).count();
+  double busy = 0;
+  for (auto& w : workers_) busy += w->busy_s;
+  double frac = workers_.empty() ? 0 : busy / (wall * static_cast<double>(workers_.size()));
+  db_.finish_run(run_id_, "finished", frac);
+  if (tty_ && !o_.quiet) std::cerr << "\n";
+  std::string counts;
+  for (auto& [k, v] : status_counts_) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, k);
+  std::cout << fmt::format("{}: {} candidates in {:.0f} s ({})\n", op_.name, done_, wall, counts);
+  if (workers_.empty()) {
+    std::cout << fmt::format("nothing was timed: {}. Candidates were compiled for {} and recorded as 'compiled'.\n",
+                             no_gpu_reason_, arch_);
+    return 0;
+  }
+  for (auto& w : workers_)
+    std::cout << fmt::format("GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, {} worker restarts\n",
+                             w->client->gpu(), w->device.value("name", ""), w->evaluated,
+                             100.0 * w->busy_s / std::max(wall, 1e-9), w->client->restarts());
+  if (best_id_) std::cout << fmt::format("best: candidate #{} at {:.3f}x the baseline (geomean)\n", best_id_, best_);
+  else std::cout << "no candidate passed validation\n";
+  return 0;
+}
+
+}  // namespace
+
+int optimize(const OptimizeOptions& o) {
+  spec::Operator op;
+  fs::path dir = spec::targets_dir() / o.op;
+  if (!fs::exists(dir / "spec.json")) {
+    std::string known;
+    for (auto& n : spec::list_operators(spec::targets_dir())) known += (known.empty() ? "" : ", ") + n;
+    std::cerr << fmt::format("tessera: unknown operator '{}' (known: {})\n", o.op, known);
+    return 2;
+  }
+  op = spec::load_operator(dir);
+  std::string strategy = o.strategy.empty() ? default_strategy() : o.strategy;
+  search::make_strategy(strategy);  // throws on an unknown name
+  std::vector<const spec::Program*> tpls;
+  for (auto& t : op.templates)
+    if (o.template_name.empty() || t.name == o.template_name) tpls.push_back(&t);
+  if (tpls.empty()) {
+    std::cerr << fmt::format("tessera: operator '{}' has no template '{}'\n", o.op, o.template_name);
+    return 2;
+  }
+  store::Store db(o.db);
+  Session s(o, op, db);
+  std::string err;
+  if (!s.start(&err)) {
+    std::cerr << "tessera: " << err << "\n";
+    return 1;
+  }
+  // The budget is shared evenly among templates.
+  size_t left = o.budget;
+  for (size_t i = 0; i < tpls.size(); ++i) {
+    size_t share = left / (tpls.size() - i);
+    s.run_template(*tpls[i], share, strategy);
+    left -= share;
+  }
+  return s.finish();
+}
+
+}  // namespace tessera::agent

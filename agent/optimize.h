@@ -1,0 +1,34 @@
+// agent/optimize.h — the optimization loop: a strategy proposes template
+// configurations, codegen compiles them on all cores, workers (one per GPU)
+// judge them, and every outcome lands in the store.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::agent {
+
+struct OptimizeOptions {
+  std::string op;
+  std::string db = "runs/tessera.db";
+  size_t budget = 100;                 // evaluations (candidates proposed)
+  double time_limit_s = 1e30;          // wall-clock limit
+  std::string strategy;                // empty: the default strategy
+  std::string arch;                    // empty: the local GPU's, else sm_90a
+  std::string gpus = "all";            // all | none | 0,1,...
+  std::string template_name;           // empty: every template
+  unsigned long long seed = 1;
+  double request_timeout_s = 0;        // 0: derived from the baseline's time
+  bool quiet = false;
+  int seeds = 3;                       // validation seeds per shape
+  double max_seconds_per_shape = 1.0;  // timing cap per benchmark shape
+};
+
+// The strategy optimize uses when none is named (see docs/search.md).
+std::string default_strategy();
+
+// Runs the loop; returns a process exit code (0 ok, 2 usage error, 1 failure).
+int optimize(const OptimizeOptions& o);
+
+}  // namespace tessera::agent

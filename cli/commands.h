@@ -1,0 +1,16 @@
+// cli/commands.h — the subcommands of the `tessera` executable.
+#pragma once
+
+#include <string>
+
+namespace tessera::cli {
+
+int cmd_targets(bool json);
+int cmd_leaderboard(const std::string& db, const std::string& op, const std::string& status, int limit, bool json);
+int cmd_show(const std::string& db, long long id, bool json);
+int cmd_doctor(const std::string& db, bool json, bool measure);
+
+// Default database: $TESSERA_DB, else runs/tessera.db.
+std::string default_db();
+
+}  // namespace tessera::cli

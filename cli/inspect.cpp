@@ -1,0 +1,164 @@
+// cli/inspect.cpp — read-only views of the history: targets, leaderboard, show.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "evaluator/report.h"
+#include "spec/spec.h"
+#include "store/store.h"
+
+namespace tessera::cli {
+
+using nlohmann::json;
+
+std::string default_db() {
+  if (const char* e = std::getenv("TESSERA_DB"); e && *e) return e;
+  return "runs/tessera.db";
+}
+
+namespace {
+// Opening a database that does not exist is an error for read-only commands.
+std::unique_ptr<store::Store> open_existing(const std::string& db) {
+  if (!std::filesystem::exists(db)) throw store::StoreError(fmt::format("no database at {} (run `tessera optimize` first, or pass --db)", db));
+  return std::make_unique<store::Store>(db);
+}
+}  // namespace
+
+int cmd_targets(bool as_json) {
+  auto dir = spec::targets_dir();
+  json out = json::array();
+  int rc = 0;
+  for (auto& name : spec::list_operators(dir)) {
+    try {
+      auto op = spec::load_operator(dir / name);
+      size_t variants = 0;
+      json tpls = json::array();
+      for (auto& t : op.templates) {
+        size_t n = 1;
+        for (auto& [_, v] : t.params) n *= v.size();
+        variants += n;
+        tpls.push_back({{"name", t.name}, {"arch", t.arch}, {"cartesian", n}});
+      }
+      out.push_back({{"name", op.name},
+                     {"description", op.description},
+                     {"templates", tpls},
+                     {"validation_shapes", op.validation_shapes.size()},
+                     {"benchmark_shapes", op.benchmark_shapes.size()},
+                     {"baseline", op.baseline.builtin.empty() ? op.baseline.source.filename().string() : op.baseline.builtin}});
+      if (!as_json)
+        std::cout << fmt::format("{:<18} {} template(s), {} configurations, {} validation / {} benchmark shapes — {}\n",
+                                 op.name, op.templates.size(), variants, op.validation_shapes.size(),
+                                 op.benchmark_shapes.size(), op.description);
+    } catch (std::exception& e) {
+      rc = 1;
+      out.push_back({{"name", name}, {"error", e.what()}});
+      if (!as_json) std::cout << fmt::format("{:<18} BROKEN: {}\n", name, e.what());
+    }
+  }
+  if (as_json) std::cout << out.dump(2) << "\n";
+  return rc;
+}
+
+int cmd_leaderboard(const std::string& db, const std::string& op, const std::string& status, int limit, bool as_json) {
+  if (!status.empty() && !evaluator::is_status(status)) {
+    std::string all;
+    for (auto& s : evaluator::all_statuses()) all += (all.empty() ? "" : ", ") + s;
+    std::cerr << fmt::format("tessera: unknown status '{}' (one of: {})\n", status, all);
+    return 2;
+  }
+  auto st = open_existing(db);
+  auto rows = st->leaderboard(op, status, limit);
+  if (as_json) {
+    json out = json::array();
+    int rank = 0;
+    for (auto& r : rows) {
+      json shapes = json::array();
+      for (auto& s : r.shapes)
+        shapes.push_back({{"shape", s.shape}, {"median_ms", s.cand_median_ms}, {"baseline_ms", s.base_median_ms},
+                          {"speedup", s.speedup}, {"roofline_fraction", s.roofline_fraction}, {"rel_l2", s.rel_l2}});
+      out.push_back({{"rank", ++rank}, {"candidate", r.candidate_id}, {"template", r.template_name},
+                     {"params", json::parse(r.params_json.empty() ? "{}" : r.params_json)}, {"status", r.status},
+                     {"geomean_speedup", r.geomean_speedup}, {"max_rel_l2", r.max_rel_l2},
+                     {"roofline_fraction", r.roofline_fraction}, {"device", r.device}, {"when", r.created},
+                     {"origin", r.origin}, {"shapes", shapes}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (rows.empty()) {
+    std::cout << fmt::format("no evaluated candidates for '{}'{} in {}\n", op, status.empty() ? "" : " with status " + status, db);
+    return 0;
+  }
+  std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9} {:>8}  {:<20} {}\n", "rank", "id", "status", "speedup",
+                           "max err", "roofline", "when", "template / params");
+  int rank = 0;
+  for (auto& r : rows) {
+    std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9.2e} {:>7.1f}%  {:<20} {} {}\n", ++rank, r.candidate_id,
+                             r.status, r.status == "ok" ? fmt::format("{:.3f}x", r.geomean_speedup) : "-", r.max_rel_l2,
+                             100 * r.roofline_fraction, r.created, r.template_name, r.params_json);
+    if (rank <= 3 && r.status == "ok") {
+      std::string per;
+      for (auto& s : r.shapes)
+        per += fmt::format("{}{} {:.3f}x ({:.4f} ms, {:.0f}%)", per.empty() ? "" : "; ", s.shape, s.speedup,
+                           s.cand_median_ms, 100 * s.roofline_fraction);
+      std::cout << "       " << per << "\n";
+    }
+  }
+  return 0;
+}
+
+int cmd_show(const std::string& db, long long id, bool as_json) {
+  auto st = open_existing(db);
+  auto c = st->candidate(id);
+  if (!c) {
+    std::cerr << fmt::format("tessera: no candidate #{} in {}\n", id, db);
+    return 1;
+  }
+  std::string src = st->source(c->source_hash).value_or("");
+  auto comp = st->last_compile(id);
+  auto evals = st->evaluations(id);
+  if (as_json) {
+    json e = json::array();
+    for (auto& ev : evals)
+      e.push_back({{"status", ev.status}, {"message", ev.message}, {"device", ev.device}, {"geomean_speedup", ev.geomean_speedup},
+                   {"max_rel_l2", ev.max_rel_l2}, {"roofline_fraction", ev.roofline_fraction},
+                   {"report", ev.report_json.empty() ? json() : json::parse(ev.report_json)}});
+    json out = {{"id", c->id}, {"operator", c->op}, {"template", c->template_name},
+                {"params", json::parse(c->params_json.empty() ? "{}" : c->params_json)}, {"arch", c->arch},
+                {"origin", c->origin}, {"parent", c->parent ? json(*c->parent) : json()}, {"status", st->status_of(id)},
+                {"source_hash", c->source_hash}, {"source", src}, {"evaluations", e}};
+    if (comp)
+      out["compile"] = {{"ok", comp->ok}, {"seconds", comp->seconds}, {"registers", comp->registers},
+                        {"spill_bytes", comp->spill_bytes}, {"smem", comp->smem}, {"log", comp->log}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("candidate #{} — {} / {} for {}\n", c->id, c->op, c->template_name, c->arch);
+  std::cout << fmt::format("status: {}   origin: {}   parent: {}   created: {}\n", st->status_of(id), c->origin,
+                           c->parent ? fmt::format("#{}", *c->parent) : "-", c->created);
+  std::cout << "params: " << c->params_json << "\n";
+  if (comp)
+    std::cout << fmt::format("compile: {} in {:.2f} s, {} registers, {} bytes spilled, {} bytes static smem\n",
+                             comp->ok ? "ok" : "FAILED", comp->seconds, comp->registers, comp->spill_bytes, comp->smem);
+  for (auto& ev : evals) {
+    std::cout << fmt::format("\nevaluation on {}: {}{}\n", ev.device.empty() ? "-" : ev.device, ev.status,
+                             ev.message.empty() ? "" : " — " + ev.message);
+    if (ev.status == "ok")
+      std::cout << fmt::format("  geomean {:.3f}x, max rel L2 {:.2e}, roofline {:.1f}%, SM clock {:.0f}→{:.0f} MHz\n",
+                               ev.geomean_speedup, ev.max_rel_l2, 100 * ev.roofline_fraction, ev.clock_before,
+                               ev.clock_after);
+    if (!ev.shapes.empty())
+      std::cout << fmt::format("  {:<28} {:>11} {:>11} {:>8} {:>9} {:>9}\n", "shape", "median ms", "base ms", "speedup",
+                               "floor ms", "roofline");
+    for (auto& s : ev.shapes)
+      std::cout << fmt::format("  {:<28} {:>11.4f} {:>11.4f} {:>7.3f}x {:>9.4f} {:>8.1f}%\n", s.shape, s.cand_median_ms,
+                               s.base_median_ms, s.speedup, s.floor_ms, 100 * s.roofline_fraction);
+  }
+  if (comp && !comp->ok) std::cout << "\ncompiler log:\n" << comp->log << "\n";
+  std::cout << "\n--- source ---\n" << src << "\n";
+  return 0;
+}
+
+}  // namespace tessera::cli

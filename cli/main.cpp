@@ -1,0 +1,96 @@
+// cli/main.cpp — the `tessera` executable: parses the command line (CLI11) and
+// dispatches to the subcommands. Exit codes: 0 success, 1 failure, 2 usage.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "agent/optimize.h"
+#include "cli/commands.h"
+#include "evaluator/worker.h"
+#include "search/strategy.h"
+#include "store/store.h"
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  CLI::App app{"tessera — an autonomous CUDA kernel optimizer"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tessera 0.1.0");
+  std::string db = cli::default_db();
+  bool as_json = false;
+
+  agent::OptimizeOptions opt;
+  opt.db = db;
+  auto* o = app.add_subcommand("optimize", "search for faster variants of an operator");
+  o->add_option("operator", opt.op, "operator name (see `tessera targets`)")->required();
+  o->add_option("--budget,-n", opt.budget, "candidates to evaluate")->check(CLI::PositiveNumber);
+  o->add_option("--time", opt.time_limit_s, "time limit in seconds")->check(CLI::PositiveNumber);
+  std::string strategies;
+  for (auto& s : search::strategy_names()) strategies += (strategies.empty() ? "" : ", ") + s;
+  o->add_option("--strategy", opt.strategy, "search strategy (" + strategies + "; default " + agent::default_strategy() + ")");
+  o->add_option("--arch", opt.arch, "target architecture (default: the GPU's, else sm_90a)");
+  o->add_option("--db", opt.db, "database (default $TESSERA_DB or runs/tessera.db)");
+  o->add_option("--gpus", opt.gpus, "GPUs to use: all, none, or a list like 0,1");
+  o->add_option("--template", opt.template_name, "only this template");
+  o->add_option("--seed", opt.seed, "seed of the search and the inputs");
+  o->add_option("--timeout", opt.request_timeout_s, "seconds allowed per evaluation (default: scaled to the operator)");
+  o->add_option("--seeds", opt.seeds, "fresh input seeds per validation shape")->check(CLI::Range(1, 100));
+  o->add_option("--max-seconds-per-shape", opt.max_seconds_per_shape, "timing cap per benchmark shape");
+  o->add_flag("--quiet,-q", opt.quiet, "no progress output");
+
+  std::string lb_op, lb_status;
+  int lb_limit = 20;
+  std::string lb_db = db;
+  auto* lb = app.add_subcommand("leaderboard", "ranked variants of an operator");
+  lb->add_option("operator", lb_op)->required();
+  lb->add_option("--status", lb_status, "only candidates with this status (e.g. ok, wrong_result, crashed)");
+  lb->add_option("--limit", lb_limit)->check(CLI::PositiveNumber);
+  lb->add_option("--db", lb_db);
+  lb->add_flag("--json", as_json, "machine-readable output");
+
+  long long show_id = 0;
+  std::string show_db = db;
+  auto* sh = app.add_subcommand("show", "a candidate: source, parameters, per-shape figures, compile report");
+  sh->add_option("id", show_id)->required();
+  sh->add_option("--db", show_db);
+  sh->add_flag("--json", as_json);
+
+  auto* tg = app.add_subcommand("targets", "operators tessera knows");
+  tg->add_flag("--json", as_json);
+
+  std::string doc_db = db;
+  bool measure = false;
+  auto* dr = app.add_subcommand("doctor", "NVRTC, driver, GPUs and their measured ceilings");
+  dr->add_option("--db", doc_db);
+  dr->add_flag("--json", as_json);
+  dr->add_flag("--measure", measure, "measure the ceilings again");
+
+  int gpu = 0;
+  auto* wk = app.add_subcommand("worker", "internal: evaluate kernels for the agent on one GPU");
+  wk->add_option("--gpu", gpu);
+  wk->group("");  // hidden
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (*o) return agent::optimize(opt);
+    if (*lb) return cli::cmd_leaderboard(lb_db, lb_op, lb_status, lb_limit, as_json);
+    if (*sh) return cli::cmd_show(show_db, show_id, as_json);
+    if (*tg) return cli::cmd_targets(as_json);
+    if (*dr) return cli::cmd_doctor(doc_db, as_json, measure);
+    if (*wk) return evaluator::worker_main(gpu);
+  } catch (store::StoreError& e) {
+    std::cerr << "tessera: " << e.what() << "\n";
+    return 1;
+  } catch (std::invalid_argument& e) {
+    std::cerr << "tessera: " << e.what() << "\n";
+    return 2;
+  } catch (std::exception& e) {
+    std::cerr << "tessera: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,428 @@
+// store/store.cpp — schema, migrations and queries of tessera's SQLite history.
+#include "store/store.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+namespace tessera::store {
+
+std::string now_iso() {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+namespace {
+
+// A prepared statement with positional binding, finalized on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
+      throw StoreError(fmt::format("SQL error: {} in: {}", sqlite3_errmsg(db), sql));
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt& bind(int i, long long v) { return check(sqlite3_bind_int64(s_, i, v)); }
+  Stmt& bind(int i, int v) { return check(sqlite3_bind_int64(s_, i, v)); }
+  Stmt& bind(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
+  Stmt& bind(int i, const std::string& v) {
+    return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
+  Stmt& bind(int i, std::nullptr_t) { return check(sqlite3_bind_null(s_, i)); }
+  Stmt& bind(int i, const std::optional<long long>& v) { return v ? bind(i, *v) : bind(i, nullptr); }
+  bool step() {
+    int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw StoreError(fmt::format("SQL error: {}", sqlite3_errmsg(db_)));
+  }
+  long long i64(int c) const { return sqlite3_column_int64(s_, c); }
+  double f64(int c) const { return sqlite3_column_double(s_, c); }
+  bool is_null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
+  std::string text(int c) const {
+    auto p = sqlite3_column_text(s_, c);
+    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s_, c)) : std::string();
+  }
+
+ private:
+  Stmt& check(int rc) {
+    if (rc != SQLITE_OK) throw StoreError(fmt::format("SQL bind error: {}", sqlite3_errmsg(db_)));
+    return *this;
+  }
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+const char* kSchemaV1 = R"SQL(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS runs(
+  id INTEGER PRIMARY KEY, operator TEXT NOT NULL, started TEXT NOT NULL, finished TEXT,
+  strategy TEXT, proposer TEXT, arch TEXT, device TEXT, host TEXT, budget INTEGER,
+  settings TEXT, status TEXT, gpu_busy_fraction REAL);
+CREATE TABLE IF NOT EXISTS sources(hash TEXT PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS candidates(
+  id INTEGER PRIMARY KEY, operator TEXT NOT NULL, template TEXT, params TEXT,
+  source_hash TEXT NOT NULL REFERENCES sources(hash), arch TEXT NOT NULL, origin TEXT,
+  parent INTEGER REFERENCES candidates(id), run_id INTEGER, created TEXT NOT NULL,
+  UNIQUE(operator, source_hash, arch));
+CREATE TABLE IF NOT EXISTS compiles(
+  id INTEGER PRIMARY KEY, candidate_id INTEGER NOT NULL REFERENCES candidates(id), ok INTEGER NOT NULL,
+  seconds REAL, log TEXT, registers INTEGER, spill_bytes INTEGER, smem INTEGER, cache_key TEXT, created TEXT);
+CREATE TABLE IF NOT EXISTS evaluations(
+  id INTEGER PRIMARY KEY, candidate_id INTEGER NOT NULL REFERENCES candidates(id), run_id INTEGER,
+  device TEXT, driver TEXT, host TEXT, spec_hash TEXT, status TEXT NOT NULL, message TEXT,
+  geomean_speedup REAL, max_rel_l2 REAL, roofline_fraction REAL, seconds REAL,
+  clock_before REAL, clock_after REAL, report TEXT, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS shape_results(
+  evaluation_id INTEGER NOT NULL REFERENCES evaluations(id), shape TEXT NOT NULL,
+  cand_median_ms REAL, cand_min_ms REAL, cand_p90_ms REAL, cand_samples INTEGER,
+  base_median_ms REAL, base_samples INTEGER, speedup REAL, floor_ms REAL,
+  roofline_fraction REAL, rel_l2 REAL);
+CREATE TABLE IF NOT EXISTS devices(
+  name TEXT NOT NULL, driver TEXT NOT NULL, host TEXT, measured TEXT,
+  copy_bytes_per_s REAL, bf16_flops_per_s REAL, PRIMARY KEY(name, driver));
+CREATE INDEX IF NOT EXISTS evaluations_by_candidate ON evaluations(candidate_id);
+CREATE INDEX IF NOT EXISTS candidates_by_operator ON candidates(operator);
+)SQL";
+
+}  // namespace
+
+Store::Store(const std::string& path) : path_(path) {
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(p.parent_path(), ec);
+  }
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw StoreError(fmt::format("cannot open database {}: {}", path, msg));
+  }
+  sqlite3_busy_timeout(db_, 30000);
+  try {
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA foreign_keys=ON");
+    exec("PRAGMA synchronous=NORMAL");
+    migrate();
+  } catch (StoreError& e) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw StoreError(fmt::format("{} is not a usable tessera database: {}", path, e.what()));
+  }
+}
+
+Store::~Store() {
+  if (db_) sqlite3_close(db_);
+}
+
+void Store::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : "unknown";
+    sqlite3_free(err);
+    throw StoreError(m);
+  }
+}
+
+int Store::schema_version() {
+  Stmt s(db_, "SELECT value FROM meta WHERE key='schema_version'");
+  return s.step() ? std::stoi(s.text(0)) : 0;
+}
+
+void Store::migrate() {
+  exec("BEGIN IMMEDIATE");
+  try {
+    exec(kSchemaV1);
+    exec("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1')");
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+long long Store::begin_run(const RunInfo& r) {
+  Stmt s(db_,
+         "INSERT INTO runs(operator, started, strategy, proposer, arch, device, host, budget, settings, status) "
+         "VALUES(?,?,?,?,?,?,?,?,?,'running')");
+  s.bind(1, r.op).bind(2, now_iso()).bind(3, r.strategy).bind(4, r.proposer).bind(5, r.arch).bind(6, r.device);
+  s.bind(7, r.host).bind(8, r.budget).bind(9, r.settings);
+  s.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::finish_run(long long run_id, const std::string& status, double busy) {
+  Stmt s(db_, "UPDATE runs SET finished=?, status=?, gpu_busy_fraction=? WHERE id=?");
+  s.bind(1, now_iso()).bind(2, status).bind(3, busy).bind(4, run_id);
+  s.step();
+}
+
+long long Store::add_candidate(const CandidateInfo& c, const std::string& source) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt src(db_, "INSERT OR IGNORE INTO sources(hash, text) VALUES(?, ?)");
+    src.bind(1, c.source_hash).bind(2, source);
+    src.step();
+    Stmt ins(db_,
+             "INSERT OR IGNORE INTO candidates(operator, template, params, source_hash, arch, origin, parent, run_id, "
+             "created) VALUES(?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, c.op).bind(2, c.template_name).bind(3, c.params_json).bind(4, c.source_hash).bind(5, c.arch);
+    ins.bind(6, c.origin).bind(7, c.parent).bind(8, c.run_id).bind(9, now_iso());
+    ins.step();
+    Stmt q(db_, "SELECT id FROM candidates WHERE operator=? AND source_hash=? AND arch=?");
+    q.bind(1, c.op).bind(2, c.source_hash).bind(3, c.arch);
+    q.step();
+    long long id = q.i64(0);
+    exec("COMMIT");
+    return id;
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::optional<CandidateInfo> Store::candidate(long long id) {
+  Stmt s(db_,
+         "SELECT id, operator, template, params, source_hash, arch, origin, parent, run_id, created FROM candidates "
+         "WHERE id=?");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  CandidateInfo c;
+  c.id = s.i64(0);
+  c.op = s.text(1);
+  c.template_name = s.text(2);
+  c.params_json = s.text(3);
+  c.source_hash = s.text(4);
+  c.arch = s.text(5);
+  c.origin = s.text(6);
+  if (!s.is_null(7)) c.parent = s.i64(7);
+  c.run_id = s.i64(8);
+  c.created = s.text(9);
+  return c;
+}
+
+std::optional<std::string> Store::source(const std::string& hash) {
+  Stmt s(db_, "SELECT text FROM sources WHERE hash=?");
+  s.bind(1, hash);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
+void Store::add_compile(long long cid, const CompileInfo& c) {
+  Stmt s(db_,
+         "INSERT INTO compiles(candidate_id, ok, seconds, log, registers, spill_bytes, smem, cache_key, created) "
+         "VALUES(?,?,?,?,?,?,?,?,?)");
+  s.bind(1, cid).bind(2, c.ok ? 1 : 0).bind(3, c.seconds).bind(4, c.log).bind(5, c.registers).bind(6, c.spill_bytes);
+  s.bind(7, c.smem).bind(8, c.cache_key).bind(9, now_iso());
+  s.step();
+}
+
+std::optional<CompileInfo> Store::last_compile(long long cid) {
+  Stmt s(db_,
+         "SELECT ok, seconds, log, registers, spill_bytes, smem, cache_key FROM compiles WHERE candidate_id=? ORDER BY "
+         "id DESC LIMIT 1");
+  s.bind(1, cid);
+  if (!s.step()) return std::nullopt;
+  CompileInfo c;
+  c.ok = s.i64(0) != 0;
+  c.seconds = s.f64(1);
+  c.log = s.text(2);
+  c.registers = static_cast<int>(s.i64(3));
+  c.spill_bytes = static_cast<int>(s.i64(4));
+  c.smem = static_cast<int>(s.i64(5));
+  c.cache_key = s.text(6);
+  return c;
+}
+
+long long Store::add_evaluation(const EvaluationInfo& e) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt s(db_,
+           "INSERT INTO evaluations(candidate_id, run_id, device, driver, host, spec_hash, status, message, "
+           "geomean_speedup, max_rel_l2, roofline_fraction, seconds, clock_before, clock_after, report, created) "
+           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    s.bind(1, e.candidate_id).bind(2, e.run_id).bind(3, e.device).bind(4, e.driver).bind(5, e.host);
+    s.bind(6, e.spec_hash).bind(7, e.status).bind(8, e.message).bind(9, e.geomean_speedup).bind(10, e.max_rel_l2);
+    s.bind(11, e.roofline_fraction).bind(12, e.seconds).bind(13, e.clock_before).bind(14, e.clock_after);
+    s.bind(15, e.report_json).bind(16, now_iso());
+    s.step();
+    long long id = sqlite3_last_insert_rowid(db_);
+    for (auto& r : e.shapes) {
+      Stmt sr(db_,
+              "INSERT INTO shape_results(evaluation_id, shape, cand_median_ms, cand_min_ms, cand_p90_ms, cand_samples, "
+              "base_median_ms, base_samples, speedup, floor_ms, roofline_fraction, rel_l2) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+      sr.bind(1, id).bind(2, r.shape).bind(3, r.cand_median_ms).bind(4, r.cand_min_ms).bind(5, r.cand_p90_ms);
+      sr.bind(6, r.cand_samples).bind(7, r.base_median_ms).bind(8, r.base_samples).bind(9, r.speedup);
+      sr.bind(10, r.floor_ms).bind(11, r.roofline_fraction).bind(12, r.rel_l2);
+      sr.step();
+    }
+    exec("COMMIT");
+    return id;
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+namespace {
+const char* kEvalCols =
+    "id, candidate_id, run_id, device, driver, host, spec_hash, status, message, geomean_speedup, max_rel_l2, "
+    "roofline_fraction, seconds, clock_before, clock_after, report";
+
+EvaluationInfo read_eval(sqlite3* db, Stmt& s) {
+  EvaluationInfo e;
+  long long id = s.i64(0);
+  e.candidate_id = s.i64(1);
+  e.run_id = s.i64(2);
+  e.device = s.text(3);
+  e.driver = s.text(4);
+  e.host = s.text(5);
+  e.spec_hash = s.text(6);
+  e.status = s.text(7);
+  e.message = s.text(8);
+  e.geomean_speedup = s.f64(9);
+  e.max_rel_l2 = s.f64(10);
+  e.roofline_fraction = s.f64(11);
+  e.seconds = s.f64(12);
+  e.clock_before = s.f64(13);
+  e.clock_after = s.f64(14);
+  e.report_json = s.text(15);
+  Stmt r(db,
+         "SELECT shape, cand_median_ms, cand_min_ms, cand_p90_ms, cand_samples, base_median_ms, base_samples, speedup, "
+         "floor_ms, roofline_fraction, rel_l2 FROM shape_results WHERE evaluation_id=? ORDER BY rowid");
+  r.bind(1, id);
+  while (r.step()) {
+    ShapeRow row;
+    row.shape = r.text(0);
+    row.cand_median_ms = r.f64(1);
+    row.cand_min_ms = r.f64(2);
+    row.cand_p90_ms = r.f64(3);
+    row.cand_samples = static_cast<int>(r.i64(4));
+    row.base_median_ms = r.f64(5);
+    row.base_samples = static_cast<int>(r.i64(6));
+    row.speedup = r.f64(7);
+    row.floor_ms = r.f64(8);
+    row.roofline_fraction = r.f64(9);
+    row.rel_l2 = r.f64(10);
+    e.shapes.push_back(row);
+  }
+  return e;
+}
+}  // namespace
+
+std::optional<EvaluationInfo> Store::last_evaluation(long long cid, const std::string& device,
+                                                     const std::string& spec_hash) {
+  std::string sql = fmt::format(
+      "SELECT {} FROM evaluations WHERE candidate_id=? AND device=? AND spec_hash=? ORDER BY id DESC LIMIT 1", kEvalCols);
+  Stmt s(db_, sql.c_str());
+  s.bind(1, cid).bind(2, device).bind(3, spec_hash);
+  if (!s.step()) return std::nullopt;
+  return read_eval(db_, s);
+}
+
+std::vector<EvaluationInfo> Store::evaluations(long long cid) {
+  std::string sql = fmt::format("SELECT {} FROM evaluations WHERE candidate_id=? ORDER BY id", kEvalCols);
+  Stmt s(db_, sql.c_str());
+  s.bind(1, cid);
+  std::vector<EvaluationInfo> out;
+  while (s.step()) out.push_back(read_eval(db_, s));
+  return out;
+}
+
+std::string Store::status_of(long long cid) {
+  Stmt s(db_, "SELECT status FROM evaluations WHERE candidate_id=? ORDER BY id DESC LIMIT 1");
+  s.bind(1, cid);
+  if (s.step()) return s.text(0);
+  auto c = last_compile(cid);
+  if (!c) return "proposed";
+  return c->ok ? "compiled" : "compile_error";
+}
+
+std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std::string& status_filter, int limit) {
+  // The latest evaluation of each candidate; ranked by speedup among those timed.
+  std::string sql = fmt::format(
+      "SELECT c.id, c.template, c.params, e.status, e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2, "
+      "e.roofline_fraction, e.id FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM evaluations WHERE "
+      "candidate_id=c.id ORDER BY id DESC LIMIT 1) WHERE c.operator=? {} ORDER BY (e.status='ok') DESC, "
+      "e.geomean_speedup DESC LIMIT ?",
+      status_filter.empty() ? "" : "AND e.status=?");
+  Stmt s(db_, sql.c_str());
+  int i = 1;
+  s.bind(i++, op);
+  if (!status_filter.empty()) s.bind(i++, status_filter);
+  s.bind(i++, static_cast<long long>(limit));
+  std::vector<LeaderboardRow> out;
+  std::vector<long long> eval_ids;
+  while (s.step()) {
+    LeaderboardRow r;
+    r.candidate_id = s.i64(0);
+    r.template_name = s.text(1);
+    r.params_json = s.text(2);
+    r.status = s.text(3);
+    r.device = s.text(4);
+    r.created = s.text(5);
+    r.origin = s.text(6);
+    r.geomean_speedup = s.f64(7);
+    r.max_rel_l2 = s.f64(8);
+    r.roofline_fraction = s.f64(9);
+    eval_ids.push_back(s.i64(10));
+    out.push_back(r);
+  }
+  for (size_t k = 0; k < out.size(); ++k) {
+    Stmt r(db_, "SELECT shape, cand_median_ms, base_median_ms, speedup, roofline_fraction, rel_l2 FROM shape_results "
+                "WHERE evaluation_id=? ORDER BY rowid");
+    r.bind(1, eval_ids[k]);
+    while (r.step()) {
+      ShapeRow row;
+      row.shape = r.text(0);
+      row.cand_median_ms = r.f64(1);
+      row.base_median_ms = r.f64(2);
+      row.speedup = r.f64(3);
+      row.roofline_fraction = r.f64(4);
+      row.rel_l2 = r.f64(5);
+      out[k].shapes.push_back(row);
+    }
+  }
+  return out;
+}
+
+void Store::put_ceilings(const DeviceCeilings& c) {
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO devices(name, driver, host, measured, copy_bytes_per_s, bf16_flops_per_s) "
+         "VALUES(?,?,?,?,?,?)");
+  s.bind(1, c.name).bind(2, c.driver).bind(3, c.host).bind(4, c.measured.empty() ? now_iso() : c.measured);
+  s.bind(5, c.copy_bytes_per_s).bind(6, c.bf16_flops_per_s);
+  s.step();
+}
+
+std::optional<DeviceCeilings> Store::ceilings(const std::string& name, const std::string& driver) {
+  Stmt s(db_,
+         "SELECT name, driver, host, measured, copy_bytes_per_s, bf16_flops_per_s FROM devices WHERE name=? AND driver=?");
+  s.bind(1, name).bind(2, driver);
+  if (!s.step()) return std::nullopt;
+  DeviceCeilings c;
+  c.name = s.text(0);
+  c.driver = s.text(1);
+  c.host = s.text(2);
+  c.measured = s.text(3);
+  c.copy_bytes_per_s = s.f64(4);
+  c.bf16_flops_per_s = s.f64(5);
+  return c;
+}
+
+}  // namespace tessera::store

@@ -1,0 +1,120 @@
+// store/store.h — tessera's history in SQLite: runs, candidates (with their
+// full sources, deduplicated by content hash), compile results, evaluations
+// per shape, device ceilings. The leaderboard, resume and show are queries.
+//
+// WAL mode with a busy timeout; each evaluation is written in one transaction,
+// so a killed process loses at most the candidate in flight.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::store {
+
+struct StoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct RunInfo {
+  std::string op, strategy, proposer, arch, device, host, settings;
+  long long budget = 0;
+};
+
+struct CandidateInfo {
+  long long id = 0;
+  std::string op, template_name, params_json, source_hash, arch, origin, created;
+  std::optional<long long> parent;
+  long long run_id = 0;
+};
+
+struct CompileInfo {
+  bool ok = false;
+  double seconds = 0;
+  std::string log;
+  int registers = 0, spill_bytes = 0, smem = 0;
+  std::string cache_key;
+};
+
+struct ShapeRow {
+  std::string shape;
+  double cand_median_ms = 0, cand_min_ms = 0, cand_p90_ms = 0;
+  int cand_samples = 0;
+  double base_median_ms = 0;
+  int base_samples = 0;
+  double speedup = 0, floor_ms = 0, roofline_fraction = 0, rel_l2 = 0;
+};
+
+struct EvaluationInfo {
+  long long candidate_id = 0, run_id = 0;
+  std::string device, driver, host, status, message, spec_hash;
+  double geomean_speedup = 0, max_rel_l2 = 0, roofline_fraction = 0, seconds = 0;
+  double clock_before = 0, clock_after = 0;
+  std::string report_json;
+  std::vector<ShapeRow> shapes;
+};
+
+struct LeaderboardRow {
+  long long candidate_id = 0;
+  std::string template_name, params_json, status, device, created, origin;
+  double geomean_speedup = 0, max_rel_l2 = 0, roofline_fraction = 0;
+  std::vector<ShapeRow> shapes;
+};
+
+struct DeviceCeilings {
+  std::string name, driver, host, measured;
+  double copy_bytes_per_s = 0, bf16_flops_per_s = 0;
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) the database; refuses a file that is not one.
+  explicit Store(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  long long begin_run(const RunInfo& r);
+  void finish_run(long long run_id, const std::string& status, double gpu_busy_fraction);
+
+  // Inserts the source (if new) and the candidate (if new for this operator,
+  // source and arch); returns the candidate's id either way.
+  long long add_candidate(const CandidateInfo& c, const std::string& source);
+  std::optional<CandidateInfo> candidate(long long id);
+  std::optional<std::string> source(const std::string& hash);
+  void add_compile(long long candidate_id, const CompileInfo& c);
+  std::optional<CompileInfo> last_compile(long long candidate_id);
+  // One transaction: the evaluation and its per-shape rows.
+  long long add_evaluation(const EvaluationInfo& e);
+  // Latest evaluation of a candidate on a device for a spec version (resume).
+  std::optional<EvaluationInfo> last_evaluation(long long candidate_id, const std::string& device,
+                                                const std::string& spec_hash);
+  std::vector<EvaluationInfo> evaluations(long long candidate_id);
+  // A candidate's latest status anywhere ("compiled" if only compiled).
+  std::string status_of(long long candidate_id);
+
+  // Best evaluation per candidate, ranked by geomean speedup; status filter optional.
+  std::vector<LeaderboardRow> leaderboard(const std::string& op, const std::string& status_filter, int limit);
+
+  void put_ceilings(const DeviceCeilings& c);
+  std::optional<DeviceCeilings> ceilings(const std::string& name, const std::string& driver);
+
+  sqlite3* raw() { return db_; }
+  int schema_version();
+
+ private:
+  void exec(const std::string& sql);
+  void migrate();
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+std::string now_iso();
+std::string hostname();
+
+}  // namespace tessera::store
