@@ -1,0 +1,36 @@
+// tile/base.cuh — tessera tile library: basic types and shared-memory addressing.
+//
+// Vocabulary used across targets/common/tile/*.cuh (ThunderKittens-like, but small):
+//   * shared tiles  (st_*)  — a pointer into shared memory plus a fixed layout;
+//   * register tiles (rt_*) — per-warp fragments in the layouts the tensor cores use;
+//   * operations on whole tiles, destination first: load(dst, src, ...), mma(d, a, b).
+// Everything is header-only, NVRTC-safe (no standard library), in namespace `tile`.
+//
+// This header: u32 alias, generic->shared address conversion, and the 128-byte XOR
+// swizzle used by the shared tiles (16-byte chunk index, bits 4..6 of the byte offset,
+// XORed with the 128-byte line index mod 8, bits 7..9). With rows of 64 or 128 bytes
+// it makes both 16-byte cp.async stores and ldmatrix row reads bank-conflict free.
+#pragma once
+#include <cuda_bf16.h>
+
+namespace tile {
+
+typedef unsigned int u32;
+
+// Shared-memory (32-bit) address of a generic pointer into shared memory.
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+// 128-byte swizzle of a byte offset (relative to a 1024-byte-aligned tile base).
+__device__ __forceinline__ u32 swz128(u32 byte_off) {
+  return byte_off ^ (((byte_off >> 7) & 7u) << 4);
+}
+
+// Pack two floats into a bf16x2 register (lo in the low half).
+__device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<u32*>(&v);
+}
+
+}  // namespace tile

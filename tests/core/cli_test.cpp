@@ -1,0 +1,113 @@
+// tests/core/cli_test.cpp — the tessera executable as a user and a script see
+// it: exit codes, messages, and the no-GPU optimize path end to end.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int st = pclose(p);
+  return {WEXITSTATUS(st), out};
+}
+
+std::string temp_db() {
+  auto p = fs::temp_directory_path() / ("tessera-cli-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+  fs::remove(p);
+  return p.string();
+}
+}  // namespace
+
+TEST(Cli, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(run("").code, 2);
+  EXPECT_EQ(run("frobnicate").code, 2);
+  EXPECT_EQ(run("optimize").code, 2);                       // operator missing
+  EXPECT_EQ(run("optimize rmsnorm --budget -3").code, 2);   // not positive
+  EXPECT_EQ(run("optimize rmsnorm --budget many").code, 2);
+  auto unknown = run("optimize no_such_op --gpus none --db " + temp_db());
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.out.find("unknown operator 'no_such_op'"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("rmsnorm"), std::string::npos) << "should list the known operators";
+  auto strat = run("optimize rmsnorm --gpus none --strategy psychic --db " + temp_db());
+  EXPECT_EQ(strat.code, 2);
+  EXPECT_NE(strat.out.find("unknown strategy 'psychic'"), std::string::npos) << strat.out;
+  auto arch = run("optimize rmsnorm --gpus none --arch sm_1 --budget 1 --db " + temp_db());
+  EXPECT_NE(arch.code, 0);
+  EXPECT_NE(arch.out.find("sm_1"), std::string::npos) << arch.out;
+}
+
+TEST(Cli, ReadCommandsRefuseMissingOrBrokenDatabases) {
+  auto missing = run("leaderboard rmsnorm --db /nonexistent/x.db");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.out.find("no database at /nonexistent/x.db"), std::string::npos) << missing.out;
+  std::string garbage = temp_db();
+  std::ofstream(garbage) << std::string(8192, 'z');
+  auto broken = run("leaderboard rmsnorm --db " + garbage);
+  EXPECT_EQ(broken.code, 1);
+  EXPECT_NE(broken.out.find("not a usable tessera database"), std::string::npos) << broken.out;
+  EXPECT_EQ(run("leaderboard rmsnorm --status fast --db " + garbage).code, 2);
+}
+
+TEST(Cli, TargetsListsTheShippedOperators) {
+  auto r = run("targets --json");
+  auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> names;
+  for (auto& op : j) {
+    EXPECT_FALSE(op.contains("error")) << op.dump();
+    names.insert(op.value("name", ""));
+  }
+  EXPECT_TRUE(names.count("rmsnorm"));
+  EXPECT_TRUE(names.count("gemm"));
+}
+
+TEST(Cli, OptimizeWithoutAGpuCompilesRecordsAndSaysSo) {
+  std::string db = temp_db();
+  auto r = run("optimize rmsnorm --gpus none --budget 4 --seed 5 --quiet --db " + db);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("nothing was timed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sm_90a"), std::string::npos) << r.out;
+  auto lb = run("leaderboard rmsnorm --status compiled --json --db " + db);
+  ASSERT_EQ(lb.code, 0) << lb.out;
+  auto rows = nlohmann::json::parse(lb.out);
+  ASSERT_EQ(rows.size(), 4u);
+  long long id = rows[0]["candidate"];
+  auto show = run("show " + std::to_string(id) + " --json --db " + db);
+  ASSERT_EQ(show.code, 0) << show.out;
+  auto c = nlohmann::json::parse(show.out);
+  EXPECT_EQ(c["status"], "compiled");
+  EXPECT_NE(c["source"].get<std::string>().find("rmsnorm_rows"), std::string::npos);
+  EXPECT_TRUE(c["compile"]["ok"].get<bool>());
+  EXPECT_GT(c["compile"]["registers"].get<int>(), 0);
+  // The same seed proposes the same candidates: a second run adds none.
+  ASSERT_EQ(run("optimize rmsnorm --gpus none --budget 4 --seed 5 --quiet --db " + db).code, 0);
+  EXPECT_EQ(nlohmann::json::parse(run("leaderboard rmsnorm --json --limit 100 --db " + db).out).size(), 4u);
+  EXPECT_EQ(run("show 99999 --db " + db).code, 1);
+}
+
+TEST(Cli, OptimizeForBlackwellWithoutAGpu) {
+  std::string db = temp_db();
+  auto r = run("optimize gemm --gpus none --arch sm_103a --budget 2 --quiet --db " + db);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto rows = nlohmann::json::parse(run("leaderboard gemm --json --db " + db).out);
+  ASSERT_EQ(rows.size(), 2u);
+  for (auto& row : rows) EXPECT_TRUE(row["status"] == "compiled" || row["status"] == "not_applicable") << row.dump();
+}

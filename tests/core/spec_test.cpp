@@ -1,0 +1,126 @@
+// tests/core/spec_test.cpp — loading operator specs, and refusing broken ones
+// with the file, the field and what was expected.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "spec/spec.h"
+
+using namespace tessera::spec;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path targets() { return fs::path(TESSERA_SOURCE_DIR) / "targets"; }
+
+// A valid small spec in a temporary folder; tests break one field at a time.
+struct TempOp {
+  fs::path dir;
+  explicit TempOp(const std::string& spec) {
+    dir = fs::temp_directory_path() / ("tessera-spec-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                       "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+    std::ofstream(dir / "spec.json") << spec;
+    std::ofstream(dir / "k.cu") << "extern \"C\" __global__ void k() {}";
+  }
+  ~TempOp() { fs::remove_all(dir); }
+};
+
+const char* kGood = R"J({
+  "name": "toy", "symbols": ["N"],
+  "tensors": [
+    {"name": "x", "dtype": "f32", "shape": ["N"], "role": "input", "init": {"dist": "normal", "std": 1}},
+    {"name": "y", "dtype": "f32", "shape": ["N"], "role": "output", "tolerance": {"rel_l2": 1e-5}}],
+  "validation_shapes": [{"N": 1}, {"N": 1000}],
+  "benchmark_shapes": [{"name": "big", "N": 1048576}],
+  "flops": "N", "bytes": "8*N",
+  "reference": {"source": "k.cu", "launch": [{"kernel": "k", "grid": ["cdiv(N,256)"], "block": ["256"], "args": ["x", "y", "N"]}]},
+  "baseline": {"source": "k.cu", "launch": [{"kernel": "k", "grid": ["cdiv(N,256)"], "block": ["256"], "args": ["x", "y", "N"]}]},
+  "templates": [{"name": "t", "source": "k.cu", "params": {"B": [64, 128]}, "constraints": ["B >= 64"],
+                 "launch": [{"kernel": "k", "grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}]}]
+})J";
+
+std::string load_error(const std::string& spec) {
+  TempOp op(spec);
+  try {
+    load_operator(op.dir);
+  } catch (SpecError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST(Spec, LoadsAValidSpec) {
+  TempOp t(kGood);
+  Operator op = load_operator(t.dir);
+  EXPECT_EQ(op.name, "toy");
+  ASSERT_EQ(op.tensors.size(), 2u);
+  EXPECT_TRUE(op.tensors[1].output);
+  EXPECT_DOUBLE_EQ(op.tensors[1].tol.rel_l2, 1e-5);
+  EXPECT_EQ(op.validation_shapes.size(), 2u);
+  EXPECT_EQ(op.benchmark_shapes[0].label(), "big");
+  EXPECT_DOUBLE_EQ(op.bytes_at(op.benchmark_shapes[0]), 8.0 * 1048576);
+  ASSERT_EQ(op.templates.size(), 1u);
+  EXPECT_EQ(op.templates[0].params.at("B"), (std::vector<long long>{64, 128}));
+}
+
+TEST(Spec, RefusesBadFieldsNamingFileAndField) {
+  struct Case {
+    std::string from, to, expect;
+  };
+  std::vector<Case> cases = {
+      {R"J("dtype": "f32", "shape": ["N"], "role": "input")J", R"J("dtype": "float", "shape": ["N"], "role": "input")J",
+       "tensors[0].dtype"},
+      {R"J("role": "output")J", R"J("role": "result")J", "tensors[1].role"},
+      {R"J({"N": 1}, )J", R"J({"N": 1, "Q": 2}, )J", "validation_shapes[0].Q"},
+      {R"J("tolerance": {"rel_l2": 1e-5})J", R"J("tolerance": {"rel_l2": "small"})J", "tensors[1].tolerance.rel_l2"},
+      {R"J("args": ["x", "y", "N", "B"])J", R"J("args": ["x", "y", "N", "Z"])J", "'Z' is not a tensor"},
+      {R"J("grid": ["cdiv(N,B)"])J", R"J("grid": ["cdiv(N,BB)"])J", "templates[0].launch[0]"},
+      {R"J("source": "k.cu", "params")J", R"J("source": "missing.cu", "params")J", "templates[0].source"},
+      {R"J("init": {"dist": "normal", "std": 1})J", R"J("init": {"dist": "zeros"})J", "tensors[0].init.dist"},
+      {R"J("init": {"dist": "normal", "std": 1})J", R"J("init": {"dist": "uniform", "low": 1, "high": 1})J", "high"},
+      {R"J("source": "k.cu", "params")J", R"J("source": "../k.cu", "params")J", "inside the target folder"},
+  };
+  for (auto& c : cases) {
+    std::string err = load_error(replace(kGood, c.from, c.to));
+    EXPECT_NE(err.find("spec.json"), std::string::npos) << "no file named for " << c.expect << ": " << err;
+    EXPECT_NE(err.find(c.expect), std::string::npos) << "expected '" << c.expect << "' in: " << err;
+  }
+  EXPECT_NE(load_error("{ not json").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(load_error(replace(kGood, R"J("flops": "N", )J", "")).find("'flops'"), std::string::npos);
+}
+
+TEST(Spec, DerivesTAndNseqFromSeqlens) {
+  std::string s = replace(replace(kGood, R"J("symbols": ["N"])J", R"J("symbols": ["N", "T", "NSEQ"])J"),
+                          R"J({"N": 1}, )J", R"J({"N": 1, "seqlens": [3, 0, 5]}, )J");
+  s = replace(s, R"J({"N": 1000})J", R"J({"N": 1000, "T": 1, "NSEQ": 1})J");
+  s = replace(s, R"J("name": "big", "N": 1048576)J", R"J("name": "big", "N": 1048576, "T": 1, "NSEQ": 1)J");
+  TempOp t(s);
+  Operator op = load_operator(t.dir);
+  EXPECT_EQ(op.validation_shapes[0].symbols.at("T"), 8);
+  EXPECT_EQ(op.validation_shapes[0].symbols.at("NSEQ"), 3);
+}
+
+TEST(Spec, EveryShippedOperatorLoads) {
+  auto ops = list_operators(targets());
+  ASSERT_GE(ops.size(), 2u);
+  for (auto& name : ops) {
+    SCOPED_TRACE(name);
+    Operator op = load_operator(targets() / name);
+    EXPECT_EQ(op.name, name);
+    EXPECT_FALSE(op.templates.empty());
+    for (auto& s : op.benchmark_shapes) {
+      EXPECT_GT(op.flops_at(s), 0);
+      EXPECT_GT(op.bytes_at(s), 0);
+    }
+  }
+}

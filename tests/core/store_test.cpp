@@ -1,0 +1,143 @@
+// tests/core/store_test.cpp — the SQLite history: dedup, evaluations,
+// leaderboard order, and survival of a process killed mid-run.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "store/store.h"
+
+using namespace tessera::store;
+namespace fs = std::filesystem;
+
+namespace {
+std::string temp_db(const std::string& tag) {
+  auto p = fs::temp_directory_path() / ("tessera-store-" + tag + "-" + std::to_string(getpid()) + ".db");
+  fs::remove(p);
+  fs::remove(p.string() + "-wal");
+  fs::remove(p.string() + "-shm");
+  return p.string();
+}
+
+CandidateInfo cand(const std::string& hash) {
+  CandidateInfo c;
+  c.op = "rmsnorm";
+  c.template_name = "rows";
+  c.params_json = R"({"T":1})";
+  c.source_hash = hash;
+  c.arch = "sm_90a";
+  c.origin = "test";
+  return c;
+}
+
+EvaluationInfo eval(long long id, const std::string& status, double speedup) {
+  EvaluationInfo e;
+  e.candidate_id = id;
+  e.device = "NVIDIA H200";
+  e.spec_hash = "s1";
+  e.status = status;
+  e.geomean_speedup = speedup;
+  e.shapes.push_back({"a", 1.0, 0.9, 1.1, 20, speedup, 20, speedup, 0.5, 0.5, 1e-3});
+  return e;
+}
+}  // namespace
+
+TEST(Store, DeduplicatesSourcesAndCandidates) {
+  Store st(temp_db("dedup"));
+  long long a = st.add_candidate(cand("h1"), "source one");
+  long long b = st.add_candidate(cand("h1"), "source one");
+  long long c = st.add_candidate(cand("h2"), "source two");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(st.source("h2").value(), "source two");
+  auto other_arch = cand("h1");
+  other_arch.arch = "sm_103a";
+  EXPECT_NE(st.add_candidate(other_arch, "source one"), a);
+  EXPECT_EQ(st.schema_version(), 1);
+}
+
+TEST(Store, LeaderboardRanksTimedCandidatesBySpeedup) {
+  Store st(temp_db("lb"));
+  long long slow = st.add_candidate(cand("slow"), "s");
+  long long fast = st.add_candidate(cand("fast"), "f");
+  long long wrong = st.add_candidate(cand("wrong"), "w");
+  st.add_evaluation(eval(slow, "ok", 1.2));
+  st.add_evaluation(eval(fast, "ok", 2.5));
+  st.add_evaluation(eval(wrong, "wrong_result", 9.0));
+  auto rows = st.leaderboard("rmsnorm", "", 10);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].candidate_id, fast);
+  EXPECT_EQ(rows[1].candidate_id, slow);
+  EXPECT_EQ(rows[2].candidate_id, wrong);  // failures never outrank a timed candidate
+  ASSERT_EQ(rows[0].shapes.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].shapes[0].speedup, 2.5);
+  auto only_wrong = st.leaderboard("rmsnorm", "wrong_result", 10);
+  ASSERT_EQ(only_wrong.size(), 1u);
+  EXPECT_EQ(only_wrong[0].candidate_id, wrong);
+  // The latest evaluation is the one that counts.
+  st.add_evaluation(eval(fast, "race", 0));
+  EXPECT_EQ(st.leaderboard("rmsnorm", "ok", 10).size(), 1u);
+  EXPECT_EQ(st.status_of(fast), "race");
+}
+
+TEST(Store, ResumeFindsFinishedEvaluationsForTheSameDeviceAndSpec) {
+  Store st(temp_db("resume"));
+  long long id = st.add_candidate(cand("r"), "r");
+  EXPECT_FALSE(st.last_evaluation(id, "NVIDIA H200", "s1"));
+  st.add_evaluation(eval(id, "ok", 1.5));
+  auto e = st.last_evaluation(id, "NVIDIA H200", "s1");
+  ASSERT_TRUE(e);
+  EXPECT_DOUBLE_EQ(e->geomean_speedup, 1.5);
+  EXPECT_EQ(e->shapes.size(), 1u);
+  EXPECT_FALSE(st.last_evaluation(id, "NVIDIA B300", "s1"));  // another GPU: judged again
+  EXPECT_FALSE(st.last_evaluation(id, "NVIDIA H200", "s2"));  // the spec changed: judged again
+}
+
+TEST(Store, SurvivesAProcessKilledMidRun) {
+  std::string path = temp_db("kill");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    Store st(path);
+    for (int i = 0; i < 5; ++i) {
+      long long id = st.add_candidate(cand("k" + std::to_string(i)), "src");
+      st.add_evaluation(eval(id, "ok", 1.0 + i));
+    }
+    // Die in the middle of a transaction, as a SIGKILL would leave it.
+    sqlite3_exec(st.raw(), "BEGIN IMMEDIATE; INSERT INTO sources(hash, text) VALUES('half', 'x');", nullptr, nullptr,
+                 nullptr);
+    kill(getpid(), SIGKILL);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  Store st(path);
+  auto rows = st.leaderboard("rmsnorm", "ok", 100);
+  EXPECT_EQ(rows.size(), 5u);  // every finished evaluation is there
+  EXPECT_FALSE(st.source("half"));  // the interrupted transaction is not
+  EXPECT_DOUBLE_EQ(rows[0].geomean_speedup, 5.0);
+}
+
+TEST(Store, RefusesAFileThatIsNotADatabase) {
+  std::string path = temp_db("garbage");
+  std::ofstream(path) << std::string(4096, 'x');
+  try {
+    Store st(path);
+    FAIL() << "opened garbage";
+  } catch (StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+TEST(Store, CeilingsPerDeviceAndDriver) {
+  Store st(temp_db("ceil"));
+  st.put_ceilings({"NVIDIA H200", "13000", "host", "", 4.3e12, 7.9e14});
+  auto c = st.ceilings("NVIDIA H200", "13000");
+  ASSERT_TRUE(c);
+  EXPECT_DOUBLE_EQ(c->copy_bytes_per_s, 4.3e12);
+  EXPECT_FALSE(st.ceilings("NVIDIA H200", "12000"));
+}
