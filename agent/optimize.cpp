@@ -36,7 +36,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 namespace st = evaluator::status;
 
-std::string default_strategy() { return "random"; }
+std::string default_strategy() { return search::default_strategy(); }
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include "agent/optimize.h"
 #include "cli/commands.h"
 #include "evaluator/worker.h"
+#include "search/bench.h"
 #include "search/strategy.h"
 #include "store/store.h"
 
@@ -65,6 +66,12 @@ int main(int argc, char** argv) {
   dr->add_flag("--json", as_json);
   dr->add_flag("--measure", measure, "measure the ceilings again");
 
+  std::vector<std::string> caches;
+  int repeats = 20;
+  auto* sb = app.add_subcommand("search-bench", "score every search strategy on recorded tuning data (Kernel Tuner caches)");
+  sb->add_option("--cache", caches, "Kernel Tuner cache file (.json or .json.gz), repeatable")->required()->check(CLI::ExistingFile);
+  sb->add_option("--repeats", repeats, "runs per strategy (different seeds)")->check(CLI::PositiveNumber);
+
   int gpu = 0;
   auto* wk = app.add_subcommand("worker", "internal: evaluate kernels for the agent on one GPU");
   wk->add_option("--gpu", gpu);
@@ -82,6 +89,7 @@ int main(int argc, char** argv) {
     if (*tg) return cli::cmd_targets(as_json);
     if (*dr) return cli::cmd_doctor(doc_db, as_json, measure);
     if (*wk) return evaluator::worker_main(gpu);
+    if (*sb) return search::search_bench_main(caches, repeats, std::cout);
   } catch (store::StoreError& e) {
     std::cerr << "tessera: " << e.what() << "\n";
     return 1;

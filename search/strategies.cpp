@@ -48,6 +48,8 @@ std::vector<std::string> strategy_names() {
   return {"exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes"};
 }
 
+std::string default_strategy() { return "genetic"; }
+
 std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "exhaustive") return std::make_unique<Exhaustive>();
   if (name == "random") return std::make_unique<RandomSample>();

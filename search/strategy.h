@@ -70,4 +70,8 @@ class Strategy {
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
 std::vector<std::string> strategy_names();
 
+// The strategy `tessera optimize` uses unless told otherwise: the best scorer of
+// `tessera search-bench` on the recorded spaces (docs/search.md has the table).
+std::string default_strategy();
+
 }  // namespace tessera::search

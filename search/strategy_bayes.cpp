@@ -24,8 +24,8 @@ namespace tessera::search {
 namespace {
 
 constexpr size_t kBatch = 4;
-constexpr size_t kMaxTrain = 160;
-constexpr size_t kMaxCandidates = 1500;
+constexpr size_t kMaxTrain = 100;
+constexpr size_t kMaxCandidates = 600;
 constexpr size_t kNeighbourhoodOf = 5;  // best configurations whose neighbours are always scored
 constexpr int kRefitEvery = 4;          // rounds between length-scale fits
 constexpr double kNoise = 1e-3;
@@ -41,7 +41,9 @@ class BayesOpt final : public Strategy {
   void run(Tuning& t, uint64_t seed) override {
     Rng rng(seed);
     const Space& space = t.space();
-    size_t initial = std::max<size_t>(8, 2 * space.dims());
+    size_t varying = 0;
+    for (auto& p : space.params()) varying += p.values.size() > 1;
+    size_t initial = std::max<size_t>(8, 2 * varying);
     std::vector<Config> first;
     for (size_t i = 0; i < initial; ++i)
       if (auto c = random_unseen(t, rng); c && std::find(first.begin(), first.end(), *c) == first.end())

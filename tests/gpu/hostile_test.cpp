@@ -1,0 +1,93 @@
+// tests/gpu/hostile_test.cpp — the judge against a corpus of kernels built to
+// fool it (fixtures/hostile_rmsnorm/hostile.cu): one optimize session must
+// survive all of them, classify each with the right status, and still rank the
+// two correct ones.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "evaluator/device.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Skips the calling test, with the reason, when no GPU is visible.
+bool have_gpu(std::string* why) {
+  auto drv = tessera::evaluator::Driver::load(why);
+  if (!drv) return false;
+  try {
+    if (tessera::evaluator::device_count(*drv) > 0) return true;
+    *why = "the CUDA driver sees no GPU";
+  } catch (std::exception& e) {
+    *why = e.what();
+  }
+  return false;
+}
+
+std::string run(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  pclose(p);
+  return out;
+}
+
+// A targets folder holding the fixture plus the real rmsnorm reference,
+// baseline and the shared tile library.
+fs::path make_targets() {
+  fs::path src(TESSERA_SOURCE_DIR);
+  fs::path dir = fs::temp_directory_path() / ("tessera-hostile-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "hostile_rmsnorm");
+  fs::copy(src / "tests/gpu/fixtures/hostile_rmsnorm", dir / "hostile_rmsnorm", fs::copy_options::recursive);
+  fs::copy(src / "targets/rmsnorm/reference.cu", dir / "hostile_rmsnorm/reference.cu");
+  fs::copy(src / "targets/rmsnorm/baseline.cu", dir / "hostile_rmsnorm/baseline.cu");
+  fs::copy(src / "targets/common", dir / "common", fs::copy_options::recursive);
+  return dir;
+}
+
+}  // namespace
+
+TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
+  std::string why;
+  if (!have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
+  fs::path targets = make_targets();
+  std::string db = (targets / "hostile.db").string();
+  std::string env = "TESSERA_TARGETS=" + targets.string() + " ";
+  std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 17 "
+                        "--timeout 30 --max-seconds-per-shape 0.2 --quiet --db " + db);
+  SCOPED_TRACE(out);
+  auto rows = nlohmann::json::parse(run(env + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
+  std::map<int, std::string> status;
+  std::map<int, double> speedup;
+  for (auto& r : rows) {
+    int kind = r["params"]["KIND"];
+    status[kind] = r["status"];
+    speedup[kind] = r["geomean_speedup"];
+  }
+  const std::map<int, std::string> expected = {
+      {0, "ok"},           {1, "wrong_result"},   {2, "wrong_result"},   {3, "wrong_result"},
+      {4, "out_of_bounds"}, {5, "out_of_bounds"}, {6, "modified_input"}, {7, "wrong_result"},
+      {8, "wrong_result"}, {9, "race"},           {10, "wrong_result"},  {11, "crashed"},
+      {12, "crashed"},     {13, "timeout"},       {14, "wrong_result"},  {15, "timeout"},
+      {16, "ok"}};
+  ASSERT_EQ(status.size(), expected.size()) << "every kernel must be recorded";
+  for (auto& [kind, st] : expected) EXPECT_EQ(status[kind], st) << "KIND " << kind;
+  // The two correct kernels are ranked first, with real speedups.
+  ASSERT_GE(rows.size(), 2u);
+  std::set<int> top = {rows[0]["params"]["KIND"].get<int>(), rows[1]["params"]["KIND"].get<int>()};
+  EXPECT_EQ(top, (std::set<int>{0, 16}));
+  EXPECT_GT(speedup[0], 0.3);
+  EXPECT_GT(speedup[16], 0.3);
+  fs::remove_all(targets);
+}

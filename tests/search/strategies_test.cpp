@@ -1,0 +1,126 @@
+// tests/search/strategies_test.cpp — every strategy on both recorded spaces: budget
+// in evaluations and in seconds, constraints, no retries, determinism per seed.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "search/strategy.h"
+#include "tests/search/recorded_spaces.h"
+
+namespace tessera::search {
+namespace {
+
+// Wraps the replay to see exactly what reaches the "GPU".
+class Recorder final : public CostFunction {
+ public:
+  explicit Recorder(Simulation sim) : sim_(std::move(sim)) {}
+  std::vector<Outcome> evaluate(const std::vector<Config>& batch) override {
+    for (auto& c : batch) ++count_[c];
+    batches_.push_back(batch.size());
+    return sim_.evaluate(batch);
+  }
+  const Space& space() const { return sim_.space(); }
+  std::map<Config, int> count_;
+  std::vector<size_t> batches_;
+
+ private:
+  Simulation sim_;
+};
+
+std::vector<Config> run(const std::string& strategy, const std::string& space, uint64_t seed, Budget budget,
+                        Recorder** keep = nullptr) {
+  static std::vector<std::unique_ptr<Recorder>> alive;
+  alive.push_back(std::make_unique<Recorder>(testing::recorded_space(space)));
+  Recorder& rec = *alive.back();
+  Tuning tuning(rec.space(), rec, budget);
+  make_strategy(strategy)->run(tuning, seed);
+  std::vector<Config> order;
+  for (auto& t : tuning.history()) order.push_back(t.config);
+  if (keep) *keep = &rec;
+  EXPECT_LE(tuning.evals(), budget.max_evals);
+  return order;
+}
+
+struct Case {
+  std::string strategy, space;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.strategy << " on " << c.space; }
+
+class EveryStrategy : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EveryStrategy, SpendsBudgetOnValidNewConfigsOnly) {
+  const Case& c = GetParam();
+  Recorder* rec = nullptr;
+  auto order = run(c.strategy, c.space, 7, Budget{150, 1e30}, &rec);
+  EXPECT_EQ(order.size(), 150u) << "stopped before the budget was spent";
+  for (auto& [config, times] : rec->count_) {
+    EXPECT_EQ(times, 1) << "evaluated twice: " << rec->space().key(config);
+    EXPECT_TRUE(rec->space().is_valid(config)) << "invalid: " << rec->space().key(config);
+  }
+  EXPECT_EQ(rec->count_.size(), 150u);
+}
+
+TEST_P(EveryStrategy, IsDeterministicPerSeed) {
+  const Case& c = GetParam();
+  auto a = run(c.strategy, c.space, 11, Budget{80, 1e30});
+  auto b = run(c.strategy, c.space, 11, Budget{80, 1e30});
+  auto other = run(c.strategy, c.space, 12, Budget{80, 1e30});
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, other);
+}
+
+TEST_P(EveryStrategy, HonoursSimulatedSecondsBudget) {
+  const Case& c = GetParam();
+  Recorder* rec = nullptr;
+  Simulation sim = testing::recorded_space(c.space);
+  double limit = 120;  // simulated seconds: tens of evaluations on either space
+  run(c.strategy, c.space, 3, Budget{100000, limit}, &rec);
+  double spent = 0, largest = 0;
+  size_t evals = 0;
+  for (auto& [config, times] : rec->count_) {
+    double s = sim.recorded(config)->seconds;
+    spent += s;
+    largest = std::max(largest, s);
+    evals += static_cast<size_t>(times);
+  }
+  EXPECT_GE(spent, limit - largest);   // did not stop early
+  EXPECT_LT(spent, limit + 16 * largest);  // one batch may start before the limit and end after it
+  EXPECT_GT(evals, 10u);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (auto& s : strategy_names())
+    if (s != "exhaustive")
+      for (auto& sp : testing::recorded_space_names()) out.push_back({s, sp});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(RecordedSpaces, EveryStrategy, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           std::string n = i.param.strategy + "_" + i.param.space;
+                           for (char& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+TEST(StrategyRegistry, UnknownNameListsKnownOnes) {
+  try {
+    make_strategy("no-such");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bayes"), std::string::npos);
+  }
+}
+
+TEST(StrategyRegistry, ExhaustiveVisitsEveryRecordedConfigOnce) {
+  Recorder* rec = nullptr;
+  auto order = run("exhaustive", "convolution-A100", 1, Budget{100000, 1e30}, &rec);
+  EXPECT_EQ(order.size(), 4362u);
+  EXPECT_EQ(rec->count_.size(), 4362u);
+}
+
+}  // namespace
+}  // namespace tessera::search
