@@ -19,6 +19,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Where the tessera binary and the source tree are: compiled in, or (for a
+// build carried to a GPU machine) $TESSERA_BIN and $TESSERA_SOURCE.
+std::string binary() {
+  const char* e = std::getenv("TESSERA_BIN");
+  return e ? e : TESSERA_BINARY;
+}
+fs::path source_dir() {
+  const char* e = std::getenv("TESSERA_SOURCE");
+  return e ? e : TESSERA_SOURCE_DIR;
+}
+
 // Skips the calling test, with the reason, when no GPU is visible.
 bool have_gpu(std::string* why) {
   auto drv = tessera::evaluator::Driver::load(why);
@@ -45,7 +56,7 @@ std::string run(const std::string& cmd) {
 // A targets folder holding the fixture plus the real rmsnorm reference,
 // baseline and the shared tile library.
 fs::path make_targets() {
-  fs::path src(TESSERA_SOURCE_DIR);
+  fs::path src = source_dir();
   fs::path dir = fs::temp_directory_path() / ("tessera-hostile-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "hostile_rmsnorm");
@@ -64,10 +75,10 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   fs::path targets = make_targets();
   std::string db = (targets / "hostile.db").string();
   std::string env = "TESSERA_TARGETS=" + targets.string() + " ";
-  std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 17 "
+  std::string out = run(env + binary() + " optimize hostile_rmsnorm --strategy exhaustive --budget 17 "
                         "--timeout 30 --max-seconds-per-shape 0.2 --quiet --db " + db);
   SCOPED_TRACE(out);
-  auto rows = nlohmann::json::parse(run(env + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
+  auto rows = nlohmann::json::parse(run(env + binary() + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
   std::map<int, std::string> status;
   std::map<int, double> speedup;
   for (auto& r : rows) {
