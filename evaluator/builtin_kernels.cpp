@@ -47,6 +47,51 @@ __device__ void tessera_fill(T* p, long long n, unsigned long long seed, int dis
                                                  double a, double b) {                                 \
     tessera_fill<T>(p, n, seed, dist, a, b);                                                           \
   }
+// Error of an output against its float64 reference, reduced on the device:
+// acc[0] += sum (got-ref)^2, acc[1] += sum ref^2, acc[2] = max |got-ref| (as
+// ordered bits of a non-negative double), bad += non-finite outputs.
+__device__ __forceinline__ double tessera_value(const __nv_bfloat16* p, long long i) { return (double)__bfloat162float(p[i]); }
+__device__ __forceinline__ double tessera_value(const __half* p, long long i) { return (double)__half2float(p[i]); }
+template <typename T> __device__ __forceinline__ double tessera_value(const T* p, long long i) { return (double)p[i]; }
+
+template <typename T>
+__device__ void tessera_compare(const T* got, const double* ref, long long n, double* acc, unsigned long long* bad) {
+  double num = 0, den = 0, mx = 0;
+  unsigned long long nb = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    double g = tessera_value(got, i), r = ref[i];
+    if (!isfinite(g)) { ++nb; continue; }
+    double d = g - r;
+    num += d * d;
+    den += r * r;
+    mx = fmax(mx, fabs(d));
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    num += __shfl_down_sync(0xffffffffu, num, o);
+    den += __shfl_down_sync(0xffffffffu, den, o);
+    mx = fmax(mx, __shfl_down_sync(0xffffffffu, mx, o));
+    nb += __shfl_down_sync(0xffffffffu, nb, o);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&acc[0], num);
+    atomicAdd(&acc[1], den);
+    atomicMax(reinterpret_cast<unsigned long long*>(&acc[2]), (unsigned long long)__double_as_longlong(mx));
+    atomicAdd(bad, nb);
+  }
+}
+
+#define TESSERA_COMPARE(dname, T)                                                                      \
+  extern "C" __global__ void tessera_compare_##dname(const T* got, const double* ref, long long n,     \
+                                                     double* acc, unsigned long long* bad) {           \
+    tessera_compare<T>(got, ref, n, acc, bad);                                                         \
+  }
+TESSERA_COMPARE(bf16, __nv_bfloat16)
+TESSERA_COMPARE(f16, __half)
+TESSERA_COMPARE(f32, float)
+TESSERA_COMPARE(f64, double)
+TESSERA_COMPARE(i32, int)
+TESSERA_COMPARE(i64, long long)
+
 TESSERA_FILL(bf16, __nv_bfloat16)
 TESSERA_FILL(f16, __half)
 TESSERA_FILL(f32, float)

@@ -413,7 +413,7 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     runner.run(reference_, *ws, ref);
     dev_.sync();
     for (auto& t : op_.tensors)
-      if (t.output) bench_ref_[key][t.name] = as_doubles(ref.bufs.at(t.name).download(), DType::f64);
+      if (t.output) bench_ref_[key].emplace(t.name, std::move(ref.bufs.at(t.name)));
   }
   OutputSet co = runner.make_outputs(cand, *ws, false);
   OutputSet bo = runner.make_outputs(baseline_, *ws, false);
@@ -456,8 +456,8 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
   tm.after.pass = true;
   for (auto& t : op_.tensors) {
     if (!t.output) continue;
-    auto got = as_doubles(co.bufs.at(t.name).download(), co.dtype.at(t.name));
-    OutputError e = compare(t.name, got, bench_ref_[key].at(t.name), t.tol);
+    OutputError e = device_compare(t.name, co.bufs.at(t.name), co.dtype.at(t.name), bench_ref_.at(key).at(t.name),
+                                   ws->elems.at(t.name), t.tol);
     tm.after.outputs.push_back(e);
     if (!e.pass) {
       tm.after.pass = false;
@@ -472,6 +472,33 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
       tm.after.message = fmt::format("wrote outside buffer '{}' during timing", name);
     }
   return tm;
+}
+
+OutputError Judge::device_compare(const std::string& name, const Buffer& got, DType dt, const Buffer& ref, long long n,
+                                  const spec::Tolerance& tol) {
+  Buffer acc(&dev_, 4 * sizeof(double));
+  TESSERA_CU(dev_.drv(), cuMemsetD8(acc.ptr(), 0, 4 * sizeof(double)));
+  OutputError e;
+  e.name = name;
+  if (n > 0) {
+    CUfunction f = builtins_->function(std::string("tessera_compare_") + spec::dtype_name(dt));
+    CUdeviceptr g = got.ptr(), r = ref.ptr(), a = acc.ptr(), b = acc.ptr() + 3 * sizeof(double);
+    long long nn = n;
+    void* args[] = {&g, &r, &nn, &a, &b};
+    int grid[3] = {static_cast<int>(std::min<long long>((n + 255) / 256, dev_.info().sm_count * 8LL)), 1, 1};
+    int block[3] = {256, 1, 1};
+    dev_.launch(f, grid, block, 0, args);
+    dev_.sync();
+  }
+  double h[4];
+  TESSERA_CU(dev_.drv(), cuMemcpyDtoH(h, acc.ptr(), sizeof h));
+  unsigned long long bad;
+  std::memcpy(&bad, &h[3], sizeof bad);
+  e.nonfinite = static_cast<long long>(bad);
+  e.max_abs = h[2];
+  e.rel_l2 = h[1] > 0 ? std::sqrt(h[0] / h[1]) : std::sqrt(h[0]);
+  e.pass = e.nonfinite == 0 && e.rel_l2 <= tol.rel_l2 && (!tol.max_abs || e.max_abs <= *tol.max_abs);
+  return e;
 }
 
 EvalReport Judge::evaluate(const LoadedProgram& cand, const JudgeSettings& st) {

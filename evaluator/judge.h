@@ -59,8 +59,11 @@ class Judge {
   LoadedProgram reference_, baseline_;
   std::unique_ptr<Module> builtins_;
   std::unique_ptr<Cublas> cublas_;
-  // Reference outputs of benchmark shapes, computed once per worker.
-  std::map<std::string, std::map<std::string, std::vector<double>>> bench_ref_;
+  // Error of a device output against a device float64 reference, reduced on the GPU.
+  OutputError device_compare(const std::string& name, const Buffer& got, spec::DType dt, const Buffer& ref,
+                             long long n, const spec::Tolerance& tol);
+  // Reference outputs (float64) of benchmark shapes, computed once per worker and kept on the device.
+  std::map<std::string, std::map<std::string, Buffer>> bench_ref_;
 };
 
 // Thrown when a candidate's fault left the context unusable (illegal address,

@@ -81,7 +81,8 @@ json handle_evaluate(Device& dev, Session& s, const json& req) {
   else if (tpl) prog = *tpl;
   else throw std::runtime_error("candidate names no known template and carries no program");
   LoadedProgram cand = load_program(dev, prog, c.at("cubin"));
-  for (auto& [k, v] : c.value("params", json::object()).items()) cand.params[k] = v.get<long long>();
+  const json params = c.value("params", json::object());  // a named copy: items() must not outlive it
+  for (auto& [k, v] : params.items()) cand.params[k] = v.get<long long>();
   EvalReport rep = s.judge->evaluate(cand, settings_from_json(req.value("settings", json::object())));
   return {{"ok", true}, {"report", rep}};
 }

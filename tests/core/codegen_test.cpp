@@ -85,3 +85,15 @@ TEST(Compiler, CompilesManyInParallelInOrder) {
   EXPECT_FALSE(rs[4].ok);
   EXPECT_NE(rs[0].key, rs[1].key);
 }
+
+#include "evaluator/builtin_kernels.h"
+
+TEST(Compiler, TheEvaluatorsOwnKernelsCompileForEveryArchitecture) {
+  Compiler c(fresh_cache("builtin"));
+  for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"}) {
+    auto r = c.compile({tessera::evaluator::kBuiltinKernelSource, "builtins.cu", arch, {}, {}});
+    ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
+    for (const char* k : {"tessera_fill_bf16", "tessera_fill_i64", "tessera_compare_bf16", "tessera_compare_f32"})
+      EXPECT_TRUE(r.kernels.count(k)) << k << " missing for " << arch;
+  }
+}

@@ -7,6 +7,10 @@
 // converted with cvt.rna. For conflict-free loads choose:
 //   load_a_rm / load_b_nm (element (m|n, k) at p[m*ld + k])   ld % 32 == 4
 //   load_a_cm / load_b_km (element (k, m|n) at p[k*ld + m])   ld % 32 == 8
+// Each loader takes <kRound>: true converts with cvt.rna; false passes the fp32 bits
+// unchanged (the tensor core then ignores the low 13 mantissa bits: truncation),
+// for operands already rounded to tf32 when they were stored, or where the
+// truncation error is acceptable (saves one instruction per element).
 // Lane layout (PTX ISA, m16n8k8 .tf32): g = lane/4, t = lane%4;
 //   A: a0 (g, t) a1 (g+8, t) a2 (g, t+4) a3 (g+8, t+4)      [row, k]
 //   B: b0 (k=t, n=g) b1 (k=t+4, n=g)
@@ -30,6 +34,14 @@ __device__ __forceinline__ u32 to_tf32(float f) {
   return r;
 }
 
+template <bool kRound>
+__device__ __forceinline__ u32 tf32_bits(float f) {
+  if constexpr (kRound) return to_tf32(f);
+  else return __float_as_uint(f);
+}
+// fp32 -> the nearest tf32 value, as a float (for storing pre-rounded operands).
+__device__ __forceinline__ float round_tf32(float f) { return __uint_as_float(to_tf32(f)); }
+
 __device__ __forceinline__ void zero(frag_c& c) { c.x[0] = c.x[1] = c.x[2] = c.x[3] = 0.f; }
 
 // d += a * b
@@ -45,36 +57,40 @@ __device__ __forceinline__ int lane_g() { return (threadIdx.x & 31) >> 2; }
 __device__ __forceinline__ int lane_t() { return threadIdx.x & 3; }
 
 // A(m, k) = p[m*ld + k], tile at (m0, k0).
+template <bool kRound = true>
 __device__ __forceinline__ void load_a_rm(frag_a& a, const float* p, int ld, int m0, int k0) {
   const int g = lane_g(), t = lane_t();
   const float* r0 = p + (m0 + g) * ld + k0 + t;
   const float* r1 = r0 + 8 * ld;
-  a.x[0] = to_tf32(r0[0]);
-  a.x[1] = to_tf32(r1[0]);
-  a.x[2] = to_tf32(r0[4]);
-  a.x[3] = to_tf32(r1[4]);
+  a.x[0] = tf32_bits<kRound>(r0[0]);
+  a.x[1] = tf32_bits<kRound>(r1[0]);
+  a.x[2] = tf32_bits<kRound>(r0[4]);
+  a.x[3] = tf32_bits<kRound>(r1[4]);
 }
 // A(m, k) = p[k*ld + m].
+template <bool kRound = true>
 __device__ __forceinline__ void load_a_cm(frag_a& a, const float* p, int ld, int m0, int k0) {
   const int g = lane_g(), t = lane_t();
   const float* c0 = p + (k0 + t) * ld + m0 + g;
   const float* c1 = c0 + 4 * ld;
-  a.x[0] = to_tf32(c0[0]);
-  a.x[1] = to_tf32(c0[8]);
-  a.x[2] = to_tf32(c1[0]);
-  a.x[3] = to_tf32(c1[8]);
+  a.x[0] = tf32_bits<kRound>(c0[0]);
+  a.x[1] = tf32_bits<kRound>(c0[8]);
+  a.x[2] = tf32_bits<kRound>(c1[0]);
+  a.x[3] = tf32_bits<kRound>(c1[8]);
 }
 // B(k, n) = p[k*ld + n].
+template <bool kRound = true>
 __device__ __forceinline__ void load_b_km(frag_b& b, const float* p, int ld, int k0, int n0) {
   const int g = lane_g(), t = lane_t();
-  b.x[0] = to_tf32(p[(k0 + t) * ld + n0 + g]);
-  b.x[1] = to_tf32(p[(k0 + t + 4) * ld + n0 + g]);
+  b.x[0] = tf32_bits<kRound>(p[(k0 + t) * ld + n0 + g]);
+  b.x[1] = tf32_bits<kRound>(p[(k0 + t + 4) * ld + n0 + g]);
 }
 // B(k, n) = p[n*ld + k].
+template <bool kRound = true>
 __device__ __forceinline__ void load_b_nm(frag_b& b, const float* p, int ld, int k0, int n0) {
   const int g = lane_g(), t = lane_t();
-  b.x[0] = to_tf32(p[(n0 + g) * ld + k0 + t]);
-  b.x[1] = to_tf32(p[(n0 + g) * ld + k0 + t + 4]);
+  b.x[0] = tf32_bits<kRound>(p[(n0 + g) * ld + k0 + t]);
+  b.x[1] = tf32_bits<kRound>(p[(n0 + g) * ld + k0 + t + 4]);
 }
 
 // 16-byte asynchronous copy global -> shared (both 16-byte aligned).
