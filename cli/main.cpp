@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "agent/optimize.h"
+#include "agent/run_candidate.h"
 #include "cli/commands.h"
 #include "evaluator/worker.h"
 #include "search/bench.h"
@@ -66,6 +67,24 @@ int main(int argc, char** argv) {
   dr->add_flag("--json", as_json);
   dr->add_flag("--measure", measure, "measure the ceilings again");
 
+  agent::RunOptions runo;
+  runo.db = db;
+  bool run_reference = false, run_baseline = false;
+  auto* rn = app.add_subcommand("run", "run one kernel on inputs from .npy files, write its outputs as .npy");
+  rn->add_option("operator", runo.op)->required();
+  auto* rn_c = rn->add_option("--candidate", runo.candidate, "a candidate id from the leaderboard");
+  auto* rn_r = rn->add_flag("--reference", run_reference, "run the float64 reference instead");
+  auto* rn_b = rn->add_flag("--baseline", run_baseline, "run the baseline instead");
+  rn_c->excludes(rn_r)->excludes(rn_b);
+  rn_r->excludes(rn_b);
+  rn->add_option("--inputs", runo.inputs_dir, "folder with one <tensor>.npy per input (bf16 as float32)")
+      ->required()->check(CLI::ExistingDirectory);
+  rn->add_option("--outputs", runo.outputs_dir, "folder for <output>.npy files")->required();
+  rn->add_option("--repeat", runo.repeat, "also time this many cold-L2 launches")->check(CLI::NonNegativeNumber);
+  rn->add_option("--gpu", runo.gpu, "GPU ordinal");
+  rn->add_option("--db", runo.db);
+  rn->add_flag("--json", as_json);
+
   std::vector<std::string> caches;
   int repeats = 20;
   auto* sb = app.add_subcommand("search-bench", "score every search strategy on recorded tuning data (Kernel Tuner caches)");
@@ -89,6 +108,15 @@ int main(int argc, char** argv) {
     if (*tg) return cli::cmd_targets(as_json);
     if (*dr) return cli::cmd_doctor(doc_db, as_json, measure);
     if (*wk) return evaluator::worker_main(gpu);
+    if (*rn) {
+      runo.json = as_json;
+      runo.role = run_reference ? "reference" : run_baseline ? "baseline" : "candidate";
+      if (runo.role == "candidate" && runo.candidate <= 0) {
+        std::cerr << "tessera run: give --candidate ID, --reference or --baseline\n";
+        return 2;
+      }
+      return agent::run_candidate(runo);
+    }
     if (*sb) return search::search_bench_main(caches, repeats, std::cout);
   } catch (store::StoreError& e) {
     std::cerr << "tessera: " << e.what() << "\n";

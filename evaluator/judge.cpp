@@ -13,6 +13,7 @@
 
 #include "codegen/compiler.h"
 #include "evaluator/builtin_kernels.h"
+#include "evaluator/npy.h"
 
 namespace tessera::evaluator {
 
@@ -308,17 +309,71 @@ std::map<std::string, XXH64_hash_t> checksum_inputs(const Judge::Workspace& ws) 
 
 }  // namespace
 
-std::map<std::string, std::vector<double>> Judge::run_once(const LoadedProgram& p, const spec::Shape& s,
-                                                           unsigned long long seed, bool is_reference) {
-  auto ws = make_workspace(dev_, *builtins_, op_, s, seed);
+nlohmann::json Judge::run_inputs(const LoadedProgram& p, const spec::Shape& s,
+                                const std::map<std::string, std::vector<unsigned char>>& inputs, bool is_reference,
+                                int repeat, const std::string& outputs_dir) {
+  auto ws = std::make_unique<Workspace>();
+  ws->shape = s;
+  ws->b = op_.bindings(s);
+  for (auto& t : op_.tensors) {
+    long long n = op_.elements(t, ws->b);
+    ws->elems[t.name] = n;
+    if (t.output) continue;
+    auto it = inputs.find(t.name);
+    if (it == inputs.end()) throw std::runtime_error(fmt::format("input '{}' was not given", t.name));
+    size_t want = static_cast<size_t>(n) * spec::dtype_size(t.dtype);
+    if (it->second.size() != want)
+      throw std::runtime_error(fmt::format("input '{}' has {} bytes, the spec's shape needs {}", t.name,
+                                           it->second.size(), want));
+    Buffer buf(&dev_, want);
+    buf.upload(it->second.data(), want);
+    ws->inputs.emplace(t.name, std::move(buf));
+  }
   PlanRunner runner(dev_, op_, cublas_.get());
   OutputSet outs = runner.make_outputs(p, *ws, is_reference);
   runner.poison(outs);
   runner.run(p, *ws, outs);
   dev_.sync();
-  std::map<std::string, std::vector<double>> result;
-  for (auto& t : op_.tensors)
-    if (t.output) result[t.name] = as_doubles(outs.bufs.at(t.name).download(), outs.dtype.at(t.name));
+  nlohmann::json result;
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    runner.poison(outs);
+    dev_.flush_l2();
+    CUevent a = dev_.record();
+    runner.run(p, *ws, outs);
+    CUevent b = dev_.record();
+    ms.push_back(dev_.elapsed_ms(a, b));
+    dev_.release(a);
+    dev_.release(b);
+  }
+  dev_.sync();
+  for (auto& [name, buf] : outs.bufs)
+    if (!buf.guards_intact()) throw std::runtime_error(fmt::format("the program wrote outside buffer '{}'", name));
+  nlohmann::json files = nlohmann::json::array();
+  for (auto& t : op_.tensors) {
+    if (!t.output) continue;
+    std::vector<std::int64_t> shape;
+    for (auto& e : t.shape) shape.push_back(spec::eval_int(e, ws->b));
+    DType dt = outs.dtype.at(t.name);
+    auto raw = outs.bufs.at(t.name).download();
+    npy::DType nd = dt == DType::bf16  ? npy::DType::BF16
+                    : dt == DType::f16 ? npy::DType::F16
+                    : dt == DType::f32 ? npy::DType::F32
+                    : dt == DType::f64 ? npy::DType::F64
+                    : dt == DType::i32 ? npy::DType::I32
+                                       : npy::DType::I64;
+    std::string path = outputs_dir + "/" + t.name + ".npy";
+    npy::write_as(path, nd, raw.data(), shape);
+    files.push_back({{"name", t.name}, {"path", path}, {"shape", shape}, {"dtype", spec::dtype_name(dt)}});
+  }
+  result["outputs"] = files;
+  if (!ms.empty()) {
+    Timing t = summarize(ms);
+    result["median_ms"] = t.median_ms;
+    result["min_ms"] = t.min_ms;
+    result["p90_ms"] = t.p90_ms;
+    result["samples"] = t.samples;
+  }
   return result;
 }
 

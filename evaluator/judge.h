@@ -43,10 +43,13 @@ class Judge {
   Judge(Device& dev, const spec::Operator& op, LoadedProgram reference, LoadedProgram baseline);
   ~Judge();
   EvalReport evaluate(const LoadedProgram& candidate, const JudgeSettings& settings);
-  // Runs a program once on the given shape and seed; returns its outputs as
-  // doubles (for `tessera run` and tests). Outputs of the reference are f64.
-  std::map<std::string, std::vector<double>> run_once(const LoadedProgram& p, const spec::Shape& s,
-                                                      unsigned long long seed, bool is_reference);
+  // `tessera run`: runs a program on the given inputs (raw bytes in each
+  // tensor's dtype), checks its launches and guard zones, writes every output
+  // to outputs_dir/<name>.npy (float64 for the reference), and with repeat > 0
+  // times that many cold-L2 launches. Returns {"outputs", "median_ms", ...}.
+  nlohmann::json run_inputs(const LoadedProgram& p, const spec::Shape& s,
+                            const std::map<std::string, std::vector<unsigned char>>& inputs, bool is_reference,
+                            int repeat, const std::string& outputs_dir);
 
   struct Workspace;  // inputs of one (shape, seed)
 

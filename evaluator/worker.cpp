@@ -9,6 +9,7 @@
 
 #include "codegen/render.h"
 #include "evaluator/ceilings.h"
+#include "evaluator/npy.h"
 
 namespace tessera::evaluator {
 
@@ -62,7 +63,8 @@ LoadedProgram load_program(Device& dev, const spec::Program& p, const std::strin
   return lp;
 }
 
-json handle_evaluate(Device& dev, Session& s, const json& req) {
+// Loads (or keeps) the operator, its reference and baseline for this request.
+Judge& session_judge(Device& dev, Session& s, const json& req) {
   std::string dir = req.at("operator_dir");
   std::string ref = req.value("reference_cubin", "");
   std::string base = req.value("baseline_cubin", "");
@@ -74,17 +76,67 @@ json handle_evaluate(Device& dev, Session& s, const json& req) {
                                       load_program(dev, s.op->baseline, base));
     s.key = key;
   }
-  const json& c = req.at("candidate");
+  return *s.judge;
+}
+
+// The program a request names: the operator's reference or baseline, a
+// template of its spec, or a program carried in the request.
+spec::Program requested_program(const Session& s, const json& c) {
+  std::string role = c.value("role", "candidate");
+  if (role == "reference") return s.op->reference;
+  if (role == "baseline") return s.op->baseline;
   const spec::Program* tpl = s.op->find_template(c.value("template", ""));
-  spec::Program prog;
-  if (c.contains("program")) prog = spec::program_from_json(c.at("program"), s.op->dir);
-  else if (tpl) prog = *tpl;
-  else throw std::runtime_error("candidate names no known template and carries no program");
-  LoadedProgram cand = load_program(dev, prog, c.at("cubin"));
+  if (c.contains("program")) return spec::program_from_json(c.at("program"), s.op->dir);
+  if (tpl) return *tpl;
+  throw std::runtime_error("candidate names no known template and carries no program");
+}
+
+json handle_evaluate(Device& dev, Session& s, const json& req) {
+  session_judge(dev, s, req);
+  const json& c = req.at("candidate");
+  LoadedProgram cand = load_program(dev, requested_program(s, c), c.at("cubin"));
   const json params = c.value("params", json::object());  // a named copy: items() must not outlive it
   for (auto& [k, v] : params.items()) cand.params[k] = v.get<long long>();
   EvalReport rep = s.judge->evaluate(cand, settings_from_json(req.value("settings", json::object())));
   return {{"ok", true}, {"report", rep}};
+}
+
+npy::DType npy_dtype(spec::DType t) {
+  switch (t) {
+    case spec::DType::bf16: return npy::DType::BF16;
+    case spec::DType::f16: return npy::DType::F16;
+    case spec::DType::f32: return npy::DType::F32;
+    case spec::DType::f64: return npy::DType::F64;
+    case spec::DType::i32: return npy::DType::I32;
+    case spec::DType::i64: return npy::DType::I64;
+  }
+  return npy::DType::F32;
+}
+
+// `tessera run`: the named program on inputs read from .npy files.
+json handle_run(Device& dev, Session& s, const json& req) {
+  Judge& judge = session_judge(dev, s, req);
+  const json& c = req.at("candidate");
+  spec::Program prog = requested_program(s, c);
+  LoadedProgram lp = load_program(dev, prog, c.value("cubin", ""));
+  const json params = c.value("params", json::object());
+  for (auto& [k, v] : params.items()) lp.params[k] = v.get<long long>();
+  spec::Shape shape;
+  const json symbols = req.at("symbols");
+  for (auto& [k, v] : symbols.items()) shape.symbols[k] = v.get<long long>();
+  shape.seqlens = req.value("seqlens", std::vector<long long>{});
+  std::map<std::string, std::vector<unsigned char>> inputs;
+  const json files = req.at("inputs");
+  for (auto& t : s.op->tensors) {
+    if (t.output) continue;
+    if (!files.contains(t.name)) throw std::runtime_error("no file for input '" + t.name + "'");
+    auto bytes = npy::read_as(files.at(t.name).get<std::string>(), npy_dtype(t.dtype));
+    inputs[t.name].assign(bytes.begin(), bytes.end());
+  }
+  json out = judge.run_inputs(lp, shape, inputs, c.value("role", "") == "reference", req.value("repeat", 0),
+                              req.at("outputs_dir"));
+  out["ok"] = true;
+  return out;
 }
 
 }  // namespace
@@ -123,6 +175,8 @@ int worker_main(int gpu) {
                  {"note", c.note}};
       } else if (type == "evaluate") {
         reply = handle_evaluate(*dev, session, req);
+      } else if (type == "run") {
+        reply = handle_run(*dev, session, req);
       } else {
         reply = {{"ok", false}, {"error", "unknown request type '" + type + "'"}};
       }

@@ -8,6 +8,10 @@
 //   {"type":"evaluate", "operator_dir", "reference_cubin", "baseline_cubin",
 //    "candidate": {"cubin", "template", "params"}, "settings": {...}}
 //                                             -> {"report": EvalReport}
+//   {"type":"run", "operator_dir", "reference_cubin", "baseline_cubin",
+//    "candidate": {"role": candidate|reference|baseline, "cubin", "template", "params"},
+//    "symbols", "seqlens", "inputs": {name: file.npy}, "outputs_dir", "repeat"}
+//                                             -> {"outputs": [...], "median_ms", ...}
 // After a fault that poisons the context, the worker answers and exits (code 3).
 #pragma once
 

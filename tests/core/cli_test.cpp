@@ -111,3 +111,36 @@ TEST(Cli, OptimizeForBlackwellWithoutAGpu) {
   ASSERT_EQ(rows.size(), 2u);
   for (auto& row : rows) EXPECT_TRUE(row["status"] == "compiled" || row["status"] == "not_applicable") << row.dump();
 }
+
+#include "evaluator/npy.h"
+
+namespace {
+fs::path npy_inputs(long long m, long long n, long long wn) {
+  auto dir = fs::temp_directory_path() / ("tessera-run-" + std::to_string(getpid()) + "-" + std::to_string(wn));
+  fs::create_directories(dir);
+  std::vector<float> x(m * n, 0.25f), w(wn, 1.5f);
+  tessera::npy::write_as(dir / "x.npy", tessera::npy::DType::F32, x.data(), {m, n});
+  tessera::npy::write_as(dir / "w.npy", tessera::npy::DType::F32, w.data(), {wn});
+  return dir;
+}
+}  // namespace
+
+TEST(Cli, RunChecksItsInputsAgainstTheSpec) {
+  auto bad = npy_inputs(7, 1025, 1000);
+  auto r = run("run rmsnorm --reference --inputs " + bad.string() + " --outputs " + (bad / "out").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("N = 1025"), std::string::npos) << r.out;  // w has 1000, x says N is 1025
+  auto missing = run("run rmsnorm --baseline --inputs " + fs::temp_directory_path().string() + " --outputs /tmp/o");
+  EXPECT_EQ(missing.code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("input 'x' missing"), std::string::npos) << missing.out;
+  EXPECT_EQ(run("run rmsnorm --inputs " + bad.string() + " --outputs /tmp/o").code, 2);  // which program?
+  EXPECT_EQ(run("run rmsnorm --reference --baseline --inputs " + bad.string() + " --outputs /tmp/o").code, 2);
+}
+
+TEST(Cli, RunWithoutAGpuSaysSo) {
+  auto good = npy_inputs(7, 1025, 1025);
+  auto r = run("run rmsnorm --reference --inputs " + good.string() + " --outputs " + (good / "out").string());
+  if (r.code == 0) GTEST_SKIP() << "a GPU is present; covered by the GPU tests";
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no GPU"), std::string::npos) << r.out;
+}
