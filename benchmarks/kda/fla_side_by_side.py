@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""benchmarks/kda/fla_side_by_side.py — FLA's chunk_kda beside tessera's kda
+candidate, on the same inputs, against the same float64 reference.
+
+A benchmark, not a test. For each of the six workloads of OPERATORS.md it draws
+inputs from the distributions in targets/kda/spec.json (torch, fixed seed),
+writes them as .npy (bf16 tensors as float32 of their bf16 values), runs
+`tessera run kda --candidate ID --repeat R` (cold-L2 median) and
+`tessera run kda --reference` (float64), times FLA's chunk_kda with
+triton.testing.do_bench (median; it flushes L2 between calls), and prints per
+workload both times, their ratio and both relative L2 errors for o and the
+final state.
+
+  python3 benchmarks/kda/fla_side_by_side.py --tessera build/tessera --db runs/tessera.db --candidate 104
+
+Needs torch, triton and fla-core (pip install fla-core einops).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+WORKLOADS = [
+    ("h96_1x8192", 96, [8192]),
+    ("h96_6var", 96, [1300, 547, 2048, 963, 271, 3063]),
+    ("h96_8x1024", 96, [1024] * 8),
+    ("h64_1x8192", 64, [8192]),
+    ("h64_6var", 64, [1300, 547, 2048, 963, 271, 3063]),
+    ("h64_8x1024", 64, [1024] * 8),
+]
+K = V = 128
+
+
+def draw(spec_tensor, shape, gen):
+    init = spec_tensor["init"]
+    if init["dist"] == "normal":
+        x = torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32) * init.get("std", 1.0) + init.get("mean", 0.0)
+    elif init["dist"] == "uniform":
+        x = torch.rand(shape, generator=gen, device="cuda", dtype=torch.float32) * (init["high"] - init["low"]) + init["low"]
+    else:
+        raise ValueError(f"unsupported init {init}")
+    return x.to(torch.bfloat16) if spec_tensor["dtype"] == "bf16" else x
+
+
+def rel_l2(got, ref):
+    got = got.astype(np.float64)
+    return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+
+
+def tessera_run(args, flag, inputs, outputs, repeat):
+    cmd = [args.tessera, "run", "kda", *flag, "--inputs", inputs, "--outputs", outputs, "--db", args.db, "--json"]
+    if repeat:
+        cmd += ["--repeat", str(repeat)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tessera", default="build/tessera")
+    ap.add_argument("--db", default="runs/tessera.db")
+    ap.add_argument("--candidate", type=int, required=True)
+    ap.add_argument("--spec", default="targets/kda/spec.json")
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--workdir", default=None)
+    ap.add_argument("--json-out", default=None)
+    args = ap.parse_args()
+
+    from fla.ops.kda import chunk_kda
+    import triton.testing
+
+    spec = {t["name"]: t for t in json.load(open(args.spec))["tensors"]}
+    work = args.workdir or tempfile.mkdtemp(prefix="kda-sbs-")
+    rows = []
+    for name, H, seqlens in WORKLOADS:
+        T, N = sum(seqlens), len(seqlens)
+        gen = torch.Generator(device="cuda").manual_seed(1234)
+        x = {
+            "q": draw(spec["q"], (T, H, K), gen), "k": draw(spec["k"], (T, H, K), gen),
+            "v": draw(spec["v"], (T, H, V), gen), "g": draw(spec["g"], (T, H, K), gen),
+            "beta": draw(spec["beta"], (T, H), gen), "A_log": draw(spec["A_log"], (H,), gen),
+            "dt_bias": draw(spec["dt_bias"], (H, K), gen), "h0": draw(spec["h0"], (N, H, V, K), gen),
+        }
+        cu = torch.tensor([0] + list(np.cumsum(seqlens)), dtype=torch.int64, device="cuda")
+        d_in = os.path.join(work, name, "in")
+        os.makedirs(d_in, exist_ok=True)
+        for key, t in x.items():
+            np.save(os.path.join(d_in, key + ".npy"), t.float().cpu().numpy())
+        np.save(os.path.join(d_in, "cu_seqlens.npy"), cu.cpu().numpy())
+
+        ref = tessera_run(args, ["--reference"], d_in, os.path.join(work, name, "ref"), 0)
+        mine = tessera_run(args, ["--candidate", str(args.candidate)], d_in, os.path.join(work, name, "tessera"), args.repeat)
+        ref_o = np.load(os.path.join(work, name, "ref", "o.npy"))
+        ref_s = np.load(os.path.join(work, name, "ref", "ht.npy"))
+        t_o = np.load(os.path.join(work, name, "tessera", "o.npy"))
+        t_s = np.load(os.path.join(work, name, "tessera", "ht.npy"))
+
+        def fla():
+            return chunk_kda(
+                x["q"][None], x["k"][None], x["v"][None], x["g"][None], x["beta"][None],
+                scale=K ** -0.5, initial_state=x["h0"].clone(), output_final_state=True,
+                use_qk_l2norm_in_kernel=True, use_gate_in_kernel=True, use_beta_sigmoid_in_kernel=True,
+                lower_bound=-5.0, A_log=x["A_log"], dt_bias=x["dt_bias"].reshape(-1),
+                state_v_first=True, cu_seqlens=cu)
+
+        o, s = fla()
+        torch.cuda.synchronize()
+        f_ms = triton.testing.do_bench(fla, warmup=50, rep=300, return_mode="median")
+        row = {
+            "workload": name, "tessera_ms": mine["median_ms"], "fla_ms": f_ms,
+            "speedup_vs_fla": f_ms / mine["median_ms"],
+            "tessera_err_o": rel_l2(t_o, ref_o), "tessera_err_state": rel_l2(t_s, ref_s),
+            "fla_err_o": rel_l2(o[0].float().cpu().numpy(), ref_o),
+            "fla_err_state": rel_l2(s.float().cpu().numpy(), ref_s),
+        }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    gm = lambda key: float(np.exp(np.mean([np.log(r[key]) for r in rows])))
+    print(f"\n| workload | tessera ms | FLA ms | FLA/tessera | err o (t / FLA) | err state (t / FLA) |")
+    print("|---|---:|---:|---:|---|---|")
+    for r in rows:
+        print(f"| {r['workload']} | {r['tessera_ms']:.3f} | {r['fla_ms']:.3f} | {r['speedup_vs_fla']:.2f}x | "
+              f"{r['tessera_err_o']:.2e} / {r['fla_err_o']:.2e} | {r['tessera_err_state']:.2e} / {r['fla_err_state']:.2e} |")
+    print(f"| geomean | {gm('tessera_ms'):.3f} | {gm('fla_ms'):.3f} | {gm('fla_ms') / gm('tessera_ms'):.2f}x | | |")
+    if args.json_out:
+        json.dump(rows, open(args.json_out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
