@@ -121,25 +121,41 @@ struct Judge::Workspace {
 
 // ---- NVML (clocks), loaded at run time ----------------------------------------
 
-double sm_clock_mhz(int ordinal) {
+namespace {
+// nvmlDeviceGetHandleByIndex_v2 handle of a GPU, or null when NVML is absent.
+void* nvml_device(int ordinal, void** lib_out) {
   static void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return 0;
-  using InitFn = int (*)();
-  using HandleFn = int (*)(unsigned, void**);
-  using ClockFn = int (*)(void*, int, unsigned*);
   static bool inited = false;
+  *lib_out = lib;
+  if (!lib) return nullptr;
   if (!inited) {
-    auto init = reinterpret_cast<InitFn>(dlsym(lib, "nvmlInit_v2"));
-    if (!init || init() != 0) return 0;
+    auto init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
+    if (!init || init() != 0) return nullptr;
     inited = true;
   }
-  auto handle = reinterpret_cast<HandleFn>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
-  auto clock = reinterpret_cast<ClockFn>(dlsym(lib, "nvmlDeviceGetClockInfo"));
+  auto handle = reinterpret_cast<int (*)(unsigned, void**)>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
   void* h = nullptr;
+  if (!handle || handle(static_cast<unsigned>(ordinal), &h) != 0) return nullptr;
+  return h;
+}
+}  // namespace
+
+double sm_clock_mhz(int ordinal) {
+  void* lib = nullptr;
+  void* h = nvml_device(ordinal, &lib);
+  auto clock = lib ? reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo")) : nullptr;
   unsigned mhz = 0;
-  if (!handle || !clock || handle(static_cast<unsigned>(ordinal), &h) != 0) return 0;
-  if (clock(h, 1 /* NVML_CLOCK_SM */, &mhz) != 0) return 0;
+  if (!h || !clock || clock(h, 1 /* NVML_CLOCK_SM */, &mhz) != 0) return 0;
   return mhz;
+}
+
+double gpu_temperature_c(int ordinal) {
+  void* lib = nullptr;
+  void* h = nvml_device(ordinal, &lib);
+  auto temp = lib ? reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetTemperature")) : nullptr;
+  unsigned c = 0;
+  if (!h || !temp || temp(h, 0 /* NVML_TEMPERATURE_GPU */, &c) != 0) return 0;
+  return c;
 }
 
 // ---- plan execution ------------------------------------------------------------
@@ -560,6 +576,7 @@ EvalReport Judge::evaluate(const LoadedProgram& cand, const JudgeSettings& st) {
   EvalReport rep;
   auto t0 = std::chrono::steady_clock::now();
   rep.clock_mhz_before = sm_clock_mhz(dev_.info().ordinal);
+  rep.temperature_c_before = gpu_temperature_c(dev_.info().ordinal);
   try {
     if (st.validate) {
       unsigned long long k = 0;
@@ -604,6 +621,7 @@ EvalReport Judge::evaluate(const LoadedProgram& cand, const JudgeSettings& st) {
     rep.message = e.what();
   }
   rep.clock_mhz_after = sm_clock_mhz(dev_.info().ordinal);
+  rep.temperature_c_after = gpu_temperature_c(dev_.info().ordinal);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }

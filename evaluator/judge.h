@@ -76,7 +76,9 @@ struct ContextLost : std::runtime_error {
   explicit ContextLost(EvalReport r) : std::runtime_error(r.message), report(std::move(r)) {}
 };
 
-// Reads the SM clock in MHz through NVML when present (0 when unreadable).
+// Reads the SM clock in MHz / the GPU temperature in °C through NVML (loaded at
+// run time) when present; 0 when unreadable.
 double sm_clock_mhz(int ordinal);
+double gpu_temperature_c(int ordinal);
 
 }  // namespace tessera::evaluator

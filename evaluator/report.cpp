@@ -75,6 +75,8 @@ void to_json(json& j, const EvalReport& o) {
        {"max_rel_l2", o.max_rel_l2},
        {"clock_mhz_before", o.clock_mhz_before},
        {"clock_mhz_after", o.clock_mhz_after},
+       {"temperature_c_before", o.temperature_c_before},
+       {"temperature_c_after", o.temperature_c_after},
        {"seconds", o.seconds}};
 }
 void from_json(const json& j, EvalReport& o) {
@@ -86,6 +88,8 @@ void from_json(const json& j, EvalReport& o) {
   o.max_rel_l2 = j.value("max_rel_l2", 0.0);
   o.clock_mhz_before = j.value("clock_mhz_before", 0.0);
   o.clock_mhz_after = j.value("clock_mhz_after", 0.0);
+  o.temperature_c_before = j.value("temperature_c_before", 0.0);
+  o.temperature_c_after = j.value("temperature_c_after", 0.0);
   o.seconds = j.value("seconds", 0.0);
 }
 

@@ -68,6 +68,7 @@ struct EvalReport {
   double geomean_speedup = 0;
   double max_rel_l2 = 0;  // worst over validation
   double clock_mhz_before = 0, clock_mhz_after = 0;
+  double temperature_c_before = 0, temperature_c_after = 0;
   double seconds = 0;  // wall time the evaluation took in the worker
 };
 
