@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/recheck.h"
 #include "agent/template_space.h"
 #include "codegen/compiler.h"
 #include "codegen/render.h"
@@ -56,18 +57,36 @@ std::string spec_hash(const spec::Operator& op) {
   return codegen::content_hash(all);
 }
 
-class Session {
+class Session final : public Loop {
  public:
   Session(const OptimizeOptions& o, spec::Operator op, store::Store& db)
       : o_(o), op_(std::move(op)), db_(db), t0_(Clock::now()) {}
 
   bool start(std::string* err);
-  void run_template(const spec::Program& tpl, size_t budget, const std::string& strategy);
+  void run_template(const spec::Program& tpl, size_t budget, const std::string& strategy, Lineage lin = {});
   int finish();
+  // Nightly re-check (agent/recheck.cpp): stored candidates judged again, nothing resumed.
+  void rejudge(const detail::Chooser& choose, detail::RejudgeRun* out);
 
-  // search::CostFunction for one template.
-  std::vector<search::Outcome> evaluate(const spec::Program& tpl, const std::vector<search::Config>& batch,
-                                        const std::string& strategy);
+  // search::CostFunction for one template; the ids recorded go to *ids_out.
+  std::vector<search::Outcome> run_batch(const spec::Program& tpl, const std::vector<search::Config>& batch,
+                                         const Lineage& lin, std::vector<long long>* ids_out = nullptr);
+
+  // Loop: what a proposer (agent/proposer_llm.h) may ask.
+  std::vector<Judged> evaluate(const spec::Program& prog, const std::vector<search::Config>& batch,
+                               const Lineage& lin) override;
+  Judged reject(const std::string& name, const std::string& source, const std::string& plan_json,
+                const Lineage& lin, const std::string& status, const std::string& message) override;
+  std::vector<Judged> tune(const spec::Program& tpl, size_t budget, const Lineage& lin) override;
+  size_t evaluated() const override { return done_; }
+  double seconds_left() const override {
+    return o_.time_limit_s - std::chrono::duration<double>(Clock::now() - t0_).count();
+  }
+  long long run_id() const override { return run_id_; }
+  const std::string& arch() const override { return arch_; }
+  bool timing() const override { return !workers_.empty(); }
+  std::string device_summary() const override;
+  std::string strategy() const override { return o_.strategy.empty() ? default_strategy() : o_.strategy; }
 
  private:
   struct Pending {
@@ -80,6 +99,13 @@ class Session {
   search::Outcome record_report(long long id, const json& reply_or_error, Worker& w, bool* retry_impossible);
   void progress(long long id, const std::string& status, double speedup, const std::string& note);
   double timeout_for_next() const;
+  // A program that is not one of spec.json's templates (an LLM proposal) travels
+  // to the workers as JSON and is stored with its plan.
+  bool from_spec(const spec::Program& p) const {
+    const spec::Program* t = op_.find_template(p.name);
+    return t && t->source == p.source;
+  }
+  std::vector<Judged> judged(const std::vector<long long>& ids);
 
   const OptimizeOptions& o_;
   spec::Operator op_;
@@ -99,19 +125,20 @@ class Session {
   std::vector<double> eval_seconds_;
   bool first_request_ = true;
   bool tty_ = isatty(2);
+  std::vector<long long> recorded_ids_;  // every candidate run_batch recorded, in order
 };
 
 class TemplateCost final : public search::CostFunction {
  public:
-  TemplateCost(Session& s, const spec::Program& t, std::string strategy) : s_(s), t_(t), strategy_(std::move(strategy)) {}
+  TemplateCost(Session& s, const spec::Program& t, Lineage lin) : s_(s), t_(t), lin_(std::move(lin)) {}
   std::vector<search::Outcome> evaluate(const std::vector<search::Config>& batch) override {
-    return s_.evaluate(t_, batch, strategy_);
+    return s_.run_batch(t_, batch, lin_);
   }
 
  private:
   Session& s_;
   const spec::Program& t_;
-  std::string strategy_;
+  Lineage lin_;
 };
 
 bool Session::start(std::string* err) {
@@ -210,9 +237,9 @@ bool Session::start(std::string* err) {
     }
     if (c) copy_bw_ = c->copy_bytes_per_s, tc_flops_ = c->bf16_flops_per_s;
   }
-  store::RunInfo ri{op_.name, o_.strategy.empty() ? default_strategy() : o_.strategy, "search", arch_,
+  store::RunInfo ri{op_.name, o_.strategy.empty() ? default_strategy() : o_.strategy, o_.proposer, arch_,
                     workers_.empty() ? "(no GPU)" : device, store::hostname(),
-                    json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}}.dump(),
+                    json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}, {"proposer", o_.proposer}}.dump(),
                     static_cast<long long>(o_.budget)};
   run_id_ = db_.begin_run(ri);
   total_budget_ = o_.budget;
@@ -242,8 +269,8 @@ void Session::progress(long long id, const std::string& status, double speedup, 
   else std::cerr << line << "\n";
 }
 
-std::vector<search::Outcome> Session::evaluate(const spec::Program& tpl, const std::vector<search::Config>& batch,
-                                               const std::string& strategy) {
+std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const std::vector<search::Config>& batch,
+                                                const Lineage& lin, std::vector<long long>* ids_out) {
   std::vector<search::Outcome> out(batch.size());
   std::string tsrc = codegen::read_file(tpl.source.string());
   bool applicable = tpl.arch.empty() || std::count(tpl.arch.begin(), tpl.arch.end(), arch_) > 0;
@@ -261,9 +288,13 @@ std::vector<search::Outcome> Session::evaluate(const spec::Program& tpl, const s
     ci.params_json = json(params[i]).dump();
     ci.source_hash = codegen::content_hash(src);
     ci.arch = arch_;
-    ci.origin = "search:" + strategy;
+    ci.origin = lin.origin;
+    ci.parent = lin.parent;
+    ci.exchange_id = lin.exchange_id;
+    if (!from_spec(tpl)) ci.plan_json = spec::program_to_json(tpl).dump();
     ci.run_id = run_id_;
     ids[i] = db_.add_candidate(ci, src);
+    recorded_ids_.push_back(ids[i]);
     if (!applicable) {
       store::EvaluationInfo e;
       e.candidate_id = ids[i];
@@ -324,6 +355,7 @@ std::vector<search::Outcome> Session::evaluate(const spec::Program& tpl, const s
     work.push_back({id, params[i], (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i});
   }
   if (!work.empty()) judge_on_workers(tpl, work, out);
+  if (ids_out) *ids_out = ids;
   return out;
 }
 
@@ -349,6 +381,7 @@ void Session::judge_on_workers(const spec::Program& tpl, std::vector<Pending>& w
                   {"baseline_cubin", base_cubin_},
                   {"candidate", {{"cubin", p.cubin_path}, {"template", tpl.name}, {"params", p.params}}},
                   {"settings", evaluator::settings_json(js)}};
+      if (!from_spec(tpl)) req["candidate"]["program"] = spec::program_to_json(tpl);
       for (int attempt = 0; attempt < 2; ++attempt) {
         double timeout;
         {
@@ -446,15 +479,80 @@ search::Outcome Session::record_report(long long id, const json& body, Worker& w
   return oc;
 }
 
-void Session::run_template(const spec::Program& tpl, size_t budget, const std::string& strategy) {
+void Session::run_template(const spec::Program& tpl, size_t budget, const std::string& strategy, Lineage lin) {
   search::Space space = template_space(tpl);
-  TemplateCost cost(*this, tpl, strategy);
+  if (lin.origin.empty()) lin.origin = "search:" + strategy;
+  TemplateCost cost(*this, tpl, lin);
   double left = o_.time_limit_s - std::chrono::duration<double>(Clock::now() - t0_).count();
   search::Tuning tuning(space, cost, {budget, std::max(0.0, left)});
   if (!o_.quiet)
     std::cerr << fmt::format("template '{}': {} valid configurations of {}; strategy {}, budget {}\n", tpl.name,
                              space.valid_configs().size(), space.cartesian_size(), strategy, budget);
   search::make_strategy(strategy)->run(tuning, o_.seed);
+}
+
+std::vector<Judged> Session::judged(const std::vector<long long>& ids) {
+  std::vector<Judged> out;
+  for (long long id : ids) {
+    Judged j{id, db_.status_of(id), "", 0};
+    auto evals = db_.evaluations(id);
+    if (!evals.empty()) j.message = evals.back().message, j.speedup = evals.back().geomean_speedup;
+    out.push_back(j);
+  }
+  return out;
+}
+
+std::vector<Judged> Session::evaluate(const spec::Program& prog, const std::vector<search::Config>& batch,
+                                      const Lineage& lin) {
+  std::vector<long long> ids;
+  run_batch(prog, batch, lin, &ids);
+  return judged(ids);
+}
+
+Judged Session::reject(const std::string& name, const std::string& source, const std::string& plan_json,
+                       const Lineage& lin, const std::string& status, const std::string& message) {
+  store::CandidateInfo ci;
+  ci.op = op_.name;
+  ci.template_name = name;
+  ci.params_json = "{}";
+  ci.source_hash = codegen::content_hash(source);
+  ci.arch = arch_;
+  ci.origin = lin.origin;
+  ci.parent = lin.parent;
+  ci.exchange_id = lin.exchange_id;
+  ci.plan_json = plan_json;
+  ci.run_id = run_id_;
+  long long id = db_.add_candidate(ci, source);
+  store::EvaluationInfo e;
+  e.candidate_id = id;
+  e.run_id = run_id_;
+  e.device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+  e.status = status;
+  e.message = message;
+  e.spec_hash = spec_hash_;
+  db_.add_evaluation(e);
+  progress(id, status, 0, message);
+  return {id, status, message, 0};
+}
+
+std::vector<Judged> Session::tune(const spec::Program& tpl, size_t budget, const Lineage& lin) {
+  if (budget == 0 || template_space(tpl).valid_configs().empty()) return {};
+  size_t before = recorded_ids_.size();
+  run_template(tpl, budget, strategy(), lin);
+  return judged(std::vector<long long>(recorded_ids_.begin() + static_cast<std::ptrdiff_t>(before), recorded_ids_.end()));
+}
+
+std::string Session::device_summary() const {
+  if (workers_.empty())
+    return fmt::format("No GPU in this run ({}): candidates are compiled for {} and checked, not timed.",
+                       no_gpu_reason_, arch_);
+  const json& d = workers_[0]->device;
+  std::string s = fmt::format("{} ({}), {} SMs, {:.0f} MiB L2, {:.0f} KiB shared memory per block (opt-in)",
+                              d.value("name", "?"), arch_, d.value("sm_count", 0),
+                              d.value("l2_bytes", 0.0) / 1048576.0, d.value("max_smem_optin", 0.0) / 1024.0);
+  if (copy_bw_ > 0) s += fmt::format("; measured copy bandwidth {:.2f} TB/s", copy_bw_ / 1e12);
+  if (tc_flops_ > 0) s += fmt::format("; bf16 tensor-core rate {:.0f} TFLOP/s", tc_flops_ / 1e12);
+  return s;
 }
 
 int Session::finish() {
@@ -502,6 +600,21 @@ int optimize(const OptimizeOptions& o) {
     std::cerr << fmt::format("tessera: operator '{}' has no template '{}'\n", o.op, o.template_name);
     return 2;
   }
+  if (o.proposer != "search" && o.proposer != "llm" && o.proposer != "hybrid") {
+    std::cerr << fmt::format("tessera: unknown proposer '{}' (search, llm, hybrid)\n", o.proposer);
+    return 2;
+  }
+  std::unique_ptr<LlmProposer> llm;
+  if (o.proposer != "search") {
+    LlmOptions lo = o.llm;
+    lo.quiet = lo.quiet || o.quiet;
+    std::string why;
+    llm = LlmProposer::create(lo, o.db, &why);
+    if (!llm) {
+      std::cerr << "tessera: " << why << "\n";
+      return 2;
+    }
+  }
   store::Store db(o.db);
   Session s(o, op, db);
   std::string err;
@@ -509,14 +622,110 @@ int optimize(const OptimizeOptions& o) {
     std::cerr << "tessera: " << err << "\n";
     return 1;
   }
-  // The budget is shared evenly among templates.
-  size_t left = o.budget;
-  for (size_t i = 0; i < tpls.size(); ++i) {
+  // The budget is shared evenly among templates (hybrid: half of it, then the model).
+  size_t left = o.proposer == "search" ? o.budget : o.proposer == "hybrid" ? o.budget / 2 : 0;
+  for (size_t i = 0; i < tpls.size() && left > 0; ++i) {
     size_t share = left / (tpls.size() - i);
     s.run_template(*tpls[i], share, strategy);
     left -= share;
   }
-  return s.finish();
+  if (llm) llm->run(s, op, db, o.budget > s.evaluated() ? o.budget - s.evaluated() : 0, o.proposer == "hybrid");
+  int rc = s.finish();
+  if (llm) std::cout << llm->summary() << "\n";
+  return rc;
+}
+
+// --- nightly re-check (declared in agent/recheck.h) ---
+
+void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
+  std::string device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+  res->run_id = run_id_;
+  res->device = device;
+  res->no_gpu_reason = workers_.empty() ? no_gpu_reason_ : "";
+  std::vector<long long> ids = choose(run_id_, device);
+  total_budget_ = ids.size();
+  std::vector<search::Outcome> out(ids.size());
+  std::vector<codegen::CompileRequest> reqs;
+  std::vector<size_t> slots;
+  std::vector<const spec::Program*> tpls(ids.size(), nullptr);
+  std::vector<std::map<std::string, long long>> params(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    res->items.push_back({ids[i], "", ""});
+    auto c = db_.candidate(ids[i]);
+    auto src = c ? db_.source(c->source_hash) : std::nullopt;
+    if (!c || !src) {
+      res->items[i].note = "not in the database";
+      continue;
+    }
+    for (auto& t : op_.templates)
+      if (t.name == c->template_name) tpls[i] = &t;
+    if (!tpls[i]) {
+      res->items[i].note = fmt::format("template '{}' is not in the spec", c->template_name);
+      continue;
+    }
+    if (c->arch != arch_) {
+      res->items[i].note = fmt::format("built for {}, this machine targets {}", c->arch, arch_);
+      continue;
+    }
+    if (!c->params_json.empty()) params[i] = json::parse(c->params_json).get<std::map<std::string, long long>>();
+    reqs.push_back({*src, fmt::format("{}_{}.cu", op_.name, tpls[i]->name), arch_, includes_, {}});
+    slots.push_back(i);
+  }
+  auto results = compiler_.compile_many(reqs);
+  std::map<const spec::Program*, std::vector<Pending>> work;
+  for (size_t k = 0; k < results.size(); ++k) {
+    size_t i = slots[k];
+    auto& r = results[k];
+    store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
+    for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
+    db_.add_compile(ids[i], ci);
+    res->items[i].status = r.ok ? st::compiled : st::compile_error;
+    if (!r.ok) res->items[i].note = r.log.substr(0, 2000);
+    if (workers_.empty()) {
+      progress(ids[i], res->items[i].status, 0, "compiled again, not timed");
+      continue;  // only the compile is recorded: a stored timing is not replaced by "compiled"
+    }
+    if (!r.ok) {
+      store::EvaluationInfo e;
+      e.candidate_id = ids[i];
+      e.run_id = run_id_;
+      e.device = device;
+      e.status = st::compile_error;
+      e.message = res->items[i].note;
+      e.spec_hash = spec_hash_;
+      db_.add_evaluation(e);
+      progress(ids[i], st::compile_error, 0, "");
+      continue;
+    }
+    work[tpls[i]].push_back({ids[i], params[i], (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i});
+  }
+  for (auto& [tpl, pending] : work) {
+    judge_on_workers(*tpl, pending, out);
+    for (auto& p : pending) res->items[p.slot].status = out[p.slot].ok ? std::string(st::ok) : out[p.slot].failure;
+  }
+  double wall = std::chrono::duration<double>(Clock::now() - t0_).count();
+  double busy = 0;
+  for (auto& w : workers_) busy += w->busy_s;
+  db_.finish_run(run_id_, "finished", workers_.empty() ? 0 : busy / (wall * static_cast<double>(workers_.size())));
+  if (tty_ && !o_.quiet) std::cerr << "\n";
+  for (auto& w : workers_)
+    if (!o_.quiet)
+      std::cerr << fmt::format("GPU {} ({}): {} re-checked, busy {:.0f}% of wall time\n", w->client->gpu(),
+                               w->device.value("name", ""), w->evaluated, 100.0 * w->busy_s / std::max(wall, 1e-9));
+}
+
+int detail::rejudge_stored(const OptimizeOptions& o, const detail::Chooser& choose, detail::RejudgeRun* out,
+                           std::string* err) {
+  fs::path dir = spec::targets_dir() / o.op;
+  if (!fs::exists(dir / "spec.json")) {
+    *err = fmt::format("unknown operator '{}'", o.op);
+    return 2;
+  }
+  store::Store db(o.db);
+  Session s(o, spec::load_operator(dir), db);
+  if (!s.start(err)) return 1;
+  s.rejudge(choose, out);
+  return 0;
 }
 
 }  // namespace tessera::agent

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "agent/proposer_llm.h"
+
 namespace tessera::agent {
 
 struct OptimizeOptions {
@@ -23,6 +25,8 @@ struct OptimizeOptions {
   bool quiet = false;
   int seeds = 3;                       // validation seeds per shape
   double max_seconds_per_shape = 1.0;  // timing cap per benchmark shape
+  std::string proposer = "search";     // search | llm | hybrid (search first, then the model)
+  LlmOptions llm;                      // --llm-* (proposer llm or hybrid)
 };
 
 // The strategy optimize uses when none is named (see docs/search.md).

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "cli/commands.h"
 #include "evaluator/report.h"
@@ -119,6 +120,16 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
   std::string src = st->source(c->source_hash).value_or("");
   auto comp = st->last_compile(id);
   auto evals = st->evaluations(id);
+  // Lineage: the parent chain, nearest first (a cycle or a missing row ends it).
+  std::vector<store::CandidateInfo> chain;
+  std::set<long long> seen = {id};
+  for (auto p = c->parent; p && chain.size() < 100 && seen.insert(*p).second;) {
+    auto pc = st->candidate(*p);
+    if (!pc) break;
+    chain.push_back(*pc);
+    p = pc->parent;
+  }
+  auto exchange = c->exchange_id ? st->exchange(*c->exchange_id) : std::nullopt;
   if (as_json) {
     json e = json::array();
     for (auto& ev : evals)
@@ -132,13 +143,57 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
     if (comp)
       out["compile"] = {{"ok", comp->ok}, {"seconds", comp->seconds}, {"registers", comp->registers},
                         {"spill_bytes", comp->spill_bytes}, {"smem", comp->smem}, {"log", comp->log}};
-    std::cout << out.dump(2) << "\n";
+    if (!c->plan_json.empty()) out["plan"] = json::parse(c->plan_json, nullptr, false);
+    json lineage = json::array();
+    for (auto& a : chain)
+      lineage.push_back({{"id", a.id}, {"template", a.template_name}, {"origin", a.origin},
+                         {"status", st->status_of(a.id)}, {"exchange_id", a.exchange_id ? json(*a.exchange_id) : json()}});
+    out["lineage"] = lineage;
+    out["exchange_id"] = c->exchange_id ? json(*c->exchange_id) : json();
+    if (exchange)
+      out["exchange"] = {{"id", exchange->id}, {"run_id", exchange->run_id}, {"turn", exchange->turn},
+                         {"provider", exchange->provider}, {"model", exchange->model},
+                         {"prompt_tokens", exchange->prompt_tokens}, {"completion_tokens", exchange->completion_tokens},
+                         {"latency_s", exchange->latency_s}, {"http_status", exchange->http_status},
+                         {"attempts", exchange->attempts}, {"finish_reason", exchange->finish_reason},
+                         {"error", exchange->error}, {"error_kind", exchange->error_kind},
+                         {"request", json::parse(exchange->request_json, nullptr, false)},
+                         {"response", exchange->response},
+                         {"outcome", json::parse(exchange->outcome_json.empty() ? "null" : exchange->outcome_json,
+                                                 nullptr, false)},
+                         {"created", exchange->created}};
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
   std::cout << fmt::format("candidate #{} — {} / {} for {}\n", c->id, c->op, c->template_name, c->arch);
   std::cout << fmt::format("status: {}   origin: {}   parent: {}   created: {}\n", st->status_of(id), c->origin,
                            c->parent ? fmt::format("#{}", *c->parent) : "-", c->created);
   std::cout << "params: " << c->params_json << "\n";
+  if (!chain.empty()) {
+    std::string line = fmt::format("lineage: #{}", c->id);
+    for (auto& a : chain)
+      line += fmt::format(" <- #{} ({}, {}, {})", a.id, a.template_name, a.origin, st->status_of(a.id));
+    std::cout << line << "\n";
+  }
+  if (!c->plan_json.empty()) std::cout << "launch plan: " << c->plan_json << "\n";
+  if (c->exchange_id && !exchange) std::cout << fmt::format("proposed by exchange #{} (not in this database)\n", *c->exchange_id);
+  if (exchange) {
+    std::cout << fmt::format("proposed by exchange #{} (run {}, turn {}): {} {}, {} prompt + {} completion tokens, "
+                             "{:.1f} s, HTTP {}, finish {}\n",
+                             exchange->id, exchange->run_id, exchange->turn, exchange->provider, exchange->model,
+                             exchange->prompt_tokens, exchange->completion_tokens, exchange->latency_s,
+                             exchange->http_status, exchange->finish_reason.empty() ? "-" : exchange->finish_reason);
+    json req = json::parse(exchange->request_json, nullptr, false);
+    if (req.is_object() && req.contains("messages") && req["messages"].is_array() && !req["messages"].empty()) {
+      std::string last = req["messages"].back().value("content", "");
+      std::cout << fmt::format("  prompt: {} message(s); the last one ({} chars) begins:\n", req["messages"].size(),
+                               last.size());
+      std::string head = last.substr(0, 600), quoted = "  | ";
+      for (char ch : head) quoted += ch == '\n' ? std::string("\n  | ") : std::string(1, ch);
+      std::cout << quoted << (last.size() > head.size() ? " ..." : "") << "\n";
+    }
+    std::cout << "--- the model's answer ---\n" << exchange->response << "\n--- end of answer (full exchange: --json) ---\n";
+  }
   if (comp)
     std::cout << fmt::format("compile: {} in {:.2f} s, {} registers, {} bytes spilled, {} bytes static smem\n",
                              comp->ok ? "ok" : "FAILED", comp->seconds, comp->registers, comp->spill_bytes, comp->smem);

@@ -8,6 +8,7 @@
 #include "agent/optimize.h"
 #include "agent/run_candidate.h"
 #include "cli/commands.h"
+#include "cli/reporting.h"
 #include "evaluator/worker.h"
 #include "search/bench.h"
 #include "search/strategy.h"
@@ -39,6 +40,18 @@ int main(int argc, char** argv) {
   o->add_option("--seeds", opt.seeds, "fresh input seeds per validation shape")->check(CLI::Range(1, 100));
   o->add_option("--max-seconds-per-shape", opt.max_seconds_per_shape, "timing cap per benchmark shape");
   o->add_flag("--quiet,-q", opt.quiet, "no progress output");
+  // Proposers and the language model (docs/llm.md); flags override TESSERA_LLM_* variables.
+  o->add_option("--proposer", opt.proposer, "who proposes candidates: search (default), llm, or hybrid (search, then the model)")
+      ->check(CLI::IsMember({"search", "llm", "hybrid"}));
+  o->add_option("--llm-provider", opt.llm.provider, "API spoken: openai (also vLLM, SGLang, llama.cpp, Ollama, NIM) or anthropic");
+  o->add_option("--llm-base-url", opt.llm.base_url, "where the API lives, e.g. http://127.0.0.1:8000/v1");
+  o->add_option("--llm-model", opt.llm.model, "model name as the server knows it");
+  o->add_option("--llm-key-env", opt.llm.key_env, "NAME of the environment variable holding the API key (never the key)");
+  o->add_option("--llm-max-calls", opt.llm.max_calls, "model calls per run (0: no cap)")->check(CLI::NonNegativeNumber);
+  o->add_option("--llm-proposals", opt.llm.proposals_per_turn, "proposals asked for per turn")->check(CLI::Range(1, 8));
+  o->add_option("--llm-template-budget", opt.llm.template_budget, "candidates the search spends on each proposed template");
+  o->add_option("--llm-replay", opt.llm.replay, "serve recorded exchanges (a --llm-record file, or a database[#RUN]) instead of calling the model");
+  o->add_option("--llm-record", opt.llm.record, "write this run's exchanges to FILE (JSON, replayable)");
 
   std::string lb_op, lb_status;
   int lb_limit = 20;
@@ -91,6 +104,30 @@ int main(int argc, char** argv) {
   sb->add_option("--cache", caches, "Kernel Tuner cache file (.json or .json.gz), repeatable")->required()->check(CLI::ExistingFile);
   sb->add_option("--repeats", repeats, "runs per strategy (different seeds)")->check(CLI::PositiveNumber);
 
+  cli::NightlyFlags nf;
+  auto* ng = app.add_subcommand("nightly", "the nightly job: re-check champions, search on, report (exit 3 regressions, 4 failures)");
+  ng->add_option("--config", nf.config, "job file (JSON; see runs/nightly/README.md)")->required()->check(CLI::ExistingFile);
+  ng->add_option("--db", nf.db, "database (overrides the job file)");
+  ng->add_option("--report-dir", nf.report_dir, "report folder (overrides the job file)");
+  ng->add_option("--gpus", nf.gpus, "GPUs: all, none or a list like 0,1 (overrides the job file)");
+  ng->add_flag("--check", nf.check, "only parse and check the job file");
+  ng->add_flag("--quiet,-q", nf.quiet, "no progress output");
+
+  std::vector<std::string> rp_ops;
+  std::string rp_out, rp_db = db, rp_title = "tessera report";
+  auto* rp = app.add_subcommand("report", "Markdown and self-contained HTML report with plots");
+  rp->add_option("operators", rp_ops, "operators (default: every operator in the database)");
+  rp->add_option("--out", rp_out, "output folder")->required();
+  rp->add_option("--db", rp_db);
+  rp->add_option("--title", rp_title);
+
+  std::string mg_out;
+  std::vector<std::string> mg_shards;
+  auto* mg = app.add_subcommand("merge", "merge database shards into one history (idempotent)");
+  mg->add_option("out", mg_out, "merged database (created if missing)")->required();
+  mg->add_option("shards", mg_shards, "shard databases")->required();
+  mg->add_flag("--json", as_json);
+
   int gpu = 0;
   auto* wk = app.add_subcommand("worker", "internal: evaluate kernels for the agent on one GPU");
   wk->add_option("--gpu", gpu);
@@ -108,6 +145,9 @@ int main(int argc, char** argv) {
     if (*tg) return cli::cmd_targets(as_json);
     if (*dr) return cli::cmd_doctor(doc_db, as_json, measure);
     if (*wk) return evaluator::worker_main(gpu);
+    if (*ng) return cli::cmd_nightly(nf);
+    if (*rp) return cli::cmd_report(rp_db, rp_ops, rp_out, rp_title);
+    if (*mg) return cli::cmd_merge(mg_out, mg_shards, as_json);
     if (*rn) {
       runo.json = as_json;
       runo.role = run_reference ? "reference" : run_baseline ? "baseline" : "candidate";

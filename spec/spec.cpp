@@ -295,6 +295,40 @@ Program program_from_json(const json& j, const fs::path& dir, bool require_sourc
   return read_program(Reader(j, "(program)", ""), dir, true, require_source);
 }
 
+void validate_program(const Operator& op, const Program& p, const std::string& where) {
+  check_program(op, p, "(program)", where);
+}
+
+json program_to_json(const Program& p, const fs::path& dir) {
+  json j = {{"name", p.name}};
+  if (!p.builtin.empty()) {
+    j["builtin"] = p.builtin;
+    return j;
+  }
+  if (!p.source.empty() && !dir.empty() && p.source.parent_path() == dir) j["source"] = p.source.filename().string();
+  if (!p.arch.empty()) j["arch"] = p.arch;
+  if (!p.params.empty()) {
+    json params = json::object();
+    for (auto& [name, values] : p.params) params[name] = values;
+    j["params"] = params;
+  }
+  if (!p.constraints.empty()) j["constraints"] = p.constraints;
+  json launch = json::array();
+  for (auto& k : p.launch)
+    launch.push_back({{"kernel", k.kernel},
+                      {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+                      {"block", {k.block[0], k.block[1], k.block[2]}},
+                      {"smem", k.smem},
+                      {"args", k.args}});
+  j["launch"] = launch;
+  if (!p.scratch.empty()) {
+    json scratch = json::array();
+    for (auto& s : p.scratch) scratch.push_back({{"name", s.name}, {"dtype", dtype_name(s.dtype)}, {"size", s.size}});
+    j["scratch"] = scratch;
+  }
+  return j;
+}
+
 const Tensor* Operator::tensor(const std::string& n) const {
   for (auto& t : tensors)
     if (t.name == n) return &t;

@@ -116,6 +116,15 @@ Operator load_operator(const std::filesystem::path& dir);
 // A launch program from JSON (same form as a template in spec.json). With
 // require_source false, "source" may be absent (a proposed kernel held in memory).
 Program program_from_json(const nlohmann::json& j, const std::filesystem::path& dir, bool require_source = false);
+// The inverse, in the same form as a template in spec.json (what a worker's
+// "candidate.program" and the store's candidates.plan hold). "source" is written
+// as a file name only when the source lies directly in `dir` (the form
+// program_from_json accepts); otherwise it is left out.
+nlohmann::json program_to_json(const Program& p, const std::filesystem::path& dir = {});
+// Checks that a program's argument names and expressions resolve against the
+// operator (what load_operator checks for its templates); throws SpecError naming
+// `where` and the launch step. For programs from outside spec.json (LLM proposals).
+void validate_program(const Operator& op, const Program& p, const std::string& where);
 
 struct SpecError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -98,6 +98,18 @@ CREATE INDEX IF NOT EXISTS evaluations_by_candidate ON evaluations(candidate_id)
 CREATE INDEX IF NOT EXISTS candidates_by_operator ON candidates(operator);
 )SQL";
 
+// Version 2: LLM exchanges, and on candidates the exchange that proposed them and
+// the launch plan of programs that are not in spec.json. Applied to a v1 database
+// in place (new table, new nullable columns); v1 readers ignore both.
+const char* kSchemaV2Exchanges = R"SQL(
+CREATE TABLE IF NOT EXISTS exchanges(
+  id INTEGER PRIMARY KEY, run_id INTEGER REFERENCES runs(id), turn INTEGER, provider TEXT, model TEXT,
+  fingerprint TEXT, request TEXT NOT NULL, response TEXT, finish_reason TEXT,
+  prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL, elapsed_s REAL,
+  http_status INTEGER, attempts INTEGER, error TEXT, error_kind TEXT, outcome TEXT, created TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS exchanges_by_run ON exchanges(run_id);
+)SQL";
+
 }  // namespace
 
 Store::Store(const std::string& path) : path_(path) {
@@ -149,6 +161,17 @@ void Store::migrate() {
   try {
     exec(kSchemaV1);
     exec("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1')");
+    if (schema_version() < 2) {
+      exec(kSchemaV2Exchanges);
+      auto has_column = [&](const char* table, const char* column) {
+        Stmt s(db_, fmt::format("SELECT 1 FROM pragma_table_info('{}') WHERE name='{}'", table, column).c_str());
+        return s.step();
+      };
+      if (!has_column("candidates", "exchange_id"))
+        exec("ALTER TABLE candidates ADD COLUMN exchange_id INTEGER REFERENCES exchanges(id)");
+      if (!has_column("candidates", "plan")) exec("ALTER TABLE candidates ADD COLUMN plan TEXT");
+      exec("UPDATE meta SET value='2' WHERE key='schema_version'");
+    }
     exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -180,9 +203,11 @@ long long Store::add_candidate(const CandidateInfo& c, const std::string& source
     src.step();
     Stmt ins(db_,
              "INSERT OR IGNORE INTO candidates(operator, template, params, source_hash, arch, origin, parent, run_id, "
-             "created) VALUES(?,?,?,?,?,?,?,?,?)");
+             "created, exchange_id, plan) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, c.op).bind(2, c.template_name).bind(3, c.params_json).bind(4, c.source_hash).bind(5, c.arch);
-    ins.bind(6, c.origin).bind(7, c.parent).bind(8, c.run_id).bind(9, now_iso());
+    ins.bind(6, c.origin).bind(7, c.parent).bind(8, c.run_id).bind(9, now_iso()).bind(10, c.exchange_id);
+    if (c.plan_json.empty()) ins.bind(11, nullptr);
+    else ins.bind(11, c.plan_json);
     ins.step();
     Stmt q(db_, "SELECT id FROM candidates WHERE operator=? AND source_hash=? AND arch=?");
     q.bind(1, c.op).bind(2, c.source_hash).bind(3, c.arch);
@@ -198,8 +223,8 @@ long long Store::add_candidate(const CandidateInfo& c, const std::string& source
 
 std::optional<CandidateInfo> Store::candidate(long long id) {
   Stmt s(db_,
-         "SELECT id, operator, template, params, source_hash, arch, origin, parent, run_id, created FROM candidates "
-         "WHERE id=?");
+         "SELECT id, operator, template, params, source_hash, arch, origin, parent, run_id, created, exchange_id, plan "
+         "FROM candidates WHERE id=?");
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
   CandidateInfo c;
@@ -213,6 +238,8 @@ std::optional<CandidateInfo> Store::candidate(long long id) {
   if (!s.is_null(7)) c.parent = s.i64(7);
   c.run_id = s.i64(8);
   c.created = s.text(9);
+  if (!s.is_null(10)) c.exchange_id = s.i64(10);
+  c.plan_json = s.text(11);
   return c;
 }
 
@@ -399,6 +426,77 @@ std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std:
     }
   }
   return out;
+}
+
+long long Store::add_exchange(const ExchangeRecord& x) {
+  Stmt s(db_,
+         "INSERT INTO exchanges(run_id, turn, provider, model, fingerprint, request, response, finish_reason, "
+         "prompt_tokens, completion_tokens, latency_s, elapsed_s, http_status, attempts, error, error_kind, outcome, "
+         "created) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  s.bind(1, x.run_id).bind(2, x.turn).bind(3, x.provider).bind(4, x.model).bind(5, x.fingerprint);
+  s.bind(6, x.request_json).bind(7, x.response).bind(8, x.finish_reason).bind(9, x.prompt_tokens);
+  s.bind(10, x.completion_tokens).bind(11, x.latency_s).bind(12, x.elapsed_s).bind(13, x.http_status);
+  s.bind(14, x.attempts).bind(15, x.error).bind(16, x.error_kind).bind(17, x.outcome_json);
+  s.bind(18, x.created.empty() ? now_iso() : x.created);
+  s.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::set_exchange_outcome(long long id, const std::string& outcome_json) {
+  Stmt s(db_, "UPDATE exchanges SET outcome=? WHERE id=?");
+  s.bind(1, outcome_json).bind(2, id);
+  s.step();
+}
+
+namespace {
+const char* kExchangeCols =
+    "id, run_id, turn, provider, model, fingerprint, request, response, finish_reason, prompt_tokens, "
+    "completion_tokens, latency_s, elapsed_s, http_status, attempts, error, error_kind, outcome, created";
+
+ExchangeRecord read_exchange(Stmt& s) {
+  ExchangeRecord x;
+  x.id = s.i64(0);
+  x.run_id = s.i64(1);
+  x.turn = static_cast<int>(s.i64(2));
+  x.provider = s.text(3);
+  x.model = s.text(4);
+  x.fingerprint = s.text(5);
+  x.request_json = s.text(6);
+  x.response = s.text(7);
+  x.finish_reason = s.text(8);
+  x.prompt_tokens = s.i64(9);
+  x.completion_tokens = s.i64(10);
+  x.latency_s = s.f64(11);
+  x.elapsed_s = s.f64(12);
+  x.http_status = static_cast<int>(s.i64(13));
+  x.attempts = static_cast<int>(s.i64(14));
+  x.error = s.text(15);
+  x.error_kind = s.text(16);
+  x.outcome_json = s.text(17);
+  x.created = s.text(18);
+  return x;
+}
+}  // namespace
+
+std::optional<ExchangeRecord> Store::exchange(long long id) {
+  Stmt s(db_, fmt::format("SELECT {} FROM exchanges WHERE id=?", kExchangeCols).c_str());
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_exchange(s);
+}
+
+std::vector<ExchangeRecord> Store::exchanges(long long run_id) {
+  Stmt s(db_, fmt::format("SELECT {} FROM exchanges WHERE run_id=? ORDER BY id", kExchangeCols).c_str());
+  s.bind(1, run_id);
+  std::vector<ExchangeRecord> out;
+  while (s.step()) out.push_back(read_exchange(s));
+  return out;
+}
+
+std::optional<long long> Store::latest_run_with_exchanges() {
+  Stmt s(db_, "SELECT run_id FROM exchanges ORDER BY id DESC LIMIT 1");
+  if (!s.step() || s.is_null(0)) return std::nullopt;
+  return s.i64(0);
 }
 
 void Store::put_ceilings(const DeviceCeilings& c) {

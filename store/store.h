@@ -1,6 +1,7 @@
 // store/store.h — tessera's history in SQLite: runs, candidates (with their
 // full sources, deduplicated by content hash), compile results, evaluations
-// per shape, device ceilings. The leaderboard, resume and show are queries.
+// per shape, device ceilings, LLM exchanges. The leaderboard, resume and show
+// are queries.
 //
 // WAL mode with a busy timeout; each evaluation is written in one transaction,
 // so a killed process loses at most the candidate in flight.
@@ -31,6 +32,24 @@ struct CandidateInfo {
   std::string op, template_name, params_json, source_hash, arch, origin, created;
   std::optional<long long> parent;
   long long run_id = 0;
+  std::optional<long long> exchange_id;  // the LLM exchange that proposed it (schema v2)
+  std::string plan_json;                 // launch plan of a program not in spec.json (schema v2)
+};
+
+// One call to a language model, successful or not (schema v2). Never holds a key:
+// what reaches the store was redacted by the client.
+struct ExchangeRecord {
+  long long id = 0, run_id = 0;
+  int turn = 0;
+  std::string provider, model, fingerprint;
+  std::string request_json;  // {"system", "messages": [{"role", "content"}]}
+  std::string response, finish_reason;
+  long long prompt_tokens = 0, completion_tokens = 0;
+  double latency_s = 0, elapsed_s = 0;
+  int http_status = 0, attempts = 0;
+  std::string error, error_kind;  // set when the call failed
+  std::string outcome_json;       // what tessera made of the answer: proposals, parse errors
+  std::string created;
 };
 
 struct CompileInfo {
@@ -100,6 +119,14 @@ class Store {
 
   // Best evaluation per candidate, ranked by geomean speedup; status filter optional.
   std::vector<LeaderboardRow> leaderboard(const std::string& op, const std::string& status_filter, int limit);
+
+  // LLM exchanges (schema v2).
+  long long add_exchange(const ExchangeRecord& x);
+  void set_exchange_outcome(long long id, const std::string& outcome_json);
+  std::optional<ExchangeRecord> exchange(long long id);
+  std::vector<ExchangeRecord> exchanges(long long run_id);
+  // The latest run that recorded exchanges (for replay from a database), if any.
+  std::optional<long long> latest_run_with_exchanges();
 
   void put_ceilings(const DeviceCeilings& c);
   std::optional<DeviceCeilings> ceilings(const std::string& name, const std::string& driver);

@@ -1,0 +1,248 @@
+// agent/proposer_llm.cpp — the LLM proposer's turn loop. A turn: ask the model
+// (system + the opening prompt + the previous answer and the feedback on it), parse
+// the answer, and for each proposal check its plan and source, write the source
+// next to the database, and have the loop compile and judge it (a template is tuned
+// by the search instead). The feedback for the next turn is the current best and
+// the new failures (refine.md), or the reasons an answer could not be read
+// (parse_error.md). Failed calls and unusable answers are recorded and the run goes
+// on, up to a limit of consecutive ones.
+#include "agent/proposer_llm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "agent/llm/proposal.h"
+#include "agent/llm/sanitize.h"
+#include "agent/llm_session.h"
+#include "agent/proposer_llm_context.h"
+#include "codegen/render.h"
+#include "evaluator/report.h"
+#include "store/store.h"
+
+namespace tessera::agent {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace st = evaluator::status;
+
+namespace {
+constexpr int kMaxConsecutiveBadTurns = 4;  // failed calls or unusable answers in a row
+constexpr size_t kMaxFailuresShown = 6;
+constexpr size_t kBestShown = 3;
+
+bool fatal(llm::LlmErrorKind k) {
+  return k == llm::LlmErrorKind::BudgetExceeded || k == llm::LlmErrorKind::ReplayExhausted ||
+         k == llm::LlmErrorKind::Config || k == llm::LlmErrorKind::MissingKey;
+}
+}  // namespace
+
+struct LlmProposer::Turn {
+  int number = 0;
+  long long exchange_id = 0;
+  llm::ParseResult parsed;
+  std::set<long long> shown;               // candidate ids the prompt named
+  std::optional<long long> default_parent; // the best shown: what a refinement starts from
+  std::vector<llm::FailureReport> failures;
+  json outcome = json::array();
+};
+
+LlmProposer::LlmProposer(std::unique_ptr<LlmSession> session, LlmOptions options, std::string proposals_dir)
+    : session_(std::move(session)), options_(std::move(options)), proposals_dir_(std::move(proposals_dir)) {}
+
+LlmProposer::~LlmProposer() = default;
+
+std::unique_ptr<LlmProposer> LlmProposer::create(const LlmOptions& options, const std::string& db_path,
+                                                 std::string* err) {
+  auto session = LlmSession::create(options, err);
+  if (!session) return nullptr;
+  fs::path dir = fs::absolute(fs::path(db_path)).parent_path() / "proposals";
+  return std::unique_ptr<LlmProposer>(new LlmProposer(std::move(session), options, dir.string()));
+}
+
+std::string LlmProposer::describe() const { return session_->describe(); }
+
+std::string LlmProposer::summary() const {
+  return fmt::format("LLM ({}): {}; {} kernel{} and {} template{} proposed, {} unusable answer{}, {} failed call{}{}",
+                     session_->describe(), session_->usage(), kernels_, kernels_ == 1 ? "" : "s", templates_,
+                     templates_ == 1 ? "" : "s", unusable_answers_, unusable_answers_ == 1 ? "" : "s", failed_calls_,
+                     failed_calls_ == 1 ? "" : "s", stop_reason_.empty() ? "" : "; stopped: " + stop_reason_);
+}
+
+void LlmProposer::evaluate_proposals(Loop& loop, const spec::Operator& op, Turn& turn, size_t budget_left) {
+  size_t used = 0;
+  auto check_options = static_check_options(op);
+  for (size_t k = 0; k < turn.parsed.proposals.size() && used < budget_left && loop.seconds_left() > 0; ++k) {
+    const llm::Proposal& p = turn.parsed.proposals[k];
+    bool is_template = p.kind == llm::ProposalKind::Template;
+    (is_template ? templates_ : kernels_)++;
+    std::string name = safe_name(p.name, fmt::format("turn{}-{}", turn.number, k + 1));
+    Lineage lin;
+    lin.origin = is_template ? "llm-template:" + loop.strategy() : "llm";
+    lin.parent = parent_named_in(p.rationale, turn.shown);
+    if (!lin.parent) lin.parent = turn.default_parent;
+    if (turn.exchange_id > 0) lin.exchange_id = turn.exchange_id;
+    json plan = p.plan_json();
+    // The plan travels in the file's first line, so that one source with two
+    // plans is two candidates (and the same pair proposed again is one);
+    // #line keeps the compiler's line numbers the model's.
+    std::string text = fmt::format("// tessera: LLM proposal, launch plan {}\n#line 1\n",
+                                   plan.dump(-1, ' ', false, json::error_handler_t::replace)) +
+                       p.source;
+    json rec = {{"name", name}, {"kind", is_template ? "template" : "kernel"},
+                {"parent", lin.parent ? json(*lin.parent) : json()}};
+    auto fail = [&](const Judged& j, const std::string& label) {
+      turn.failures.push_back({candidate_ref(j.id), label, failure_stage(j.status), j.message});
+    };
+    auto violations = llm::check_source(p.source, check_options);
+    spec::Program prog;
+    std::string plan_error;
+    try {
+      json pj = plan;
+      pj["name"] = name;
+      prog = spec::program_from_json(pj, op.dir);
+      spec::validate_program(op, prog, name);
+    } catch (const std::exception& e) {
+      plan_error = e.what();
+    }
+    if (!violations.empty() || !plan_error.empty()) {
+      std::string msg = violations.empty() ? "" : llm::format_violations(violations);
+      if (!plan_error.empty()) msg += (msg.empty() ? "" : "\n") + ("launch plan: " + plan_error);
+      Judged j = loop.reject(name, text, plan.dump(), lin, st::rejected_static, msg);
+      fail(j, name);
+      rec["candidates"] = {j.id};
+      rec["status"] = j.status;
+      turn.outcome.push_back(rec);
+      ++used;
+      continue;
+    }
+    fs::path file = fs::path(proposals_dir_) / (codegen::content_hash(text) + ".cu");
+    std::error_code ec;
+    fs::create_directories(file.parent_path(), ec);
+    if (!fs::exists(file)) std::ofstream(file, std::ios::binary) << text;
+    prog.source = file;
+    std::vector<Judged> results;
+    if (!is_template) {
+      results = loop.evaluate(prog, {search::Config{}}, lin);
+    } else {
+      size_t share = options_.template_budget > 0 ? options_.template_budget
+                                                  : std::max<size_t>(4, (budget_left - used) / 3);
+      share = std::min(share, budget_left - used);
+      try {
+        results = loop.tune(prog, share, lin);
+      } catch (const std::exception& e) {
+        turn.failures.push_back({"", name, "parse", fmt::format("the parameter space cannot be searched: {}", e.what())});
+      }
+      if (results.empty() && turn.failures.empty())
+        turn.failures.push_back({"", name, "parse", "the parameter space has no configuration that meets the constraints"});
+    }
+    used += results.size();
+    json ids = json::array();
+    std::set<std::string> reported;
+    for (auto& j : results) {
+      ids.push_back(j.id);
+      // One failure per distinct status of a tuned template is enough for the model.
+      if (is_failure(j.status) && reported.insert(j.status).second) fail(j, name);
+    }
+    rec["candidates"] = ids;
+    if (!results.empty()) rec["status"] = results.front().status;
+    turn.outcome.push_back(rec);
+  }
+}
+
+void LlmProposer::run(Loop& loop, const spec::Operator& op, store::Store& db, size_t budget, bool allow_templates) {
+  session_->attach(db, loop.run_id());
+  llm::PromptTemplates templates;
+  try {
+    templates = llm::PromptTemplates::load();
+  } catch (const llm::LlmError& e) {
+    stop_reason_ = e.what();
+    std::cerr << "tessera: " << e.what() << "\n";
+    return;
+  }
+  const size_t start = loop.evaluated();
+  auto left = [&] { return budget > loop.evaluated() - start ? budget - (loop.evaluated() - start) : 0; };
+  llm::PromptContext ctx = base_context(op, loop, options_.proposals_per_turn, allow_templates ? "either" : "kernel");
+  ctx.best = best_reports(db, op, loop, kBestShown);
+  llm::Conversation opening = llm::build_propose_conversation(templates, ctx);
+  std::vector<llm::Message> tail;  // the previous answer and the feedback on it
+  std::vector<llm::FailureReport> recent;
+  auto shown_ids = [&] {
+    std::set<long long> ids;
+    for (auto& c : ctx.best) ids.insert(std::stoll(c.id.substr(1)));
+    for (auto& f : ctx.failures)
+      if (!f.id.empty()) ids.insert(std::stoll(f.id.substr(1)));
+    return ids;
+  };
+  std::set<long long> shown = shown_ids();
+  std::optional<long long> best_shown =
+      ctx.best.empty() ? std::nullopt : std::optional<long long>(std::stoll(ctx.best[0].id.substr(1)));
+  int bad_in_a_row = 0;
+  for (int number = 1; left() > 0 && loop.seconds_left() > 0; ++number) {
+    llm::Conversation conv = opening;
+    conv.messages.insert(conv.messages.end(), tail.begin(), tail.end());
+    auto answer = session_->ask(conv, number);
+    if (!answer.ok) {
+      if (answer.error_kind && fatal(*answer.error_kind)) {
+        if (!options_.quiet) std::cerr << fmt::format("llm: stopping: {}\n", answer.error);
+        stop_reason_ = answer.error;
+        break;
+      }
+      ++failed_calls_;
+      if (!options_.quiet) std::cerr << fmt::format("llm: turn {}: the call failed: {}\n", number, answer.error);
+      if (++bad_in_a_row >= kMaxConsecutiveBadTurns) {
+        stop_reason_ = fmt::format("{} failed calls or unusable answers in a row; last: {}", bad_in_a_row, answer.error);
+        break;
+      }
+      continue;  // the same conversation again
+    }
+    Turn turn;
+    turn.number = number;
+    turn.exchange_id = answer.exchange_id;
+    turn.shown = shown;
+    turn.default_parent = best_shown;
+    llm::ParseOptions po;
+    po.max_proposals = static_cast<size_t>(std::max(1, options_.proposals_per_turn * 2));
+    po.finish_reason = answer.reply.finish_reason;
+    turn.parsed = llm::parse_proposals(answer.reply.text, po);
+    if (turn.parsed.proposals.empty()) {
+      ++unusable_answers_;
+      session_->set_outcome(answer.exchange_id, {{"proposals", json::array()}, {"parse_errors", turn.parsed.errors}});
+      if (!options_.quiet)
+        std::cerr << fmt::format("llm: turn {}: no usable proposal in the answer ({})\n", number,
+                                 turn.parsed.errors.empty() ? "?" : turn.parsed.errors.front().substr(0, 120));
+      tail = {{llm::Role::Assistant, answer.reply.text},
+              {llm::Role::User, llm::render_parse_feedback(templates, turn.parsed.errors)}};
+      if (++bad_in_a_row >= kMaxConsecutiveBadTurns) {
+        stop_reason_ = fmt::format("{} failed calls or unusable answers in a row", bad_in_a_row);
+        break;
+      }
+      continue;
+    }
+    bad_in_a_row = 0;
+    if (!options_.quiet)
+      std::cerr << fmt::format("llm: turn {}: {} proposal{}{}\n", number, turn.parsed.proposals.size(),
+                               turn.parsed.proposals.size() == 1 ? "" : "s",
+                               turn.parsed.errors.empty() ? "" : fmt::format(", {} unreadable", turn.parsed.errors.size()));
+    evaluate_proposals(loop, op, turn, left());
+    if (!turn.parsed.errors.empty()) {
+      std::string all;
+      for (auto& e : turn.parsed.errors) all += e + "\n";
+      turn.failures.push_back({"", fmt::format("part of your answer of turn {}", number), "parse", all});
+    }
+    session_->set_outcome(answer.exchange_id, {{"proposals", turn.outcome}, {"parse_errors", turn.parsed.errors}});
+    // Feedback: the new failures first, then older ones; the best as they stand now.
+    recent.insert(recent.begin(), turn.failures.begin(), turn.failures.end());
+    if (recent.size() > kMaxFailuresShown) recent.resize(kMaxFailuresShown);
+    ctx.best = best_reports(db, op, loop, kBestShown);
+    ctx.failures = recent;
+    shown = shown_ids();
+    best_shown = ctx.best.empty() ? std::nullopt : std::optional<long long>(std::stoll(ctx.best[0].id.substr(1)));
+    tail = {{llm::Role::Assistant, answer.reply.text}, {llm::Role::User, llm::render_refine_message(templates, ctx)}};
+  }
+}
+
+}  // namespace tessera::agent

@@ -1,0 +1,227 @@
+// agent/recheck.cpp — the nightly re-check: picks the champion and the top N,
+// has them judged again (detail::rejudge_stored, in optimize.cpp), and compares
+// each new figure with the stored one under the noise model of recheck.h.
+#include "agent/recheck.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::agent {
+
+using nlohmann::json;
+
+double relative_noise(double median_ms, double p90_ms, int samples) {
+  if (samples <= 1 || median_ms <= 0 || p90_ms <= median_ms) return 0;
+  double sigma = (p90_ms - median_ms) / 1.2816;  // p90 of a normal distribution
+  double se = 1.2533 * sigma / std::sqrt(static_cast<double>(samples));  // standard error of a median
+  return se / median_ms;
+}
+
+Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvaluation& now, const NoiseModel& noise) {
+  Recheck r;
+  r.candidate_id = now.info.candidate_id;
+  r.device = now.info.device;
+  r.status_before = stored.info.status;
+  r.status_now = now.info.status;
+  r.speedup_before = stored.info.geomean_speedup;
+  r.speedup_now = now.info.geomean_speedup;
+  r.stored_evaluation = stored.id;
+  r.new_evaluation = now.id;
+  std::map<std::string, const store::ShapeRow*> old;
+  for (auto& s : stored.info.shapes) old[s.shape] = &s;
+  double log_sum = 0;
+  bool slower = false, faster = false;
+  for (auto& n : now.info.shapes) {
+    auto it = old.find(n.shape);
+    if (it == old.end() || it->second->cand_median_ms <= 0 || n.cand_median_ms <= 0) continue;
+    const auto& o = *it->second;
+    ShapeChange c;
+    c.shape = n.shape;
+    c.old_ms = o.cand_median_ms;
+    c.new_ms = n.cand_median_ms;
+    c.old_samples = o.cand_samples;
+    c.new_samples = n.cand_samples;
+    c.ratio = c.new_ms / c.old_ms;
+    double se_o = relative_noise(o.cand_median_ms, o.cand_p90_ms, o.cand_samples);
+    double se_n = relative_noise(n.cand_median_ms, n.cand_p90_ms, n.cand_samples);
+    c.tolerance = std::max(noise.threshold, noise.z * std::sqrt(se_o * se_o + se_n * se_n));
+    c.slower = c.ratio - 1 > c.tolerance;
+    c.faster = 1 / c.ratio - 1 > c.tolerance;
+    slower |= c.slower;
+    faster |= c.faster;
+    log_sum += std::log(c.ratio);
+    r.shapes.push_back(c);
+  }
+  if (r.shapes.empty()) {
+    r.verdict = "first_figure";
+    r.note = "no benchmark shape in common with the stored figure (the spec changed?)";
+    return r;
+  }
+  r.time_ratio = std::exp(log_sum / static_cast<double>(r.shapes.size()));
+  r.verdict = slower ? "slower" : faster ? "faster" : "unchanged";
+  if (slower) {
+    std::string worst;
+    double wr = 0;
+    for (auto& c : r.shapes)
+      if (c.slower && c.ratio > wr) wr = c.ratio, worst = c.shape;
+    r.note = fmt::format("{}: {:.1f}% slower (tolerance {:.1f}%)", worst, (wr - 1) * 100,
+                         100 * std::find_if(r.shapes.begin(), r.shapes.end(), [&](auto& c) { return c.shape == worst; })->tolerance);
+  }
+  return r;
+}
+
+bool RecheckResult::regressed() const {
+  for (auto& i : items)
+    if (i.regression) return true;
+  return false;
+}
+
+std::vector<Recheck> verdicts_of_run(store::Store& db, const store::RunRow& run) {
+  json s;
+  try {
+    s = json::parse(run.settings.empty() ? "{}" : run.settings);
+  } catch (json::exception&) {
+    return {};
+  }
+  if (!s.is_object() || s.value("kind", "") != "recheck") return {};
+  NoiseModel nm;
+  if (s.contains("noise")) {
+    nm.threshold = s["noise"].value("threshold", nm.threshold);
+    nm.z = s["noise"].value("z", nm.z);
+  }
+  std::map<long long, json> outcomes;
+  for (auto& x : s.value("outcomes", json::array())) outcomes[x.value("id", 0LL)] = x;
+  std::map<long long, store::StoredEvaluation> evals;
+  for (auto& e : store::evaluations_of_run(db, run.id)) evals[e.info.candidate_id] = e;
+  std::vector<Recheck> out;
+  for (auto& c : s.value("candidates", json::array())) {
+    long long id = c.value("id", 0LL);
+    int rank = c.value("rank", 0);
+    Recheck r;
+    if (auto it = evals.find(id); it != evals.end()) {
+      auto& now = it->second;
+      auto stored = store::previous_ok(db, id, now.info.device, now.id);
+      if (now.info.status == "ok" && stored) {
+        r = compare(*stored, now, nm);
+      } else {
+        r.device = now.info.device;
+        r.status_now = now.info.status;
+        r.speedup_now = now.info.geomean_speedup;
+        r.new_evaluation = now.id;
+        if (stored) {
+          r.status_before = stored->info.status;
+          r.speedup_before = stored->info.geomean_speedup;
+          r.stored_evaluation = stored->id;
+        }
+        if (now.info.status == "ok") {
+          r.verdict = "first_figure";
+          r.note = fmt::format("no stored figure on {} to compare with", now.info.device);
+        } else {
+          r.verdict = "failed";
+          r.note = now.info.status + (now.info.message.empty() ? "" : ": " + now.info.message.substr(0, 300));
+        }
+      }
+    } else if (auto ot = outcomes.find(id); ot != outcomes.end()) {
+      std::string st = ot->second.value("status", "");
+      r.status_now = st;
+      r.note = ot->second.value("note", "");
+      r.verdict = st == "compiled" ? "compiles" : st == "compile_error" ? "no_longer_compiles" : "skipped";
+      if (st == "compiled" && r.note.empty()) r.note = "compiled again, not timed (no GPU)";
+      r.status_before = "ok";
+    } else {
+      r.verdict = "skipped";
+      r.note = "not judged (the run was interrupted?)";
+    }
+    r.candidate_id = id;
+    r.rank = rank;
+    r.champion = rank == 1;
+    r.regression = r.champion && (r.verdict == "slower" || r.verdict == "failed" || r.verdict == "no_longer_compiles");
+    out.push_back(r);
+  }
+  return out;
+}
+
+RecheckResult recheck(const RecheckOptions& o) {
+  RecheckResult res;
+  std::vector<std::string> models;
+  {
+    store::Store db(o.db);
+    models = store::devices_of(db, o.op);
+  }
+  if (models.empty()) {
+    res.skipped = fmt::format("no timed candidate of {} in the database: nothing to re-check", o.op);
+    return res;
+  }
+  OptimizeOptions oo;
+  oo.op = o.op;
+  oo.db = o.db;
+  oo.gpus = o.gpus;
+  oo.arch = o.arch;
+  oo.seed = o.seed;
+  oo.quiet = o.quiet;
+  oo.budget = static_cast<size_t>(std::max(1, o.top));
+  oo.strategy = "recheck";
+  store::Store db(o.db);
+  json settings = {{"kind", "recheck"},
+                   {"seed", o.seed},
+                   {"gpus", o.gpus},
+                   {"top", o.top},
+                   {"noise", {{"threshold", o.noise.threshold}, {"z", o.noise.z}}}};
+  auto save = [&](long long run_id) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db.raw(), "UPDATE runs SET proposer='recheck', settings=? WHERE id=?", -1, &st, nullptr);
+    std::string text = settings.dump();
+    sqlite3_bind_text(st, 1, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, run_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) throw store::StoreError(fmt::format("cannot record the re-check: {}", sqlite3_errmsg(db.raw())));
+  };
+  auto choose = [&](long long run_id, const std::string& device) {
+    // Ranked on this GPU model; on another (the latest timed) when it has no figures yet or there is no GPU.
+    std::string ranked_on = device;
+    auto rows = device == "(no GPU)" ? std::vector<store::LeaderboardRow>{}
+                                     : store::timed_leaderboard(db, o.op, device, o.top);
+    if (rows.empty() || rows[0].status != "ok") {
+      ranked_on = models[0];
+      rows = store::timed_leaderboard(db, o.op, ranked_on, o.top);
+    }
+    std::vector<long long> ids;
+    json cands = json::array();
+    for (auto& r : rows) {
+      if (r.status != "ok") break;
+      ids.push_back(r.candidate_id);
+      cands.push_back({{"id", r.candidate_id}, {"rank", static_cast<int>(ids.size())}, {"speedup", r.geomean_speedup}});
+    }
+    settings["ranked_on"] = ranked_on;
+    settings["candidates"] = cands;
+    save(run_id);
+    return ids;
+  };
+  detail::RejudgeRun run;
+  std::string err;
+  int rc = detail::rejudge_stored(oo, choose, &run, &err);
+  if (rc != 0) {
+    res.code = rc;
+    res.error = err;
+    return res;
+  }
+  res.run_id = run.run_id;
+  res.device = run.device;
+  json outs = json::array();
+  for (auto& i : run.items) outs.push_back({{"id", i.candidate_id}, {"status", i.status}, {"note", i.note.substr(0, 500)}});
+  settings["outcomes"] = outs;
+  save(run.run_id);
+  if (!run.no_gpu_reason.empty())
+    res.skipped = fmt::format("re-timing and re-validation skipped ({}): {} stored source(s) compiled again only",
+                              run.no_gpu_reason, run.items.size());
+  for (auto& r : store::runs_of(db, o.op))
+    if (r.id == run.run_id) res.items = verdicts_of_run(db, r);
+  return res;
+}
+
+}  // namespace tessera::agent
