@@ -16,7 +16,11 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "agent/recheck.h"
@@ -47,6 +51,7 @@ struct Worker {
   std::unique_ptr<evaluator::WorkerClient> client;
   json device;
   double busy_s = 0;
+  double waiting_s = 0;  // idle while every candidate in hand was still compiling
   int evaluated = 0;
 };
 
@@ -95,7 +100,17 @@ class Session final : public Loop {
     std::string cubin_path;
     size_t slot;
   };
-  void judge_on_workers(const spec::Program& tpl, std::vector<Pending>& work, std::vector<search::Outcome>& out);
+  // Compiled candidates waiting for a worker; `producing` counts compiles not yet finished.
+  struct WorkQueue {
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<Pending> items;
+    size_t producing = 0;
+  };
+  std::optional<Pending> after_compile(long long id, size_t i, const codegen::CompileResult& r,
+                                       const std::map<std::string, long long>& params, const std::string& device,
+                                       std::vector<search::Outcome>& out);
+  void judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out);
   search::Outcome record_report(long long id, const json& reply_or_error, Worker& w, bool* retry_impossible);
   void progress(long long id, const std::string& status, double speedup, const std::string& note);
   double timeout_for_next() const;
@@ -320,55 +335,95 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
     reqs.push_back({src, fmt::format("{}_{}.cu", op_.name, tpl.name), arch_, includes_, {}});
     to_compile.push_back({i, ids[i]});
   }
-  auto results = compiler_.compile_many(reqs);
-  std::vector<Pending> work;
-  for (size_t k = 0; k < results.size(); ++k) {
-    auto [i, id] = to_compile[k];
-    auto& r = results[k];
-    store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
-    for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
-    db_.add_compile(id, ci);
-    auto record = [&](const char* status, const std::string& msg) {
-      store::EvaluationInfo e;
-      e.candidate_id = id;
-      e.run_id = run_id_;
-      e.device = device;
-      e.status = status;
-      e.message = msg;
-      e.spec_hash = spec_hash_;
-      db_.add_evaluation(e);
-      out[i] = {false, 0, status, r.seconds};
-      progress(id, status, 0, msg);
-    };
-    if (!r.ok) {
-      record(st::compile_error, r.log.substr(0, 2000));
-      continue;
+  // Compile on every core and judge as the cubins arrive: the GPUs start on
+  // the first variant while the rest still compile (the pipeline of issue 4).
+  WorkQueue queue;
+  queue.producing = reqs.size();
+  std::atomic<size_t> next{0};
+  auto compile_loop = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < reqs.size();) {
+      auto [i, id] = to_compile[k];
+      std::optional<Pending> ready;
+      try {
+        codegen::CompileResult r = compiler_.compile(reqs[k]);
+        ready = after_compile(id, i, r, params[i], device, out);
+      } catch (std::exception& e) {  // never let one candidate take the pool down
+        out[i] = {false, 0, st::compile_error, 0};
+        progress(id, st::compile_error, 0, e.what());
+      }
+      {
+        std::lock_guard<std::mutex> l(queue.m);
+        if (ready) queue.items.push_back(*ready);
+        --queue.producing;
+      }
+      queue.cv.notify_all();
     }
-    if (r.spills()) {
-      record(st::resource_limit, fmt::format("spills {} bytes to local memory", ci.spill_bytes));
-      continue;
-    }
-    if (workers_.empty()) {
-      record(st::compiled, "");
-      continue;
-    }
-    work.push_back({id, params[i], (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i});
-  }
-  if (!work.empty()) judge_on_workers(tpl, work, out);
+  };
+  unsigned compilers = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(reqs.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < compilers && !reqs.empty(); ++t) pool.emplace_back(compile_loop);
+  if (!workers_.empty()) judge_on_workers(tpl, queue, out);
+  for (auto& t : pool) t.join();
   if (ids_out) *ids_out = ids;
   return out;
 }
 
-void Session::judge_on_workers(const spec::Program& tpl, std::vector<Pending>& work, std::vector<search::Outcome>& out) {
-  std::mutex qmu;
-  size_t next = 0;
+std::optional<Session::Pending> Session::after_compile(long long id, size_t i, const codegen::CompileResult& r,
+                                                       const std::map<std::string, long long>& params,
+                                                       const std::string& device, std::vector<search::Outcome>& out) {
+  store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
+  for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
+  db_.add_compile(id, ci);
+  auto record = [&](const char* status, const std::string& msg) {
+    // A candidate already judged on a GPU keeps that verdict as its latest:
+    // compiling it again without a GPU adds no 'compiled' row over it.
+    if (std::string(status) == st::compiled) {
+      std::string prev = db_.status_of(id);
+      if (prev != "compiled" && prev != "proposed" && prev != st::compile_error) {
+        out[i] = {false, 0, status, r.seconds};
+        progress(id, status, 0, "judged before; not re-timed without a GPU");
+        return;
+      }
+    }
+    store::EvaluationInfo e;
+    e.candidate_id = id;
+    e.run_id = run_id_;
+    e.device = device;
+    e.host = store::hostname();
+    e.status = status;
+    e.message = msg;
+    e.spec_hash = spec_hash_;
+    db_.add_evaluation(e);
+    out[i] = {false, 0, status, r.seconds};
+    progress(id, status, 0, msg);
+  };
+  if (!r.ok) {
+    record(st::compile_error, r.log.substr(0, 2000));
+    return std::nullopt;
+  }
+  if (r.spills()) {
+    record(st::resource_limit, fmt::format("spills {} bytes to local memory", ci.spill_bytes));
+    return std::nullopt;
+  }
+  if (workers_.empty()) {
+    record(st::compiled, "");
+    return std::nullopt;
+  }
+  return Pending{id, params, (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i};
+}
+
+void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out) {
   auto loop = [&](Worker& w) {
     while (true) {
       Pending p;
       {
-        std::lock_guard<std::mutex> l(qmu);
-        if (next >= work.size()) return;
-        p = work[next++];
+        std::unique_lock<std::mutex> l(queue.m);
+        auto idle_from = Clock::now();
+        queue.cv.wait(l, [&] { return !queue.items.empty() || queue.producing == 0; });
+        w.waiting_s += std::chrono::duration<double>(Clock::now() - idle_from).count();
+        if (queue.items.empty()) return;
+        p = queue.items.front();
+        queue.items.pop_front();
       }
       evaluator::JudgeSettings js;
       js.seeds = o_.seeds;
@@ -571,9 +626,10 @@ int Session::finish() {
     return 0;
   }
   for (auto& w : workers_)
-    std::cout << fmt::format("GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, {} worker restarts\n",
-                             w->client->gpu(), w->device.value("name", ""), w->evaluated,
-                             100.0 * w->busy_s / std::max(wall, 1e-9), w->client->restarts());
+    std::cout << fmt::format(
+        "GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, waited {:.1f} s for the compiler, {} worker restarts\n",
+        w->client->gpu(), w->device.value("name", ""), w->evaluated, 100.0 * w->busy_s / std::max(wall, 1e-9),
+        w->waiting_s, w->client->restarts());
   if (best_id_) std::cout << fmt::format("best: candidate #{} at {:.3f}x the baseline (geomean)\n", best_id_, best_);
   else std::cout << "no candidate passed validation\n";
   return 0;
@@ -700,7 +756,9 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
     work[tpls[i]].push_back({ids[i], params[i], (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i});
   }
   for (auto& [tpl, pending] : work) {
-    judge_on_workers(*tpl, pending, out);
+    WorkQueue queue;  // everything is compiled already: the queue is full and closed
+    queue.items.assign(pending.begin(), pending.end());
+    judge_on_workers(*tpl, queue, out);
     for (auto& p : pending) res->items[p.slot].status = out[p.slot].ok ? std::string(st::ok) : out[p.slot].failure;
   }
   double wall = std::chrono::duration<double>(Clock::now() - t0_).count();

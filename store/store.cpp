@@ -143,6 +143,7 @@ Store::~Store() {
 }
 
 void Store::exec(const std::string& sql) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   char* err = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string m = err ? err : "unknown";
@@ -152,11 +153,13 @@ void Store::exec(const std::string& sql) {
 }
 
 int Store::schema_version() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_, "SELECT value FROM meta WHERE key='schema_version'");
   return s.step() ? std::stoi(s.text(0)) : 0;
 }
 
 void Store::migrate() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");
   try {
     exec(kSchemaV1);
@@ -180,6 +183,7 @@ void Store::migrate() {
 }
 
 long long Store::begin_run(const RunInfo& r) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_,
          "INSERT INTO runs(operator, started, strategy, proposer, arch, device, host, budget, settings, status) "
          "VALUES(?,?,?,?,?,?,?,?,?,'running')");
@@ -190,12 +194,14 @@ long long Store::begin_run(const RunInfo& r) {
 }
 
 void Store::finish_run(long long run_id, const std::string& status, double busy) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_, "UPDATE runs SET finished=?, status=?, gpu_busy_fraction=? WHERE id=?");
   s.bind(1, now_iso()).bind(2, status).bind(3, busy).bind(4, run_id);
   s.step();
 }
 
 long long Store::add_candidate(const CandidateInfo& c, const std::string& source) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");
   try {
     Stmt src(db_, "INSERT OR IGNORE INTO sources(hash, text) VALUES(?, ?)");
@@ -222,6 +228,7 @@ long long Store::add_candidate(const CandidateInfo& c, const std::string& source
 }
 
 std::optional<CandidateInfo> Store::candidate(long long id) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_,
          "SELECT id, operator, template, params, source_hash, arch, origin, parent, run_id, created, exchange_id, plan "
          "FROM candidates WHERE id=?");
@@ -244,6 +251,7 @@ std::optional<CandidateInfo> Store::candidate(long long id) {
 }
 
 std::optional<std::string> Store::source(const std::string& hash) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_, "SELECT text FROM sources WHERE hash=?");
   s.bind(1, hash);
   if (!s.step()) return std::nullopt;
@@ -251,6 +259,7 @@ std::optional<std::string> Store::source(const std::string& hash) {
 }
 
 void Store::add_compile(long long cid, const CompileInfo& c) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_,
          "INSERT INTO compiles(candidate_id, ok, seconds, log, registers, spill_bytes, smem, cache_key, created) "
          "VALUES(?,?,?,?,?,?,?,?,?)");
@@ -260,6 +269,7 @@ void Store::add_compile(long long cid, const CompileInfo& c) {
 }
 
 std::optional<CompileInfo> Store::last_compile(long long cid) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_,
          "SELECT ok, seconds, log, registers, spill_bytes, smem, cache_key FROM compiles WHERE candidate_id=? ORDER BY "
          "id DESC LIMIT 1");
@@ -277,6 +287,7 @@ std::optional<CompileInfo> Store::last_compile(long long cid) {
 }
 
 long long Store::add_evaluation(const EvaluationInfo& e) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");
   try {
     Stmt s(db_,
@@ -354,6 +365,7 @@ EvaluationInfo read_eval(sqlite3* db, Stmt& s) {
 
 std::optional<EvaluationInfo> Store::last_evaluation(long long cid, const std::string& device,
                                                      const std::string& spec_hash) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   std::string sql = fmt::format(
       "SELECT {} FROM evaluations WHERE candidate_id=? AND device=? AND spec_hash=? ORDER BY id DESC LIMIT 1", kEvalCols);
   Stmt s(db_, sql.c_str());
@@ -363,6 +375,7 @@ std::optional<EvaluationInfo> Store::last_evaluation(long long cid, const std::s
 }
 
 std::vector<EvaluationInfo> Store::evaluations(long long cid) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   std::string sql = fmt::format("SELECT {} FROM evaluations WHERE candidate_id=? ORDER BY id", kEvalCols);
   Stmt s(db_, sql.c_str());
   s.bind(1, cid);
@@ -372,6 +385,7 @@ std::vector<EvaluationInfo> Store::evaluations(long long cid) {
 }
 
 std::string Store::status_of(long long cid) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_, "SELECT status FROM evaluations WHERE candidate_id=? ORDER BY id DESC LIMIT 1");
   s.bind(1, cid);
   if (s.step()) return s.text(0);
@@ -381,6 +395,7 @@ std::string Store::status_of(long long cid) {
 }
 
 std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std::string& status_filter, int limit) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   // The latest evaluation of each candidate; ranked by speedup among those timed.
   std::string sql = fmt::format(
       "SELECT c.id, c.template, c.params, e.status, e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2, "
@@ -429,6 +444,7 @@ std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std:
 }
 
 long long Store::add_exchange(const ExchangeRecord& x) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_,
          "INSERT INTO exchanges(run_id, turn, provider, model, fingerprint, request, response, finish_reason, "
          "prompt_tokens, completion_tokens, latency_s, elapsed_s, http_status, attempts, error, error_kind, outcome, "
@@ -443,6 +459,7 @@ long long Store::add_exchange(const ExchangeRecord& x) {
 }
 
 void Store::set_exchange_outcome(long long id, const std::string& outcome_json) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_, "UPDATE exchanges SET outcome=? WHERE id=?");
   s.bind(1, outcome_json).bind(2, id);
   s.step();
@@ -479,6 +496,7 @@ ExchangeRecord read_exchange(Stmt& s) {
 }  // namespace
 
 std::optional<ExchangeRecord> Store::exchange(long long id) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_, fmt::format("SELECT {} FROM exchanges WHERE id=?", kExchangeCols).c_str());
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
@@ -486,6 +504,7 @@ std::optional<ExchangeRecord> Store::exchange(long long id) {
 }
 
 std::vector<ExchangeRecord> Store::exchanges(long long run_id) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_, fmt::format("SELECT {} FROM exchanges WHERE run_id=? ORDER BY id", kExchangeCols).c_str());
   s.bind(1, run_id);
   std::vector<ExchangeRecord> out;
@@ -494,12 +513,14 @@ std::vector<ExchangeRecord> Store::exchanges(long long run_id) {
 }
 
 std::optional<long long> Store::latest_run_with_exchanges() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_, "SELECT run_id FROM exchanges ORDER BY id DESC LIMIT 1");
   if (!s.step() || s.is_null(0)) return std::nullopt;
   return s.i64(0);
 }
 
 void Store::put_ceilings(const DeviceCeilings& c) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_,
          "INSERT OR REPLACE INTO devices(name, driver, host, measured, copy_bytes_per_s, bf16_flops_per_s) "
          "VALUES(?,?,?,?,?,?)");
@@ -509,6 +530,7 @@ void Store::put_ceilings(const DeviceCeilings& c) {
 }
 
 std::optional<DeviceCeilings> Store::ceilings(const std::string& name, const std::string& driver) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   Stmt s(db_,
          "SELECT name, driver, host, measured, copy_bytes_per_s, bf16_flops_per_s FROM devices WHERE name=? AND driver=?");
   s.bind(1, name).bind(2, driver);

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,6 +139,9 @@ class Store {
   void exec(const std::string& sql);
   void migrate();
   sqlite3* db_ = nullptr;
+  // One connection shared by the agent's threads (one per GPU worker, and the
+  // compile pool): every public call holds this, so transactions never interleave.
+  mutable std::recursive_mutex mu_;
   std::string path_;
 };
 
