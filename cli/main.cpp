@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "agent/optimize.h"
+#include "agent/recorded.h"
 #include "agent/run_candidate.h"
 #include "cli/commands.h"
 #include "cli/reporting.h"
@@ -100,8 +101,16 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> caches;
   int repeats = 20;
-  auto* sb = app.add_subcommand("search-bench", "score every search strategy on recorded tuning data (Kernel Tuner caches)");
-  sb->add_option("--cache", caches, "Kernel Tuner cache file (.json or .json.gz), repeatable")->required()->check(CLI::ExistingFile);
+  std::string sb_db, sb_op, sb_tpl;
+  auto* sb = app.add_subcommand("search-bench",
+                                "score every search strategy on recorded tuning data: Kernel Tuner caches, or "
+                                "tessera's own history (--db with --operator)");
+  auto* sb_cache = sb->add_option("--cache", caches, "Kernel Tuner cache file (.json or .json.gz), repeatable")
+                       ->check(CLI::ExistingFile);
+  auto* sb_dbo = sb->add_option("--db", sb_db, "a tessera database, e.g. runs/recorded/h200-2026-11-30.db");
+  sb->add_option("--operator", sb_op, "with --db: the operator whose recorded runs to replay");
+  sb->add_option("--template", sb_tpl, "with --db: only this template");
+  sb_cache->excludes(sb_dbo);
   sb->add_option("--repeats", repeats, "runs per strategy (different seeds)")->check(CLI::PositiveNumber);
 
   cli::NightlyFlags nf;
@@ -157,7 +166,20 @@ int main(int argc, char** argv) {
       }
       return agent::run_candidate(runo);
     }
-    if (*sb) return search::search_bench_main(caches, repeats, std::cout);
+    if (*sb) {
+      if (!sb_db.empty()) {
+        if (sb_op.empty()) {
+          std::cerr << "tessera search-bench: --db needs --operator\n";
+          return 2;
+        }
+        return agent::search_bench_recorded(sb_db, sb_op, sb_tpl, repeats, std::cout);
+      }
+      if (caches.empty()) {
+        std::cerr << "tessera search-bench: give --cache FILE... or --db FILE --operator OP\n";
+        return 2;
+      }
+      return search::search_bench_main(caches, repeats, std::cout);
+    }
   } catch (store::StoreError& e) {
     std::cerr << "tessera: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,55 @@
+// tests/core/recorded_test.cpp — tessera's own recorded H200 runs
+// (runs/recorded/h200-2026-11-30.db) replayed as a search space.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "agent/recorded.h"
+#include "search/strategy.h"
+
+using namespace tessera;
+namespace fs = std::filesystem;
+
+namespace {
+// A private copy: opening a database may write to it (WAL files, migrations).
+std::string recorded_copy() {
+  fs::path src = fs::path(TESSERA_SOURCE_DIR) / "runs/recorded/h200-2026-11-30.db";
+  fs::path dst = fs::temp_directory_path() / ("tessera-recorded-" + std::to_string(getpid()) + ".db");
+  fs::copy_file(src, dst, fs::copy_options::overwrite_existing);
+  return dst.string();
+}
+}  // namespace
+
+TEST(Recorded, RmsnormRunBecomesASimulationWithItsMeasuredOptimum) {
+  store::Store db(recorded_copy());
+  auto op = spec::load_operator(fs::path(TESSERA_SOURCE_DIR) / "targets/rmsnorm");
+  auto rs = agent::recorded_space(db, "rmsnorm", op.templates.at(0));
+  EXPECT_EQ(rs.device, "NVIDIA H200");
+  EXPECT_EQ(rs.candidates, 100u);
+  EXPECT_EQ(rs.simulation.size(), 100u);
+  auto costs = rs.simulation.sorted_costs();
+  ASSERT_FALSE(costs.empty());
+  // The best of that run was candidate #97 at 1.787x the baseline (targets/rmsnorm/NOTES.md).
+  EXPECT_NEAR(1.0 / costs.front(), 1.787, 0.001);
+  // Replaying exhaustively finds it; a strategy sees only recorded configurations.
+  search::Tuning t(rs.simulation.space(), rs.simulation, {1000, 1e30});
+  search::make_strategy("exhaustive")->run(t, 1);
+  ASSERT_TRUE(t.best());
+  EXPECT_DOUBLE_EQ(t.best()->outcome.cost, costs.front());
+  EXPECT_EQ(t.evals(), 100u);
+}
+
+TEST(Recorded, GemmRunKeepsItsFailuresAndSearchBenchReplaysIt) {
+  store::Store db(recorded_copy());
+  auto op = spec::load_operator(fs::path(TESSERA_SOURCE_DIR) / "targets/gemm");
+  auto rs = agent::recorded_space(db, "gemm", *op.find_template("mma"));
+  EXPECT_EQ(rs.candidates, 50u);
+  EXPECT_EQ(rs.simulation.failed(), 2u);  // two variants spilled (resource_limit)
+  std::ostringstream out;
+  EXPECT_EQ(agent::search_bench_recorded(recorded_copy(), "gemm", "mma", 3, out), 0);
+  EXPECT_NE(out.str().find("gemm/mma on NVIDIA H200"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("| genetic |"), std::string::npos) << out.str();
+  std::ostringstream none;
+  EXPECT_EQ(agent::search_bench_recorded(recorded_copy(), "rmsnorm", "no_such_template", 3, none), 1);
+}
