@@ -1,0 +1,389 @@
+// agent/session.cpp — a session's life: start (workers, reference and baseline
+// cubins, ceilings, the run row), one batch of template configurations through the
+// compile pipeline, progress, the Loop interface for proposers, and the summary.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "agent/session.h"
+#include "agent/template_space.h"
+#include "codegen/render.h"
+#include "evaluator/driver.h"
+#include "evaluator/report.h"
+#include "evaluator/worker.h"
+#include "search/strategy.h"
+
+namespace tessera::agent {
+
+namespace fs = std::filesystem;
+namespace st = evaluator::status;
+
+std::string spec_hash(const spec::Operator& op) {
+  std::string all = codegen::read_file((op.dir / "spec.json").string());
+  if (!op.reference.source.empty()) all += codegen::read_file(op.reference.source.string());
+  if (!op.baseline.source.empty()) all += codegen::read_file(op.baseline.source.string());
+  return codegen::content_hash(all);
+}
+
+bool Session::start(std::string* err) {
+  spec_hash_ = spec_hash(op_);
+  includes_ = {op_.dir, spec::targets_dir() / "common"};
+  // GPUs: counted without a context; kernels only ever run in workers.
+  std::vector<int> ordinals;
+  if (o_.gpus != "none") {
+    std::string why;
+    auto drv = evaluator::Driver::load(&why);
+    int n = 0;
+    if (drv) {
+      try {
+        n = evaluator::device_count(*drv);
+      } catch (std::exception& e) {
+        why = e.what();
+      }
+      if (n == 0 && why.empty()) why = "the driver sees no GPU";
+    }
+    if (o_.gpus == "all") {
+      for (int i = 0; i < n; ++i) ordinals.push_back(i);
+    } else {
+      size_t pos = 0;
+      std::string g = o_.gpus;
+      while (pos <= g.size()) {
+        size_t c = g.find(',', pos);
+        std::string tok = g.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+        if (!tok.empty()) {
+          int k = std::stoi(tok);
+          if (k < 0 || k >= n) {
+            *err = fmt::format("--gpus: GPU {} does not exist ({} found{})", k, n, why.empty() ? "" : ": " + why);
+            return false;
+          }
+          ordinals.push_back(k);
+        }
+        if (c == std::string::npos) break;
+        pos = c + 1;
+      }
+    }
+    if (ordinals.empty()) no_gpu_reason_ = why.empty() ? "no GPU found" : why;
+  } else {
+    no_gpu_reason_ = "--gpus none";
+  }
+  fs::path logdir = fs::path(o_.db).parent_path() / "logs";
+  std::error_code ec;
+  fs::create_directories(logdir, ec);
+  for (int g : ordinals) {
+    auto w = std::make_unique<Worker>();
+    w->client = std::make_unique<evaluator::WorkerClient>(
+        evaluator::self_exe(), g, (logdir / fmt::format("worker-gpu{}.log", g)).string());
+    auto r = w->client->request({{"type", "hello"}}, 120);
+    if (r.kind != evaluator::WorkerReply::Kind::ok || !r.body.value("ok", false)) {
+      *err = fmt::format("worker for GPU {} did not start: {}", g,
+                         r.kind == evaluator::WorkerReply::Kind::ok ? r.body.value("error", "?") : r.detail);
+      return false;
+    }
+    w->device = r.body.at("device");
+    workers_.push_back(std::move(w));
+  }
+  arch_ = o_.arch;
+  if (arch_.empty()) arch_ = workers_.empty() ? "sm_90a" : workers_[0]->device.value("arch", "sm_90a");
+  if (!codegen::arch_supported(arch_)) {
+    *err = fmt::format("--arch {}: not an architecture NVRTC targets (try sm_90a, sm_100a, sm_103a)", arch_);
+    return false;
+  }
+  if (!workers_.empty() && arch_ != workers_[0]->device.value("arch", "")) {
+    no_gpu_reason_ = fmt::format("--arch {} is not the GPU's architecture ({})", arch_,
+                                 workers_[0]->device.value("arch", "?"));
+    workers_.clear();
+  }
+  // Reference and baseline for this architecture.
+  for (auto* p : {&op_.reference, &op_.baseline}) {
+    if (!p->builtin.empty()) continue;
+    codegen::CompileRequest req{codegen::read_file(p->source.string()), p->source.filename().string(), arch_, includes_, {}};
+    auto res = compiler_.compile(req);
+    if (!res.ok) {
+      *err = fmt::format("{} of {} does not compile for {}:\n{}", p == &op_.reference ? "the reference" : "the baseline",
+                         op_.name, arch_, res.log);
+      return false;
+    }
+    (p == &op_.reference ? ref_cubin_ : base_cubin_) = (compiler_.cache_dir() / "cubin" / (res.key + ".cubin")).string();
+  }
+  std::string device = workers_.empty() ? "" : workers_[0]->device.value("name", "");
+  std::string driver = workers_.empty() ? "" : std::to_string(workers_[0]->device.value("driver", 0));
+  if (!workers_.empty()) {
+    auto c = db_.ceilings(device, driver);
+    if (!c) {
+      if (!o_.quiet) std::cerr << "measuring the device's ceilings (copy bandwidth, bf16 tensor-core rate)...\n";
+      auto r = workers_[0]->client->request({{"type", "ceilings"}}, 300);
+      if (r.kind == evaluator::WorkerReply::Kind::ok && r.body.value("ok", false)) {
+        store::DeviceCeilings dc{device, driver, store::hostname(), "", r.body.value("copy_bytes_per_s", 0.0),
+                                 r.body.value("bf16_flops_per_s", 0.0)};
+        db_.put_ceilings(dc);
+        c = dc;
+      }
+    }
+    if (c) copy_bw_ = c->copy_bytes_per_s, tc_flops_ = c->bf16_flops_per_s;
+  }
+  store::RunInfo ri{op_.name, o_.strategy.empty() ? default_strategy() : o_.strategy, o_.proposer, arch_,
+                    workers_.empty() ? "(no GPU)" : device, store::hostname(),
+                    json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}, {"proposer", o_.proposer}}.dump(),
+                    static_cast<long long>(o_.budget)};
+  run_id_ = db_.begin_run(ri);
+  total_budget_ = o_.budget;
+  return true;
+}
+
+double Session::timeout_for_next() const {
+  if (o_.request_timeout_s > 0) return o_.request_timeout_s;
+  if (first_request_ || eval_seconds_.empty()) return 900;  // includes the float64 references
+  std::vector<double> s = eval_seconds_;
+  std::sort(s.begin(), s.end());
+  return std::max(60.0, 10.0 * s[s.size() / 2]);
+}
+
+void Session::progress(long long id, const std::string& status, double speedup, const std::string& note) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++done_;
+  ++status_counts_[status];
+  if (status == st::ok && speedup > best_) best_ = speedup, best_id_ = id;
+  if (o_.quiet) return;
+  double el = std::chrono::duration<double>(Clock::now() - t0_).count();
+  std::string line = fmt::format("[{}/{}] #{} {}{}{} | best {} | {:.0f}s", done_, total_budget_, id, status,
+                                 status == st::ok ? fmt::format(" {:.3f}x", speedup) : "",
+                                 note.empty() ? "" : " (" + note.substr(0, 60) + ")",
+                                 best_id_ ? fmt::format("#{} {:.3f}x", best_id_, best_) : "-", el);
+  if (tty_) std::cerr << "\r\033[K" << line << std::flush;
+  else std::cerr << line << "\n";
+}
+
+std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const std::vector<search::Config>& batch,
+                                                const Lineage& lin, std::vector<long long>* ids_out) {
+  std::vector<search::Outcome> out(batch.size());
+  std::string tsrc = codegen::read_file(tpl.source.string());
+  bool applicable = tpl.arch.empty() || std::count(tpl.arch.begin(), tpl.arch.end(), arch_) > 0;
+  std::string device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+  std::vector<codegen::CompileRequest> reqs;
+  std::vector<std::pair<size_t, long long>> to_compile;
+  std::vector<long long> ids(batch.size());
+  std::vector<std::map<std::string, long long>> params(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    params[i] = config_params(tpl, batch[i]);
+    std::string src = codegen::render(tsrc, params[i]);
+    store::CandidateInfo ci;
+    ci.op = op_.name;
+    ci.template_name = tpl.name;
+    ci.params_json = json(params[i]).dump();
+    ci.source_hash = codegen::content_hash(src);
+    ci.arch = arch_;
+    ci.origin = lin.origin;
+    ci.parent = lin.parent;
+    ci.exchange_id = lin.exchange_id;
+    if (!from_spec(tpl)) ci.plan_json = spec::program_to_json(tpl).dump();
+    ci.run_id = run_id_;
+    ids[i] = db_.add_candidate(ci, src);
+    recorded_ids_.push_back(ids[i]);
+    if (!applicable) {
+      store::EvaluationInfo e;
+      e.candidate_id = ids[i];
+      e.run_id = run_id_;
+      e.device = device;
+      e.status = st::not_applicable;
+      e.message = fmt::format("template '{}' does not support {}", tpl.name, arch_);
+      e.spec_hash = spec_hash_;
+      db_.add_evaluation(e);
+      out[i] = {false, 0, st::not_applicable, 0};
+      progress(ids[i], st::not_applicable, 0, "");
+      continue;
+    }
+    if (!workers_.empty()) {
+      if (auto prev = db_.last_evaluation(ids[i], device, spec_hash_); prev && prev->status != st::timeout &&
+                                                                        prev->status != st::crashed) {
+        out[i] = {prev->status == st::ok, prev->status == st::ok ? 1.0 / prev->geomean_speedup : 0,
+                  prev->status == st::ok ? "" : prev->status, 0};
+        progress(ids[i], prev->status, prev->geomean_speedup, "resumed");
+        continue;
+      }
+    }
+    reqs.push_back({src, fmt::format("{}_{}.cu", op_.name, tpl.name), arch_, includes_, {}});
+    to_compile.push_back({i, ids[i]});
+  }
+  // Compile on every core and judge as the cubins arrive: the GPUs start on
+  // the first variant while the rest still compile (the pipeline of issue 4).
+  WorkQueue queue;
+  queue.producing = reqs.size();
+  std::atomic<size_t> next{0};
+  auto compile_loop = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < reqs.size();) {
+      auto [i, id] = to_compile[k];
+      std::optional<Pending> ready;
+      try {
+        codegen::CompileResult r = compiler_.compile(reqs[k]);
+        ready = after_compile(id, i, r, params[i], device, out);
+      } catch (std::exception& e) {  // never let one candidate take the pool down
+        out[i] = {false, 0, st::compile_error, 0};
+        progress(id, st::compile_error, 0, e.what());
+      }
+      {
+        std::lock_guard<std::mutex> l(queue.m);
+        if (ready) queue.items.push_back(*ready);
+        --queue.producing;
+      }
+      queue.cv.notify_all();
+    }
+  };
+  unsigned compilers = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(reqs.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < compilers && !reqs.empty(); ++t) pool.emplace_back(compile_loop);
+  if (!workers_.empty()) judge_on_workers(tpl, queue, out);
+  for (auto& t : pool) t.join();
+  if (ids_out) *ids_out = ids;
+  return out;
+}
+
+std::optional<Session::Pending> Session::after_compile(long long id, size_t i, const codegen::CompileResult& r,
+                                                       const std::map<std::string, long long>& params,
+                                                       const std::string& device, std::vector<search::Outcome>& out) {
+  store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
+  for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
+  db_.add_compile(id, ci);
+  auto record = [&](const char* status, const std::string& msg) {
+    // A candidate already judged on a GPU keeps that verdict as its latest:
+    // compiling it again without a GPU adds no 'compiled' row over it.
+    if (std::string(status) == st::compiled) {
+      std::string prev = db_.status_of(id);
+      if (prev != "compiled" && prev != "proposed" && prev != st::compile_error) {
+        out[i] = {false, 0, status, r.seconds};
+        progress(id, status, 0, "judged before; not re-timed without a GPU");
+        return;
+      }
+    }
+    store::EvaluationInfo e;
+    e.candidate_id = id;
+    e.run_id = run_id_;
+    e.device = device;
+    e.host = store::hostname();
+    e.status = status;
+    e.message = msg;
+    e.spec_hash = spec_hash_;
+    db_.add_evaluation(e);
+    out[i] = {false, 0, status, r.seconds};
+    progress(id, status, 0, msg);
+  };
+  if (!r.ok) {
+    record(st::compile_error, r.log.substr(0, 2000));
+    return std::nullopt;
+  }
+  if (r.spills()) {
+    record(st::resource_limit, fmt::format("spills {} bytes to local memory", ci.spill_bytes));
+    return std::nullopt;
+  }
+  if (workers_.empty()) {
+    record(st::compiled, "");
+    return std::nullopt;
+  }
+  return Pending{id, params, (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i};
+}
+
+void Session::run_template(const spec::Program& tpl, size_t budget, const std::string& strategy, Lineage lin) {
+  search::Space space = template_space(tpl);
+  if (lin.origin.empty()) lin.origin = "search:" + strategy;
+  TemplateCost cost(*this, tpl, lin);
+  double left = o_.time_limit_s - std::chrono::duration<double>(Clock::now() - t0_).count();
+  search::Tuning tuning(space, cost, {budget, std::max(0.0, left)});
+  if (!o_.quiet)
+    std::cerr << fmt::format("template '{}': {} valid configurations of {}; strategy {}, budget {}\n", tpl.name,
+                             space.valid_configs().size(), space.cartesian_size(), strategy, budget);
+  search::make_strategy(strategy)->run(tuning, o_.seed);
+}
+
+std::vector<Judged> Session::judged(const std::vector<long long>& ids) {
+  std::vector<Judged> out;
+  for (long long id : ids) {
+    Judged j{id, db_.status_of(id), "", 0};
+    auto evals = db_.evaluations(id);
+    if (!evals.empty()) j.message = evals.back().message, j.speedup = evals.back().geomean_speedup;
+    out.push_back(j);
+  }
+  return out;
+}
+
+std::vector<Judged> Session::evaluate(const spec::Program& prog, const std::vector<search::Config>& batch,
+                                      const Lineage& lin) {
+  std::vector<long long> ids;
+  run_batch(prog, batch, lin, &ids);
+  return judged(ids);
+}
+
+Judged Session::reject(const std::string& name, const std::string& source, const std::string& plan_json,
+                       const Lineage& lin, const std::string& status, const std::string& message) {
+  store::CandidateInfo ci;
+  ci.op = op_.name;
+  ci.template_name = name;
+  ci.params_json = "{}";
+  ci.source_hash = codegen::content_hash(source);
+  ci.arch = arch_;
+  ci.origin = lin.origin;
+  ci.parent = lin.parent;
+  ci.exchange_id = lin.exchange_id;
+  ci.plan_json = plan_json;
+  ci.run_id = run_id_;
+  long long id = db_.add_candidate(ci, source);
+  store::EvaluationInfo e;
+  e.candidate_id = id;
+  e.run_id = run_id_;
+  e.device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+  e.status = status;
+  e.message = message;
+  e.spec_hash = spec_hash_;
+  db_.add_evaluation(e);
+  progress(id, status, 0, message);
+  return {id, status, message, 0};
+}
+
+std::vector<Judged> Session::tune(const spec::Program& tpl, size_t budget, const Lineage& lin) {
+  if (budget == 0 || template_space(tpl).valid_configs().empty()) return {};
+  size_t before = recorded_ids_.size();
+  run_template(tpl, budget, strategy(), lin);
+  return judged(std::vector<long long>(recorded_ids_.begin() + static_cast<std::ptrdiff_t>(before), recorded_ids_.end()));
+}
+
+std::string Session::device_summary() const {
+  if (workers_.empty())
+    return fmt::format("No GPU in this run ({}): candidates are compiled for {} and checked, not timed.",
+                       no_gpu_reason_, arch_);
+  const json& d = workers_[0]->device;
+  std::string s = fmt::format("{} ({}), {} SMs, {:.0f} MiB L2, {:.0f} KiB shared memory per block (opt-in)",
+                              d.value("name", "?"), arch_, d.value("sm_count", 0),
+                              d.value("l2_bytes", 0.0) / 1048576.0, d.value("max_smem_optin", 0.0) / 1024.0);
+  if (copy_bw_ > 0) s += fmt::format("; measured copy bandwidth {:.2f} TB/s", copy_bw_ / 1e12);
+  if (tc_flops_ > 0) s += fmt::format("; bf16 tensor-core rate {:.0f} TFLOP/s", tc_flops_ / 1e12);
+  return s;
+}
+
+int Session::finish() {
+  double wall = std::chrono::duration<double>(Clock::now() - t0_).count();
+  double busy = 0;
+  for (auto& w : workers_) busy += w->busy_s;
+  double frac = workers_.empty() ? 0 : busy / (wall * static_cast<double>(workers_.size()));
+  db_.finish_run(run_id_, "finished", frac);
+  if (tty_ && !o_.quiet) std::cerr << "\n";
+  std::string counts;
+  for (auto& [k, v] : status_counts_) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, k);
+  std::cout << fmt::format("{}: {} candidates in {:.0f} s ({})\n", op_.name, done_, wall, counts);
+  if (workers_.empty()) {
+    std::cout << fmt::format("nothing was timed: {}. Candidates were compiled for {} and recorded as 'compiled'.\n",
+                             no_gpu_reason_, arch_);
+    return 0;
+  }
+  for (auto& w : workers_)
+    std::cout << fmt::format(
+        "GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, waited {:.1f} s for the compiler, {} worker restarts\n",
+        w->client->gpu(), w->device.value("name", ""), w->evaluated, 100.0 * w->busy_s / std::max(wall, 1e-9),
+        w->waiting_s, w->client->restarts());
+  if (best_id_) std::cout << fmt::format("best: candidate #{} at {:.3f}x the baseline (geomean)\n", best_id_, best_);
+  else std::cout << "no candidate passed validation\n";
+  return 0;
+}
+
+}  // namespace tessera::agent

@@ -1,0 +1,141 @@
+// agent/session.h — one optimize (or re-check) session: the workers, the
+// compile pipeline, the store bookkeeping, progress and the summary. Used by
+// agent/optimize.cpp (the loop), agent/proposer_llm.cpp (through Loop) and the
+// nightly re-check. Internal to agent/.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/optimize.h"
+#include "agent/proposer_llm.h"
+#include "agent/recheck.h"
+#include "codegen/compiler.h"
+#include "evaluator/worker_client.h"
+#include "search/cost.h"
+#include "search/space.h"
+#include "spec/spec.h"
+#include "store/store.h"
+
+namespace tessera::agent {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct Worker {
+  std::unique_ptr<evaluator::WorkerClient> client;
+  json device;
+  double busy_s = 0;
+  double waiting_s = 0;  // idle while every candidate in hand was still compiling
+  int evaluated = 0;
+};
+
+// Hash of what makes results comparable: the spec, its reference and baseline.
+std::string spec_hash(const spec::Operator& op);
+
+class Session final : public Loop {
+ public:
+  Session(const OptimizeOptions& o, spec::Operator op, store::Store& db)
+      : o_(o), op_(std::move(op)), db_(db), t0_(Clock::now()) {}
+
+  bool start(std::string* err);
+  void run_template(const spec::Program& tpl, size_t budget, const std::string& strategy, Lineage lin = {});
+  int finish();
+  // Nightly re-check (agent/recheck.cpp): stored candidates judged again, nothing resumed.
+  void rejudge(const detail::Chooser& choose, detail::RejudgeRun* out);
+
+  // search::CostFunction for one template; the ids recorded go to *ids_out.
+  std::vector<search::Outcome> run_batch(const spec::Program& tpl, const std::vector<search::Config>& batch,
+                                         const Lineage& lin, std::vector<long long>* ids_out = nullptr);
+
+  // Loop: what a proposer (agent/proposer_llm.h) may ask.
+  std::vector<Judged> evaluate(const spec::Program& prog, const std::vector<search::Config>& batch,
+                               const Lineage& lin) override;
+  Judged reject(const std::string& name, const std::string& source, const std::string& plan_json,
+                const Lineage& lin, const std::string& status, const std::string& message) override;
+  std::vector<Judged> tune(const spec::Program& tpl, size_t budget, const Lineage& lin) override;
+  size_t evaluated() const override { return done_; }
+  double seconds_left() const override {
+    return o_.time_limit_s - std::chrono::duration<double>(Clock::now() - t0_).count();
+  }
+  long long run_id() const override { return run_id_; }
+  const std::string& arch() const override { return arch_; }
+  bool timing() const override { return !workers_.empty(); }
+  std::string device_summary() const override;
+  std::string strategy() const override { return o_.strategy.empty() ? default_strategy() : o_.strategy; }
+
+ private:
+  struct Pending {
+    long long id;
+    std::map<std::string, long long> params;
+    std::string cubin_path;
+    size_t slot;
+  };
+  // Compiled candidates waiting for a worker; `producing` counts compiles not yet finished.
+  struct WorkQueue {
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<Pending> items;
+    size_t producing = 0;
+  };
+  std::optional<Pending> after_compile(long long id, size_t i, const codegen::CompileResult& r,
+                                       const std::map<std::string, long long>& params, const std::string& device,
+                                       std::vector<search::Outcome>& out);
+  void judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out);
+  search::Outcome record_report(long long id, const json& reply_or_error, Worker& w, bool* retry_impossible);
+  void progress(long long id, const std::string& status, double speedup, const std::string& note);
+  double timeout_for_next() const;
+  // A program that is not one of spec.json's templates (an LLM proposal) travels
+  // to the workers as JSON and is stored with its plan.
+  bool from_spec(const spec::Program& p) const {
+    const spec::Program* t = op_.find_template(p.name);
+    return t && t->source == p.source;
+  }
+  std::vector<Judged> judged(const std::vector<long long>& ids);
+
+  const OptimizeOptions& o_;
+  spec::Operator op_;
+  store::Store& db_;
+  codegen::Compiler compiler_;
+  std::string arch_, spec_hash_, ref_cubin_, base_cubin_, no_gpu_reason_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::filesystem::path> includes_;
+  long long run_id_ = 0;
+  double copy_bw_ = 0, tc_flops_ = 0;
+  Clock::time_point t0_;
+  std::mutex mu_;
+  size_t done_ = 0, total_budget_ = 0;
+  double best_ = 0;
+  long long best_id_ = 0;
+  std::map<std::string, int> status_counts_;
+  std::vector<double> eval_seconds_;
+  bool first_request_ = true;
+  bool tty_ = isatty(2);
+  std::vector<long long> recorded_ids_;  // every candidate run_batch recorded, in order
+};
+
+class TemplateCost final : public search::CostFunction {
+ public:
+  TemplateCost(Session& s, const spec::Program& t, Lineage lin) : s_(s), t_(t), lin_(std::move(lin)) {}
+  std::vector<search::Outcome> evaluate(const std::vector<search::Config>& batch) override {
+    return s_.run_batch(t_, batch, lin_);
+  }
+
+ private:
+  Session& s_;
+  const spec::Program& t_;
+  Lineage lin_;
+};
+
+}  // namespace tessera::agent

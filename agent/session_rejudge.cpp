@@ -1,0 +1,118 @@
+// agent/session_rejudge.cpp — the nightly re-check's use of a session: judge
+// stored candidates again from their stored sources (declared in agent/recheck.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "agent/session.h"
+#include "agent/template_space.h"
+#include "codegen/render.h"
+#include "evaluator/driver.h"
+#include "evaluator/report.h"
+#include "evaluator/worker.h"
+#include "search/strategy.h"
+
+namespace tessera::agent {
+
+namespace fs = std::filesystem;
+namespace st = evaluator::status;
+
+
+void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
+  std::string device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+  res->run_id = run_id_;
+  res->device = device;
+  res->no_gpu_reason = workers_.empty() ? no_gpu_reason_ : "";
+  std::vector<long long> ids = choose(run_id_, device);
+  total_budget_ = ids.size();
+  std::vector<search::Outcome> out(ids.size());
+  std::vector<codegen::CompileRequest> reqs;
+  std::vector<size_t> slots;
+  std::vector<const spec::Program*> tpls(ids.size(), nullptr);
+  std::vector<std::map<std::string, long long>> params(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    res->items.push_back({ids[i], "", ""});
+    auto c = db_.candidate(ids[i]);
+    auto src = c ? db_.source(c->source_hash) : std::nullopt;
+    if (!c || !src) {
+      res->items[i].note = "not in the database";
+      continue;
+    }
+    for (auto& t : op_.templates)
+      if (t.name == c->template_name) tpls[i] = &t;
+    if (!tpls[i]) {
+      res->items[i].note = fmt::format("template '{}' is not in the spec", c->template_name);
+      continue;
+    }
+    if (c->arch != arch_) {
+      res->items[i].note = fmt::format("built for {}, this machine targets {}", c->arch, arch_);
+      continue;
+    }
+    if (!c->params_json.empty()) params[i] = json::parse(c->params_json).get<std::map<std::string, long long>>();
+    reqs.push_back({*src, fmt::format("{}_{}.cu", op_.name, tpls[i]->name), arch_, includes_, {}});
+    slots.push_back(i);
+  }
+  auto results = compiler_.compile_many(reqs);
+  std::map<const spec::Program*, std::vector<Pending>> work;
+  for (size_t k = 0; k < results.size(); ++k) {
+    size_t i = slots[k];
+    auto& r = results[k];
+    store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
+    for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
+    db_.add_compile(ids[i], ci);
+    res->items[i].status = r.ok ? st::compiled : st::compile_error;
+    if (!r.ok) res->items[i].note = r.log.substr(0, 2000);
+    if (workers_.empty()) {
+      progress(ids[i], res->items[i].status, 0, "compiled again, not timed");
+      continue;  // only the compile is recorded: a stored timing is not replaced by "compiled"
+    }
+    if (!r.ok) {
+      store::EvaluationInfo e;
+      e.candidate_id = ids[i];
+      e.run_id = run_id_;
+      e.device = device;
+      e.status = st::compile_error;
+      e.message = res->items[i].note;
+      e.spec_hash = spec_hash_;
+      db_.add_evaluation(e);
+      progress(ids[i], st::compile_error, 0, "");
+      continue;
+    }
+    work[tpls[i]].push_back({ids[i], params[i], (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i});
+  }
+  for (auto& [tpl, pending] : work) {
+    WorkQueue queue;  // everything is compiled already: the queue is full and closed
+    queue.items.assign(pending.begin(), pending.end());
+    judge_on_workers(*tpl, queue, out);
+    for (auto& p : pending) res->items[p.slot].status = out[p.slot].ok ? std::string(st::ok) : out[p.slot].failure;
+  }
+  double wall = std::chrono::duration<double>(Clock::now() - t0_).count();
+  double busy = 0;
+  for (auto& w : workers_) busy += w->busy_s;
+  db_.finish_run(run_id_, "finished", workers_.empty() ? 0 : busy / (wall * static_cast<double>(workers_.size())));
+  if (tty_ && !o_.quiet) std::cerr << "\n";
+  for (auto& w : workers_)
+    if (!o_.quiet)
+      std::cerr << fmt::format("GPU {} ({}): {} re-checked, busy {:.0f}% of wall time\n", w->client->gpu(),
+                               w->device.value("name", ""), w->evaluated, 100.0 * w->busy_s / std::max(wall, 1e-9));
+}
+
+int detail::rejudge_stored(const OptimizeOptions& o, const detail::Chooser& choose, detail::RejudgeRun* out,
+                           std::string* err) {
+  fs::path dir = spec::targets_dir() / o.op;
+  if (!fs::exists(dir / "spec.json")) {
+    *err = fmt::format("unknown operator '{}'", o.op);
+    return 2;
+  }
+  store::Store db(o.db);
+  Session s(o, spec::load_operator(dir), db);
+  if (!s.start(err)) return 1;
+  s.rejudge(choose, out);
+  return 0;
+}
+
+}  // namespace tessera::agent
