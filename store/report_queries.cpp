@@ -1,5 +1,6 @@
 // store/report_queries.cpp — read-only queries for reports and re-checks.
 #include "store/report_queries.h"
+#include "store/statement.h"
 
 #include <fmt/format.h>
 
@@ -7,69 +8,13 @@ namespace tessera::store {
 
 namespace {
 
-class Q {
- public:
-  Q(sqlite3* db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr) != SQLITE_OK)
-      throw StoreError(fmt::format("SQL error: {} in: {}", sqlite3_errmsg(db), sql));
-  }
-  ~Q() { sqlite3_finalize(s_); }
-  Q(const Q&) = delete;
-  Q& operator=(const Q&) = delete;
-  Q& bind(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Q& bind(int i, long long v) {
-    sqlite3_bind_int64(s_, i, v);
-    return *this;
-  }
-  bool step() {
-    int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw StoreError(fmt::format("SQL error: {}", sqlite3_errmsg(db_)));
-  }
-  long long i64(int c) const { return sqlite3_column_int64(s_, c); }
-  double f64(int c) const { return sqlite3_column_double(s_, c); }
-  bool is_null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
-  std::string text(int c) const {
-    auto p = sqlite3_column_text(s_, c);
-    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s_, c)) : std::string();
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* s_ = nullptr;
-};
+using Q = sql::Stmt;
 
 const char* kCols =
     "id, candidate_id, run_id, device, driver, host, spec_hash, status, message, geomean_speedup, max_rel_l2, "
     "roofline_fraction, seconds, clock_before, clock_after, report, created";
 
-std::vector<ShapeRow> shapes_of(sqlite3* db, long long eval_id) {
-  Q r(db,
-      "SELECT shape, cand_median_ms, cand_min_ms, cand_p90_ms, cand_samples, base_median_ms, base_samples, speedup, "
-      "floor_ms, roofline_fraction, rel_l2 FROM shape_results WHERE evaluation_id=? ORDER BY rowid");
-  r.bind(1, eval_id);
-  std::vector<ShapeRow> out;
-  while (r.step()) {
-    ShapeRow row;
-    row.shape = r.text(0);
-    row.cand_median_ms = r.f64(1);
-    row.cand_min_ms = r.f64(2);
-    row.cand_p90_ms = r.f64(3);
-    row.cand_samples = static_cast<int>(r.i64(4));
-    row.base_median_ms = r.f64(5);
-    row.base_samples = static_cast<int>(r.i64(6));
-    row.speedup = r.f64(7);
-    row.floor_ms = r.f64(8);
-    row.roofline_fraction = r.f64(9);
-    row.rel_l2 = r.f64(10);
-    out.push_back(row);
-  }
-  return out;
-}
+std::vector<ShapeRow> shapes_of(sqlite3* db, long long eval_id) { return read_shape_rows(db, eval_id); }
 
 StoredEvaluation read(sqlite3* db, Q& s) {
   StoredEvaluation se;
@@ -159,17 +104,7 @@ std::vector<LeaderboardRow> timed_leaderboard(Store& db, const std::string& op, 
   std::vector<LeaderboardRow> out;
   std::vector<long long> ids;
   while (s.step()) {
-    LeaderboardRow r;
-    r.candidate_id = s.i64(0);
-    r.template_name = s.text(1);
-    r.params_json = s.text(2);
-    r.status = s.text(3);
-    r.device = s.text(4);
-    r.created = s.text(5);
-    r.origin = s.text(6);
-    r.geomean_speedup = s.f64(7);
-    r.max_rel_l2 = s.f64(8);
-    r.roofline_fraction = s.f64(9);
+    LeaderboardRow r = leaderboard_row(s);
     ids.push_back(s.i64(10));
     out.push_back(r);
   }

@@ -1,5 +1,6 @@
 // store/store.cpp — schema, migrations and queries of tessera's SQLite history.
 #include "store/store.h"
+#include "store/statement.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,6 +10,8 @@
 #include <filesystem>
 
 namespace tessera::store {
+
+using sql::Stmt;
 
 std::string now_iso() {
   auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -27,44 +30,6 @@ std::string hostname() {
 
 namespace {
 
-// A prepared statement with positional binding, finalized on scope exit.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
-      throw StoreError(fmt::format("SQL error: {} in: {}", sqlite3_errmsg(db), sql));
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt& bind(int i, long long v) { return check(sqlite3_bind_int64(s_, i, v)); }
-  Stmt& bind(int i, int v) { return check(sqlite3_bind_int64(s_, i, v)); }
-  Stmt& bind(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
-  Stmt& bind(int i, const std::string& v) {
-    return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-  }
-  Stmt& bind(int i, std::nullptr_t) { return check(sqlite3_bind_null(s_, i)); }
-  Stmt& bind(int i, const std::optional<long long>& v) { return v ? bind(i, *v) : bind(i, nullptr); }
-  bool step() {
-    int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw StoreError(fmt::format("SQL error: {}", sqlite3_errmsg(db_)));
-  }
-  long long i64(int c) const { return sqlite3_column_int64(s_, c); }
-  double f64(int c) const { return sqlite3_column_double(s_, c); }
-  bool is_null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
-  std::string text(int c) const {
-    auto p = sqlite3_column_text(s_, c);
-    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s_, c)) : std::string();
-  }
-
- private:
-  Stmt& check(int rc) {
-    if (rc != SQLITE_OK) throw StoreError(fmt::format("SQL bind error: {}", sqlite3_errmsg(db_)));
-    return *this;
-  }
-  sqlite3* db_;
-  sqlite3_stmt* s_ = nullptr;
-};
 
 const char* kSchemaV1 = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -340,25 +305,7 @@ EvaluationInfo read_eval(sqlite3* db, Stmt& s) {
   e.clock_before = s.f64(13);
   e.clock_after = s.f64(14);
   e.report_json = s.text(15);
-  Stmt r(db,
-         "SELECT shape, cand_median_ms, cand_min_ms, cand_p90_ms, cand_samples, base_median_ms, base_samples, speedup, "
-         "floor_ms, roofline_fraction, rel_l2 FROM shape_results WHERE evaluation_id=? ORDER BY rowid");
-  r.bind(1, id);
-  while (r.step()) {
-    ShapeRow row;
-    row.shape = r.text(0);
-    row.cand_median_ms = r.f64(1);
-    row.cand_min_ms = r.f64(2);
-    row.cand_p90_ms = r.f64(3);
-    row.cand_samples = static_cast<int>(r.i64(4));
-    row.base_median_ms = r.f64(5);
-    row.base_samples = static_cast<int>(r.i64(6));
-    row.speedup = r.f64(7);
-    row.floor_ms = r.f64(8);
-    row.roofline_fraction = r.f64(9);
-    row.rel_l2 = r.f64(10);
-    e.shapes.push_back(row);
-  }
+  e.shapes = read_shape_rows(db, id);
   return e;
 }
 }  // namespace
@@ -411,35 +358,11 @@ std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std:
   std::vector<LeaderboardRow> out;
   std::vector<long long> eval_ids;
   while (s.step()) {
-    LeaderboardRow r;
-    r.candidate_id = s.i64(0);
-    r.template_name = s.text(1);
-    r.params_json = s.text(2);
-    r.status = s.text(3);
-    r.device = s.text(4);
-    r.created = s.text(5);
-    r.origin = s.text(6);
-    r.geomean_speedup = s.f64(7);
-    r.max_rel_l2 = s.f64(8);
-    r.roofline_fraction = s.f64(9);
+    LeaderboardRow r = leaderboard_row(s);
     eval_ids.push_back(s.i64(10));
     out.push_back(r);
   }
-  for (size_t k = 0; k < out.size(); ++k) {
-    Stmt r(db_, "SELECT shape, cand_median_ms, base_median_ms, speedup, roofline_fraction, rel_l2 FROM shape_results "
-                "WHERE evaluation_id=? ORDER BY rowid");
-    r.bind(1, eval_ids[k]);
-    while (r.step()) {
-      ShapeRow row;
-      row.shape = r.text(0);
-      row.cand_median_ms = r.f64(1);
-      row.base_median_ms = r.f64(2);
-      row.speedup = r.f64(3);
-      row.roofline_fraction = r.f64(4);
-      row.rel_l2 = r.f64(5);
-      out[k].shapes.push_back(row);
-    }
-  }
+  for (size_t k = 0; k < out.size(); ++k) out[k].shapes = read_shape_rows(db_, eval_ids[k]);
   return out;
 }
 
