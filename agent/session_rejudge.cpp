@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -33,6 +34,7 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
   std::vector<codegen::CompileRequest> reqs;
   std::vector<size_t> slots;
   std::vector<const spec::Program*> tpls(ids.size(), nullptr);
+  std::deque<spec::Program> planned;  // programs rebuilt from stored plans (stable addresses)
   std::vector<std::map<std::string, long long>> params(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
     res->items.push_back({ids[i], "", ""});
@@ -44,6 +46,16 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
     }
     for (auto& t : op_.templates)
       if (t.name == c->template_name) tpls[i] = &t;
+    if (!tpls[i] && !c->plan_json.empty()) {
+      // A proposed program (LLM): its launch plan is stored with it.
+      try {
+        planned.push_back(spec::program_from_json(json::parse(c->plan_json), op_.dir));
+        tpls[i] = &planned.back();
+      } catch (std::exception& e) {
+        res->items[i].note = fmt::format("stored launch plan unreadable: {}", e.what());
+        continue;
+      }
+    }
     if (!tpls[i]) {
       res->items[i].note = fmt::format("template '{}' is not in the spec", c->template_name);
       continue;
