@@ -34,11 +34,19 @@ bool Session::start(std::string* err) {
   includes_ = {op_.dir, spec::targets_dir() / "common"};
   // GPUs: counted without a context; kernels only ever run in workers.
   std::vector<int> ordinals;
+  // Test seam: $TESSERA_WORKER_CMD replaces the worker executable and
+  // $TESSERA_WORKER_GPUS says how many GPUs it serves, so the agent's GPU path
+  // (pipeline, timeouts, crashes, several workers) is tested without a GPU.
+  const char* fake_worker = std::getenv("TESSERA_WORKER_CMD");
+  std::string worker_exe = fake_worker && *fake_worker ? fake_worker : evaluator::self_exe();
   if (o_.gpus != "none") {
     std::string why;
-    auto drv = evaluator::Driver::load(&why);
+    auto drv = fake_worker && *fake_worker ? nullptr : evaluator::Driver::load(&why);
     int n = 0;
-    if (drv) {
+    if (fake_worker && *fake_worker) {
+      const char* g = std::getenv("TESSERA_WORKER_GPUS");
+      n = g ? std::atoi(g) : 1;
+    } else if (drv) {
       try {
         n = evaluator::device_count(*drv);
       } catch (std::exception& e) {
@@ -76,7 +84,7 @@ bool Session::start(std::string* err) {
   for (int g : ordinals) {
     auto w = std::make_unique<Worker>();
     w->client = std::make_unique<evaluator::WorkerClient>(
-        evaluator::self_exe(), g, (logdir / fmt::format("worker-gpu{}.log", g)).string());
+        worker_exe, g, (logdir / fmt::format("worker-gpu{}.log", g)).string());
     auto r = w->client->request({{"type", "hello"}}, 120);
     if (r.kind != evaluator::WorkerReply::Kind::ok || !r.body.value("ok", false)) {
       *err = fmt::format("worker for GPU {} did not start: {}", g,

@@ -1,0 +1,90 @@
+// tests/pipeline/pipeline_test.cpp — the agent's GPU path without a GPU: a
+// fake worker (fake_worker.cpp) stands in for `tessera worker` on two "GPUs",
+// and one optimize session must deal candidates to both, survive a lost
+// context, a dead worker and a hang, re-measure and reject an impossible speed,
+// compute roofline fractions from the measured ceilings, and rank the rest.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string run(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  pclose(p);
+  return out;
+}
+
+fs::path make_targets() {
+  fs::path src(TESSERA_SOURCE_DIR);
+  fs::path dir = fs::temp_directory_path() / ("tessera-pipeline-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "hostile_rmsnorm");
+  fs::copy(src / "tests/gpu/fixtures/hostile_rmsnorm", dir / "hostile_rmsnorm", fs::copy_options::recursive);
+  fs::copy(src / "targets/rmsnorm/reference.cu", dir / "hostile_rmsnorm/reference.cu");
+  fs::copy(src / "targets/rmsnorm/baseline.cu", dir / "hostile_rmsnorm/baseline.cu");
+  fs::copy(src / "targets/common", dir / "common", fs::copy_options::recursive);
+  return dir;
+}
+
+}  // namespace
+
+TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
+  fs::path targets = make_targets();
+  std::string db = (targets / "pipeline.db").string();
+  std::string log = (targets / "worker.log").string();
+  std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
+                    " TESSERA_WORKER_GPUS=2 FAKE_WORKER_LOG=" + log + " ";
+  std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 17 "
+                        "--gpus all --timeout 3 --quiet --db " + db);
+  SCOPED_TRACE(out);
+  EXPECT_NE(out.find("GPU 0 (Fake GPU)"), std::string::npos);
+  EXPECT_NE(out.find("GPU 1 (Fake GPU)"), std::string::npos);
+  EXPECT_NE(out.find("best: candidate"), std::string::npos);
+
+  auto rows = nlohmann::json::parse(
+      run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
+  std::map<int, nlohmann::json> by_kind;
+  for (auto& r : rows) by_kind[r["params"]["KIND"].get<int>()] = r;
+  ASSERT_EQ(by_kind.size(), 17u);
+  for (int k = 0; k <= 16; ++k) {
+    std::string want = k == 0 || k == 16 ? "ok"
+                       : k == 11 || k == 12 ? "crashed"
+                       : k == 13          ? "timeout"
+                       : k == 5           ? "impossible_speed"
+                                          : "wrong_result";
+    EXPECT_EQ(by_kind[k]["status"], want) << "KIND " << k;
+  }
+  EXPECT_EQ(rows[0]["params"]["KIND"], 0);
+  EXPECT_NEAR(rows[0]["geomean_speedup"].get<double>(), 1.5, 1e-9);
+  EXPECT_EQ(rows[1]["params"]["KIND"], 16);
+  // Roofline: 4096x4096 moves 2*M*N*2 + 2*N bytes; at the fake 4e12 B/s that is
+  // 0.016781 ms against a 0.1 ms candidate.
+  double expect_fraction = (2.0 * 4096 * 4096 * 2 + 2 * 4096) / 4e12 * 1e3 / 0.1;
+  EXPECT_NEAR(rows[0]["shapes"][0]["roofline_fraction"].get<double>(), expect_fraction, 1e-6);
+
+  // Both workers took candidates; the impossible one was measured twice.
+  std::ifstream in(log);
+  std::set<int> gpus;
+  std::map<int, int> requests;
+  int g, k;
+  while (in >> g >> k) gpus.insert(g), ++requests[k];
+  EXPECT_EQ(gpus, (std::set<int>{0, 1}));
+  EXPECT_EQ(requests[5], 2);
+  EXPECT_EQ(requests[0], 1);
+  fs::remove_all(targets);
+}
