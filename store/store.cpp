@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 
 namespace tessera::store {
 
@@ -91,15 +92,30 @@ Store::Store(const std::string& path) : path_(path) {
     throw StoreError(fmt::format("cannot open database {}: {}", path, msg));
   }
   sqlite3_busy_timeout(db_, 30000);
-  try {
-    exec("PRAGMA journal_mode=WAL");
-    exec("PRAGMA foreign_keys=ON");
-    exec("PRAGMA synchronous=NORMAL");
-    migrate();
-  } catch (StoreError& e) {
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw StoreError(fmt::format("{} is not a usable tessera database: {}", path, e.what()));
+  // Two processes opening one new database at once race to switch it to WAL
+  // and to create the schema; SQLite answers the loser "locked" at once, without
+  // its busy handler. Such a race is retried for up to the busy timeout.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      exec("PRAGMA journal_mode=WAL");
+      exec("PRAGMA foreign_keys=ON");
+      exec("PRAGMA synchronous=NORMAL");
+      migrate();
+      break;
+    } catch (StoreError& e) {
+      int code = sqlite3_errcode(db_);  // (a ROLLBACK after a failed BEGIN may have replaced it)
+      std::string what = e.what();
+      bool contended = code == SQLITE_BUSY || code == SQLITE_LOCKED || what.find("locked") != std::string::npos ||
+                       what.find("busy") != std::string::npos;
+      if (contended && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(200, 5 << std::min(attempt, 5))));
+        continue;
+      }
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw StoreError(fmt::format("{} is not a usable tessera database: {}", path, e.what()));
+    }
   }
 }
 
