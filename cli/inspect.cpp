@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "cli/commands.h"
@@ -106,6 +107,46 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
                            s.cand_median_ms, 100 * s.roofline_fraction);
       std::cout << "       " << per << "\n";
     }
+  }
+  return 0;
+}
+
+int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool as_json) {
+  auto st = open_existing(db);
+  struct Best {
+    long long id = 0;
+    std::string params;
+    store::ShapeRow row;
+  };
+  std::vector<std::string> order;  // shapes in the order the operator's runs report them
+  std::map<std::string, Best> best;
+  for (auto& r : st->leaderboard(op, "ok", 1 << 30))
+    for (auto& s : r.shapes) {
+      if (!best.count(s.shape)) order.push_back(s.shape);
+      Best& b = best[s.shape];
+      if (b.id == 0 || s.speedup > b.row.speedup) b = {r.candidate_id, r.params_json, s};
+    }
+  if (as_json) {
+    json out = json::array();
+    for (auto& shape : order) {
+      auto& b = best[shape];
+      out.push_back({{"shape", shape}, {"candidate", b.id}, {"params", json::parse(b.params.empty() ? "{}" : b.params)},
+                     {"speedup", b.row.speedup}, {"median_ms", b.row.cand_median_ms},
+                     {"baseline_ms", b.row.base_median_ms}, {"roofline_fraction", b.row.roofline_fraction}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (order.empty()) {
+    std::cout << fmt::format("no timed candidates for '{}' in {}\n", op, db);
+    return 0;
+  }
+  std::cout << fmt::format("{:<28} {:>6} {:>8} {:>11} {:>11} {:>8}  {}\n", "shape", "id", "speedup", "median ms",
+                           "base ms", "roofline", "params");
+  for (auto& shape : order) {
+    auto& b = best[shape];
+    std::cout << fmt::format("{:<28} {:>6} {:>7.3f}x {:>11.4f} {:>11.4f} {:>7.1f}%  {}\n", shape, b.id, b.row.speedup,
+                             b.row.cand_median_ms, b.row.base_median_ms, 100 * b.row.roofline_fraction, b.params);
   }
   return 0;
 }

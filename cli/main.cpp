@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
   lb->add_option("--limit", lb_limit)->check(CLI::PositiveNumber);
   lb->add_option("--db", lb_db);
   lb->add_flag("--json", as_json, "machine-readable output");
+  bool lb_per_shape = false;
+  lb->add_flag("--per-shape", lb_per_shape, "the best candidate for each benchmark shape separately");
 
   long long show_id = 0;
   std::string show_db = db;
@@ -149,6 +151,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*o) return agent::optimize(opt);
+    if (*lb && lb_per_shape) return cli::cmd_leaderboard_per_shape(lb_db, lb_op, as_json);
     if (*lb) return cli::cmd_leaderboard(lb_db, lb_op, lb_status, lb_limit, as_json);
     if (*sh) return cli::cmd_show(show_db, show_id, as_json);
     if (*tg) return cli::cmd_targets(as_json);

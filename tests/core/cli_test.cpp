@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -143,4 +144,22 @@ TEST(Cli, RunWithoutAGpuSaysSo) {
   if (r.code == 0) GTEST_SKIP() << "a GPU is present; covered by the GPU tests";
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("no GPU"), std::string::npos) << r.out;
+}
+
+TEST(Cli, LeaderboardPerShapeNamesEachShapesChampion) {
+  // The recorded H200 gemm run: one template configuration cannot win every shape.
+  fs::path copy = fs::temp_directory_path() / ("tessera-cli-recorded-" + std::to_string(getpid()) + ".db");
+  fs::copy_file(fs::path(TESSERA_SOURCE_DIR) / "runs/recorded/h200-2026-11-30.db", copy,
+                fs::copy_options::overwrite_existing);
+  auto r = run("leaderboard gemm --per-shape --json --db " + copy.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 9u);  // the nine benchmark shapes of targets/gemm/spec.json
+  std::map<std::string, nlohmann::json> by;
+  for (auto& row : rows) by[row["shape"]] = row;
+  EXPECT_NEAR(by["sq8192"]["speedup"].get<double>(), 0.531, 0.001);
+  EXPECT_NE(by["sq8192"]["candidate"], by["m128_qkv"]["candidate"]);
+  // Every champion is at least as fast on its shape as the geomean leader is there.
+  auto lb = nlohmann::json::parse(run("leaderboard gemm --status ok --json --limit 1 --db " + copy.string()).out);
+  for (auto& s : lb[0]["shapes"]) EXPECT_GE(by[s["shape"]]["speedup"].get<double>(), s["speedup"].get<double>());
 }
