@@ -14,29 +14,11 @@ const char* kCols =
     "id, candidate_id, run_id, device, driver, host, spec_hash, status, message, geomean_speedup, max_rel_l2, "
     "roofline_fraction, seconds, clock_before, clock_after, report, created";
 
-std::vector<ShapeRow> shapes_of(sqlite3* db, long long eval_id) { return read_shape_rows(db, eval_id); }
-
 StoredEvaluation read(sqlite3* db, Q& s) {
   StoredEvaluation se;
   se.id = s.i64(0);
-  auto& e = se.info;
-  e.candidate_id = s.i64(1);
-  e.run_id = s.i64(2);
-  e.device = s.text(3);
-  e.driver = s.text(4);
-  e.host = s.text(5);
-  e.spec_hash = s.text(6);
-  e.status = s.text(7);
-  e.message = s.text(8);
-  e.geomean_speedup = s.f64(9);
-  e.max_rel_l2 = s.f64(10);
-  e.roofline_fraction = s.f64(11);
-  e.seconds = s.f64(12);
-  e.clock_before = s.f64(13);
-  e.clock_after = s.f64(14);
-  e.report_json = s.text(15);
+  se.info = read_eval(db, s);
   se.created = s.text(16);
-  e.shapes = shapes_of(db, se.id);
   return se;
 }
 
@@ -108,7 +90,7 @@ std::vector<LeaderboardRow> timed_leaderboard(Store& db, const std::string& op, 
     ids.push_back(s.i64(10));
     out.push_back(r);
   }
-  for (size_t k = 0; k < out.size(); ++k) out[k].shapes = shapes_of(db.raw(), ids[k]);
+  for (size_t k = 0; k < out.size(); ++k) out[k].shapes = read_shape_rows(db.raw(), ids[k]);
   return out;
 }
 

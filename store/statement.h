@@ -87,6 +87,31 @@ inline std::vector<ShapeRow> read_shape_rows(sqlite3* db, long long evaluation_i
   return out;
 }
 
+// An evaluation from the columns id, candidate_id, run_id, device, driver, host,
+// spec_hash, status, message, geomean_speedup, max_rel_l2, roofline_fraction,
+// seconds, clock_before, clock_after, report (from column 0), with its shape rows.
+inline EvaluationInfo read_eval(sqlite3* db, const sql::Stmt& s) {
+  EvaluationInfo e;
+  long long id = s.i64(0);
+  e.candidate_id = s.i64(1);
+  e.run_id = s.i64(2);
+  e.device = s.text(3);
+  e.driver = s.text(4);
+  e.host = s.text(5);
+  e.spec_hash = s.text(6);
+  e.status = s.text(7);
+  e.message = s.text(8);
+  e.geomean_speedup = s.f64(9);
+  e.max_rel_l2 = s.f64(10);
+  e.roofline_fraction = s.f64(11);
+  e.seconds = s.f64(12);
+  e.clock_before = s.f64(13);
+  e.clock_after = s.f64(14);
+  e.report_json = s.text(15);
+  e.shapes = read_shape_rows(db, id);
+  return e;
+}
+
 // A leaderboard row from the columns c.id, c.template, c.params, e.status,
 // e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2,
 // e.roofline_fraction (in that order, from column 0); shapes are not filled.

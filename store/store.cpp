@@ -303,27 +303,6 @@ const char* kEvalCols =
     "id, candidate_id, run_id, device, driver, host, spec_hash, status, message, geomean_speedup, max_rel_l2, "
     "roofline_fraction, seconds, clock_before, clock_after, report";
 
-EvaluationInfo read_eval(sqlite3* db, Stmt& s) {
-  EvaluationInfo e;
-  long long id = s.i64(0);
-  e.candidate_id = s.i64(1);
-  e.run_id = s.i64(2);
-  e.device = s.text(3);
-  e.driver = s.text(4);
-  e.host = s.text(5);
-  e.spec_hash = s.text(6);
-  e.status = s.text(7);
-  e.message = s.text(8);
-  e.geomean_speedup = s.f64(9);
-  e.max_rel_l2 = s.f64(10);
-  e.roofline_fraction = s.f64(11);
-  e.seconds = s.f64(12);
-  e.clock_before = s.f64(13);
-  e.clock_after = s.f64(14);
-  e.report_json = s.text(15);
-  e.shapes = read_shape_rows(db, id);
-  return e;
-}
 }  // namespace
 
 std::optional<EvaluationInfo> Store::last_evaluation(long long cid, const std::string& device,

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/hostile_targets.h"
+
 #include "evaluator/device.h"
 
 namespace fs = std::filesystem;
@@ -55,17 +57,7 @@ std::string run(const std::string& cmd) {
 
 // A targets folder holding the fixture plus the real rmsnorm reference,
 // baseline and the shared tile library.
-fs::path make_targets() {
-  fs::path src = source_dir();
-  fs::path dir = fs::temp_directory_path() / ("tessera-hostile-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "hostile_rmsnorm");
-  fs::copy(src / "tests/gpu/fixtures/hostile_rmsnorm", dir / "hostile_rmsnorm", fs::copy_options::recursive);
-  fs::copy(src / "targets/rmsnorm/reference.cu", dir / "hostile_rmsnorm/reference.cu");
-  fs::copy(src / "targets/rmsnorm/baseline.cu", dir / "hostile_rmsnorm/baseline.cu");
-  fs::copy(src / "targets/common", dir / "common", fs::copy_options::recursive);
-  return dir;
-}
+fs::path make_targets() { return tessera::testing::make_hostile_targets(source_dir(), "hostile"); }
 
 }  // namespace
 

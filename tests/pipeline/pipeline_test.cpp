@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/hostile_targets.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -29,17 +31,7 @@ std::string run(const std::string& cmd) {
   return out;
 }
 
-fs::path make_targets() {
-  fs::path src(TESSERA_SOURCE_DIR);
-  fs::path dir = fs::temp_directory_path() / ("tessera-pipeline-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "hostile_rmsnorm");
-  fs::copy(src / "tests/gpu/fixtures/hostile_rmsnorm", dir / "hostile_rmsnorm", fs::copy_options::recursive);
-  fs::copy(src / "targets/rmsnorm/reference.cu", dir / "hostile_rmsnorm/reference.cu");
-  fs::copy(src / "targets/rmsnorm/baseline.cu", dir / "hostile_rmsnorm/baseline.cu");
-  fs::copy(src / "targets/common", dir / "common", fs::copy_options::recursive);
-  return dir;
-}
+fs::path make_targets() { return tessera::testing::make_hostile_targets(fs::path(TESSERA_SOURCE_DIR), "pipeline"); }
 
 }  // namespace
 
