@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   o->add_option("--timeout", opt.request_timeout_s, "seconds allowed per evaluation (default: scaled to the operator)");
   o->add_option("--seeds", opt.seeds, "fresh input seeds per validation shape")->check(CLI::Range(1, 100));
   o->add_option("--max-seconds-per-shape", opt.max_seconds_per_shape, "timing cap per benchmark shape");
+  o->add_option("--graph-below-ms", opt.graph_below_ms,
+                "time programs shorter than this (ms) by replaying a captured graph of launches; 0: never")
+      ->check(CLI::NonNegativeNumber);
   o->add_flag("--quiet,-q", opt.quiet, "no progress output");
   // Proposers and the language model (docs/llm.md); flags override TESSERA_LLM_* variables.
   o->add_option("--proposer", opt.proposer, "who proposes candidates: search (default), llm, or hybrid (search, then the model)")

@@ -54,12 +54,12 @@ __device__ __forceinline__ double tessera_value(const __nv_bfloat16* p, long lon
 __device__ __forceinline__ double tessera_value(const __half* p, long long i) { return (double)__half2float(p[i]); }
 template <typename T> __device__ __forceinline__ double tessera_value(const T* p, long long i) { return (double)p[i]; }
 
-template <typename T>
-__device__ void tessera_compare(const T* got, const double* ref, long long n, double* acc, unsigned long long* bad) {
+template <typename T, typename R>
+__device__ void tessera_compare(const T* got, const R* ref, long long n, double* acc, unsigned long long* bad) {
   double num = 0, den = 0, mx = 0;
   unsigned long long nb = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-    double g = tessera_value(got, i), r = ref[i];
+    double g = tessera_value(got, i), r = tessera_value(ref, i);
     if (!isfinite(g)) { ++nb; continue; }
     double d = g - r;
     num += d * d;
@@ -83,7 +83,11 @@ __device__ void tessera_compare(const T* got, const double* ref, long long n, do
 #define TESSERA_COMPARE(dname, T)                                                                      \
   extern "C" __global__ void tessera_compare_##dname(const T* got, const double* ref, long long n,     \
                                                      double* acc, unsigned long long* bad) {           \
-    tessera_compare<T>(got, ref, n, acc, bad);                                                         \
+    tessera_compare<T, double>(got, ref, n, acc, bad);                                                 \
+  }                                                                                                    \
+  extern "C" __global__ void tessera_compare_same_##dname(const T* got, const T* ref, long long n,     \
+                                                          double* acc, unsigned long long* bad) {      \
+    tessera_compare<T, T>(got, ref, n, acc, bad);                                                      \
   }
 TESSERA_COMPARE(bf16, __nv_bfloat16)
 TESSERA_COMPARE(f16, __half)
@@ -91,6 +95,22 @@ TESSERA_COMPARE(f32, float)
 TESSERA_COMPARE(f64, double)
 TESSERA_COMPARE(i32, int)
 TESSERA_COMPARE(i64, long long)
+
+// Bytes of a that differ from b (inputs against their pristine copies): 8-byte
+// words, then the tail byte by byte. Both pointers are 256-byte aligned.
+extern "C" __global__ void tessera_count_diff(const unsigned char* a, const unsigned char* b, long long n,
+                                              unsigned long long* count) {
+  unsigned long long c = 0;
+  long long words = n / 8;
+  const unsigned long long* wa = reinterpret_cast<const unsigned long long*>(a);
+  const unsigned long long* wb = reinterpret_cast<const unsigned long long*>(b);
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words; i += (long long)gridDim.x * blockDim.x)
+    c += wa[i] != wb[i];
+  if (blockIdx.x == 0)
+    for (long long i = words * 8 + threadIdx.x; i < n; i += blockDim.x) c += a[i] != b[i];
+  for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(0xffffffffu, c, o);
+  if ((threadIdx.x & 31) == 0 && c) atomicAdd(count, c);
+}
 
 TESSERA_FILL(bf16, __nv_bfloat16)
 TESSERA_FILL(f16, __half)

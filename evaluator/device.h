@@ -81,6 +81,8 @@ class Device {
 
   // Evicts L2: writes a buffer twice the L2 size, resets persisting lines.
   void flush_l2();
+  // Only the overwrite, as a stream operation (capturable into a graph).
+  void flush_l2_memset();
   // Launch and event timing on this device's stream.
   void launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args);
   CUevent record();

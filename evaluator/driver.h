@@ -53,7 +53,14 @@ namespace tessera::evaluator {
   X(cuEventDestroy)                 \
   X(cuEventRecord)                  \
   X(cuEventSynchronize)             \
-  X(cuEventElapsedTime)
+  X(cuEventElapsedTime)             \
+  X(cuEventRecordWithFlags)         \
+  X(cuStreamBeginCapture)           \
+  X(cuStreamEndCapture)             \
+  X(cuGraphInstantiateWithFlags)    \
+  X(cuGraphLaunch)                  \
+  X(cuGraphExecDestroy)             \
+  X(cuGraphDestroy)
 
 struct Driver {
 #define TESSERA_DECLARE(name) decltype(&::name) name = nullptr;

@@ -36,6 +36,10 @@ struct JudgeSettings {
   int max_samples = 200;
   double target_rse = 0.01;       // stop when both candidate and baseline are this tight
   double max_seconds_per_shape = 1.0;
+  // Programs whose warm-up launch (candidate or baseline) is shorter than this
+  // are timed by replaying a captured graph (0: never).
+  double graph_below_ms = 0.1;
+  int graph_rounds = 10;  // A/B pairs per captured graph
 };
 
 class Judge {
@@ -52,10 +56,15 @@ class Judge {
                             int repeat, const std::string& outputs_dir);
 
   struct Workspace;  // inputs of one (shape, seed)
+  class PlanRunner;  // runs a program's launch plan on a workspace
+  struct OutputSet;  // outputs and scratch of one program run
 
  private:
   ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed);
   ShapeTiming time_one(const LoadedProgram& cand, const spec::Shape& s, const JudgeSettings& st);
+  bool time_graph(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram& base, const Workspace& ws,
+                  OutputSet& co, OutputSet& bo, const JudgeSettings& st, std::vector<double>& cs,
+                  std::vector<double>& bs, std::string* why);
 
   Device& dev_;
   const spec::Operator& op_;
@@ -63,8 +72,11 @@ class Judge {
   std::unique_ptr<Module> builtins_;
   std::unique_ptr<Cublas> cublas_;
   // Error of a device output against a device float64 reference, reduced on the GPU.
+  // ref_dt is float64 (a reference) or the output's own dtype (two runs of one candidate).
   OutputError device_compare(const std::string& name, const Buffer& got, spec::DType dt, const Buffer& ref,
-                             long long n, const spec::Tolerance& tol);
+                             spec::DType ref_dt, long long n, const spec::Tolerance& tol);
+  // Bytes that differ between two equally sized buffers, counted on the device.
+  long long count_differing_bytes(const Buffer& a, const Buffer& b);
   // Reference outputs (float64) of benchmark shapes, computed once per worker and kept on the device.
   std::map<std::string, std::map<std::string, Buffer>> bench_ref_;
 };

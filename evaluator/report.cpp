@@ -58,6 +58,7 @@ void from_json(const json& j, Timing& o) {
 }
 void to_json(json& j, const ShapeTiming& o) {
   j = {{"shape", o.shape}, {"candidate", o.candidate}, {"baseline", o.baseline}, {"speedup", o.speedup}, {"after", o.after}};
+  if (!o.method.empty()) j["method"] = o.method;
 }
 void from_json(const json& j, ShapeTiming& o) {
   o.shape = j.value("shape", "");
@@ -65,6 +66,7 @@ void from_json(const json& j, ShapeTiming& o) {
   if (j.contains("baseline")) o.baseline = j.at("baseline").get<Timing>();
   o.speedup = j.value("speedup", 0.0);
   if (j.contains("after")) o.after = j.at("after").get<ShapeCheck>();
+  o.method = j.value("method", "");
 }
 void to_json(json& j, const EvalReport& o) {
   j = {{"status", o.status},

@@ -58,6 +58,7 @@ struct ShapeTiming {
   Timing candidate, baseline;
   double speedup = 0;  // baseline median / candidate median
   ShapeCheck after;    // outputs of the last timed launch, checked again
+  std::string method;  // "events", "graph", or why graph capture fell back to events
 };
 
 struct EvalReport {

@@ -24,7 +24,9 @@ json settings_json(const JudgeSettings& s) {
           {"min_samples", s.min_samples},
           {"max_samples", s.max_samples},
           {"target_rse", s.target_rse},
-          {"max_seconds_per_shape", s.max_seconds_per_shape}};
+          {"max_seconds_per_shape", s.max_seconds_per_shape},
+          {"graph_below_ms", s.graph_below_ms},
+          {"graph_rounds", s.graph_rounds}};
 }
 
 JudgeSettings settings_from_json(const json& j) {
@@ -38,6 +40,8 @@ JudgeSettings settings_from_json(const json& j) {
   s.max_samples = j.value("max_samples", s.max_samples);
   s.target_rse = j.value("target_rse", s.target_rse);
   s.max_seconds_per_shape = j.value("max_seconds_per_shape", s.max_seconds_per_shape);
+  s.graph_below_ms = j.value("graph_below_ms", s.graph_below_ms);
+  s.graph_rounds = j.value("graph_rounds", s.graph_rounds);
   return s;
 }
 

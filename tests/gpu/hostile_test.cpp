@@ -92,5 +92,24 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   EXPECT_EQ(top, (std::set<int>{0, 16}));
   EXPECT_GT(speedup[0], 0.3);
   EXPECT_GT(speedup[16], 0.3);
+  // Short programs (warm-up under the default 0.1 ms) are timed by replaying a
+  // captured graph; rmsnorm has such shapes. Every shape has its samples.
+  int graphed = 0;
+  for (size_t i = 0; i < 2; ++i) {
+    auto shown = nlohmann::json::parse(run(binary() + " show " + std::to_string(rows[i]["id"].get<long long>()) +
+                                           " --json --db " + db));
+    auto& timings = shown["evaluations"].back()["report"]["timings"];
+    ASSERT_FALSE(timings.empty());
+    for (auto& t : timings) {
+      std::string method = t.value("method", "");
+      bool short_shape = std::max(t["candidate"]["median_ms"].get<double>(), t["baseline"]["median_ms"].get<double>()) < 0.08;
+      if (short_shape) EXPECT_EQ(method, "graph") << t["shape"];
+      else EXPECT_TRUE(method == "graph" || method == "events") << t["shape"] << ": " << method;
+      graphed += method == "graph";
+      EXPECT_GE(t["candidate"]["samples"].get<int>(), 10) << t["shape"];
+      EXPECT_GT(t["candidate"]["median_ms"].get<double>(), 0) << t["shape"];
+    }
+  }
+  EXPECT_GT(graphed, 0);
   fs::remove_all(targets);
 }

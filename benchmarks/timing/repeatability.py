@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""benchmarks/timing/repeatability.py — how repeatable tessera's timing is.
+
+The champion of OP (or its top N) is re-validated and re-timed in R separate
+processes (`tessera nightly` with a re-check-only job), then the per-shape medians
+of those R evaluations are compared: spread = max/min - 1, per shape and for the
+geometric mean over the shapes. EVALUATION.md's bar is under 2 %.
+
+    benchmarks/timing/repeatability.py OP DB [--runs 5] [--top 1] [--bin build/tessera]
+
+Needs a GPU and a database in which OP already has an `ok` candidate. A
+benchmark, not a test: it prints figures and asserts nothing.
+"""
+import argparse, json, math, os, sqlite3, subprocess, sys, tempfile
+from collections import defaultdict
+
+ap = argparse.ArgumentParser()
+ap.add_argument("op")
+ap.add_argument("db")
+ap.add_argument("--runs", type=int, default=5)
+ap.add_argument("--top", type=int, default=1)
+ap.add_argument("--bin", default=os.environ.get("TESSERA_BIN", "build/tessera"))
+a = ap.parse_args()
+
+with sqlite3.connect(a.db) as c:
+    first = c.execute("SELECT COALESCE(MAX(id), 0) FROM evaluations").fetchone()[0]
+job = {"db": a.db, "gpus": "0", "recheck": {"top": a.top},
+       "defaults": {"budget": {"evaluations": 0}}, "operators": [a.op]}
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump(job, f)
+try:
+    for i in range(a.runs):
+        r = subprocess.run([a.bin, "nightly", "--config", f.name, "-q"], capture_output=True, text=True)
+        if r.returncode not in (0, 3):  # 3: a regression was flagged, still a measurement
+            sys.exit(f"run {i + 1}: tessera nightly exited {r.returncode}\n{r.stdout}\n{r.stderr}")
+finally:
+    os.unlink(f.name)
+
+with sqlite3.connect(a.db) as c:
+    rows = c.execute("""SELECT e.candidate_id, e.id, s.shape, s.cand_median_ms, s.base_median_ms
+                        FROM evaluations e JOIN shape_results s ON s.evaluation_id = e.id
+                        WHERE e.id > ? AND e.status = 'ok' ORDER BY e.candidate_id, e.id""", (first,)).fetchall()
+per_shape = defaultdict(list)          # (cand, shape) -> medians
+per_eval = defaultdict(list)           # (cand, eval) -> medians
+base_shape = defaultdict(list)
+for cand, ev, shape, med, base in rows:
+    per_shape[(cand, shape)].append(med)
+    base_shape[(cand, shape)].append(base)
+    per_eval[(cand, ev)].append(med)
+spread = lambda xs: 100 * (max(xs) / min(xs) - 1) if xs and min(xs) > 0 else float("nan")
+print(f"{'cand':>6} {'shape':<30} {'spread %':>8} {'baseline %':>10}  medians (ms)")
+for (cand, shape), meds in sorted(per_shape.items()):
+    print(f"{cand:>6} {shape:<30} {spread(meds):>8.2f} {spread(base_shape[(cand, shape)]):>10.2f}  "
+          + ", ".join(f"{m:.5f}" for m in meds))
+geo = defaultdict(list)
+for (cand, ev), meds in per_eval.items():
+    geo[cand].append(math.exp(sum(map(math.log, meds)) / len(meds)))
+for cand, g in sorted(geo.items()):
+    print(f"candidate {cand}: geomean of medians over {len(g)} runs: spread {spread(g):.2f} % ("
+          + ", ".join(f"{x:.5f}" for x in g) + " ms)")
