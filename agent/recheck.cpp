@@ -156,6 +156,18 @@ RecheckResult recheck(const RecheckOptions& o) {
     res.skipped = fmt::format("no timed candidate of {} in the database: nothing to re-check", o.op);
     return res;
   }
+  {
+    store::Store db(o.db);
+    for (long long id : o.candidates) {
+      auto c = db.candidate(id);
+      if (!c || c->op != o.op) {
+        res.code = 2;
+        res.error = c ? fmt::format("candidate #{} is a {} candidate, not {}", id, c->op, o.op)
+                      : fmt::format("no candidate #{} in {}", id, o.db);
+        return res;
+      }
+    }
+  }
   OptimizeOptions oo;
   oo.op = o.op;
   oo.db = o.db;
@@ -163,7 +175,7 @@ RecheckResult recheck(const RecheckOptions& o) {
   oo.arch = o.arch;
   oo.seed = o.seed;
   oo.quiet = o.quiet;
-  oo.budget = static_cast<size_t>(std::max(1, o.top));
+  oo.budget = static_cast<size_t>(std::max<size_t>(o.candidates.empty() ? std::max(1, o.top) : 0, o.candidates.size()));
   oo.strategy = "recheck";
   store::Store db(o.db);
   json settings = {{"kind", "recheck"},
@@ -192,10 +204,27 @@ RecheckResult recheck(const RecheckOptions& o) {
     }
     std::vector<long long> ids;
     json cands = json::array();
-    for (auto& r : rows) {
-      if (r.status != "ok") break;
-      ids.push_back(r.candidate_id);
-      cands.push_back({{"id", r.candidate_id}, {"rank", static_cast<int>(ids.size())}, {"speedup", r.geomean_speedup}});
+    if (!o.candidates.empty()) {
+      // Named candidates: each keeps its rank on the leaderboard (0 when unranked),
+      // so a regression is still flagged only for the champion.
+      auto all = store::timed_leaderboard(db, o.op, ranked_on, 1000000);
+      for (long long id : o.candidates) {
+        int rank = 0;
+        double speedup = 0;
+        for (size_t i = 0; i < all.size() && all[i].status == "ok"; ++i)
+          if (all[i].candidate_id == id) {
+            rank = static_cast<int>(i) + 1;
+            speedup = all[i].geomean_speedup;
+          }
+        ids.push_back(id);
+        cands.push_back({{"id", id}, {"rank", rank}, {"speedup", speedup}});
+      }
+    } else {
+      for (auto& r : rows) {
+        if (r.status != "ok") break;
+        ids.push_back(r.candidate_id);
+        cands.push_back({{"id", r.candidate_id}, {"rank", static_cast<int>(ids.size())}, {"speedup", r.geomean_speedup}});
+      }
     }
     settings["ranked_on"] = ranked_on;
     settings["candidates"] = cands;

@@ -66,6 +66,7 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
 struct RecheckOptions {
   std::string op, db = "runs/tessera.db", gpus = "all", arch;
   int top = 5;               // candidates re-checked, the champion included
+  std::vector<long long> candidates;  // these instead of the top N (each keeps its leaderboard rank; 0 unranked)
   NoiseModel noise;
   unsigned long long seed = 1;
   bool quiet = false;

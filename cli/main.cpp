@@ -127,6 +127,20 @@ int main(int argc, char** argv) {
   ng->add_flag("--check", nf.check, "only parse and check the job file");
   ng->add_flag("--quiet,-q", nf.quiet, "no progress output");
 
+  cli::RecheckFlags rf;
+  rf.db = db;
+  auto* rc = app.add_subcommand("recheck",
+                                "judge stored candidates again on this machine (the champion by default) and compare "
+                                "with their stored figures (exit 3 if the champion regressed)");
+  rc->add_option("operator", rf.op, "operator")->required();
+  rc->add_option("--candidate", rf.candidates, "candidate id (repeatable; default: the top N)");
+  rc->add_option("--top", rf.top, "re-check the top N of the leaderboard")->check(CLI::Range(1, 1000));
+  rc->add_option("--db", rf.db);
+  rc->add_option("--gpus", rf.gpus, "GPUs: all or a list like 0,1");
+  rc->add_option("--noise-threshold", rf.noise_threshold, "smallest relative change reported")->check(CLI::Range(0.0, 1.0));
+  rc->add_flag("--json", rf.json);
+  rc->add_flag("--quiet,-q", rf.quiet);
+
   std::vector<std::string> rp_ops;
   std::string rp_out, rp_db = db, rp_title = "tessera report";
   auto* rp = app.add_subcommand("report", "Markdown and self-contained HTML report with plots");
@@ -161,6 +175,7 @@ int main(int argc, char** argv) {
     if (*dr) return cli::cmd_doctor(doc_db, as_json, measure);
     if (*wk) return evaluator::worker_main(gpu);
     if (*ng) return cli::cmd_nightly(nf);
+    if (*rc) return cli::cmd_recheck(rf);
     if (*rp) return cli::cmd_report(rp_db, rp_ops, rp_out, rp_title);
     if (*mg) return cli::cmd_merge(mg_out, mg_shards, as_json);
     if (*rn) {

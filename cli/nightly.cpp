@@ -85,3 +85,46 @@ int cmd_nightly(const NightlyFlags& f) {
 }
 
 }  // namespace tessera::cli
+
+namespace tessera::cli {
+
+// `tessera recheck OP`: the nightly re-check alone, of the top N or of named
+// candidates: each judged again from its stored source and compared with its
+// stored figure (agent/recheck.h). Exit 0 done, 3 the champion regressed, 1/2 errors.
+int cmd_recheck(const RecheckFlags& f) {
+  agent::RecheckOptions o;
+  o.op = f.op;
+  o.db = f.db;
+  o.gpus = f.gpus;
+  o.top = f.top;
+  o.candidates = f.candidates;
+  o.quiet = f.quiet || f.json;
+  o.noise.threshold = f.noise_threshold;
+  auto res = agent::recheck(o);
+  if (res.code != 0) {
+    std::cerr << "tessera recheck: " << res.error << "\n";
+    return res.code;
+  }
+  if (f.json) {
+    json items = json::array();
+    for (auto& v : res.items)
+      items.push_back({{"candidate", v.candidate_id}, {"rank", v.rank}, {"verdict", v.verdict},
+                       {"regression", v.regression}, {"speedup_before", v.speedup_before},
+                       {"speedup_now", v.speedup_now}, {"time_ratio", v.time_ratio},
+                       {"stored_evaluation", v.stored_evaluation}, {"new_evaluation", v.new_evaluation},
+                       {"note", v.note}});
+    std::cout << json{{"run", res.run_id}, {"device", res.device}, {"skipped", res.skipped}, {"items", items}}.dump(2)
+              << "\n";
+  } else {
+    if (!res.skipped.empty()) std::cout << "skipped: " << res.skipped << "\n";
+    std::cout << fmt::format("{:>6} {:>4}  {:<18} {:>9} {:>9} {:>10}  {}\n", "id", "rank", "verdict", "before", "now",
+                             "time now/", "note");
+    for (auto& v : res.items)
+      std::cout << fmt::format("{:>6} {:>4}  {:<18} {:>8.3f}x {:>8.3f}x {:>10.3f}  {}\n", v.candidate_id, v.rank,
+                               v.verdict + (v.regression ? " !" : ""), v.speedup_before, v.speedup_now, v.time_ratio,
+                               v.note.substr(0, 100));
+  }
+  return res.regressed() ? agent::nightly_exit::regression : 0;
+}
+
+}  // namespace tessera::cli

@@ -28,4 +28,13 @@ struct NightlyFlags {
 };
 int cmd_nightly(const NightlyFlags& f);
 
+struct RecheckFlags {
+  std::string op, db, gpus = "all";
+  int top = 1;
+  std::vector<long long> candidates;
+  double noise_threshold = 0.05;
+  bool quiet = false, json = false;
+};
+int cmd_recheck(const RecheckFlags& f);
+
 }  // namespace tessera::cli

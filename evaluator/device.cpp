@@ -134,12 +134,11 @@ Device::~Device() {
 
 void Device::sync() { TESSERA_CU(*drv_, cuStreamSynchronize(stream_)); }
 
-void Device::flush_l2() {
+void Device::reset_persisting_l2() {
   drv_->cuCtxResetPersistingL2Cache();  // harmless where no carve-out is set
-  flush_l2_memset();
 }
 
-void Device::flush_l2_memset() {
+void Device::flush_l2() {
   static unsigned value = 0;
   TESSERA_CU(*drv_, cuMemsetD32Async(flush_, ++value, flush_bytes_ / 4, stream_));
 }

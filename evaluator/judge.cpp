@@ -267,6 +267,7 @@ nlohmann::json Judge::run_inputs(const LoadedProgram& p, const spec::Shape& s,
   dev_.sync();
   nlohmann::json result;
   std::vector<double> ms;
+  if (repeat > 0) dev_.reset_persisting_l2();
   for (int i = 0; i < repeat; ++i) {
     runner.poison(outs);
     dev_.flush_l2();
@@ -436,6 +437,7 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     dev_.release(b);
     return ms;
   };
+  dev_.reset_persisting_l2();
   try {
     timed(cand, co);  // warm-up: module load, first-touch
     timed(baseline_, bo);
@@ -520,12 +522,12 @@ bool Judge::time_graph(PlanRunner& runner, const LoadedProgram& cand, const Load
     try {
       for (int r = 0; r < rounds; ++r) {
         runner.poison(co);
-        dev_.flush_l2_memset();
+        dev_.flush_l2();
         TESSERA_CU(d, cuEventRecordWithFlags(ev[4 * r], s, CU_EVENT_RECORD_EXTERNAL));
         runner.run(cand, ws, co);
         TESSERA_CU(d, cuEventRecordWithFlags(ev[4 * r + 1], s, CU_EVENT_RECORD_EXTERNAL));
         runner.poison(bo);
-        dev_.flush_l2_memset();
+        dev_.flush_l2();
         TESSERA_CU(d, cuEventRecordWithFlags(ev[4 * r + 2], s, CU_EVENT_RECORD_EXTERNAL));
         runner.run(base, ws, bo);
         TESSERA_CU(d, cuEventRecordWithFlags(ev[4 * r + 3], s, CU_EVENT_RECORD_EXTERNAL));
@@ -540,7 +542,6 @@ bool Judge::time_graph(PlanRunner& runner, const LoadedProgram& cand, const Load
     TESSERA_CU(d, cuGraphInstantiateWithFlags(&exec, graph, 0));
     auto t0 = std::chrono::steady_clock::now();
     while (static_cast<int>(cs.size()) < st.max_samples) {
-      d.cuCtxResetPersistingL2Cache();
       TESSERA_CU(d, cuGraphLaunch(exec, s));
       dev_.sync();
       for (int r = 0; r < rounds; ++r) {

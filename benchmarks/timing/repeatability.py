@@ -1,45 +1,45 @@
 #!/usr/bin/env python3
 """benchmarks/timing/repeatability.py — how repeatable tessera's timing is.
 
-The champion of OP (or its top N) is re-validated and re-timed in R separate
-processes (`tessera nightly` with a re-check-only job), then the per-shape medians
-of those R evaluations are compared: spread = max/min - 1, per shape and for the
-geometric mean over the shapes. EVALUATION.md's bar is under 2 %.
+One candidate (the champion of OP unless --candidate is given) is re-validated and
+re-timed in R separate processes (`tessera recheck OP --candidate ID`), then the
+per-shape medians of those R evaluations are compared: spread = max/min - 1, per
+shape and for the geometric mean over the shapes. Issue 3's bar is under 2 %.
 
-    benchmarks/timing/repeatability.py OP DB [--runs 5] [--top 1] [--bin build/tessera]
+    benchmarks/timing/repeatability.py OP DB [--runs 5] [--candidate ID] [--bin build/tessera]
 
 Needs a GPU and a database in which OP already has an `ok` candidate. A
 benchmark, not a test: it prints figures and asserts nothing.
 """
-import argparse, json, math, os, sqlite3, subprocess, sys, tempfile
+import argparse, json, math, sqlite3, subprocess, sys
 from collections import defaultdict
 
 ap = argparse.ArgumentParser()
 ap.add_argument("op")
 ap.add_argument("db")
 ap.add_argument("--runs", type=int, default=5)
-ap.add_argument("--top", type=int, default=1)
-ap.add_argument("--bin", default=os.environ.get("TESSERA_BIN", "build/tessera"))
+ap.add_argument("--candidate", type=int, default=0)
+ap.add_argument("--bin", default="build/tessera")
 a = ap.parse_args()
 
 with sqlite3.connect(a.db) as c:
     first = c.execute("SELECT COALESCE(MAX(id), 0) FROM evaluations").fetchone()[0]
-job = {"db": a.db, "gpus": "0", "recheck": {"top": a.top},
-       "defaults": {"budget": {"evaluations": 0}}, "operators": [a.op]}
-with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-    json.dump(job, f)
-try:
-    for i in range(a.runs):
-        r = subprocess.run([a.bin, "nightly", "--config", f.name, "-q"], capture_output=True, text=True)
-        if r.returncode not in (0, 3):  # 3: a regression was flagged, still a measurement
-            sys.exit(f"run {i + 1}: tessera nightly exited {r.returncode}\n{r.stdout}\n{r.stderr}")
-finally:
-    os.unlink(f.name)
+cand = a.candidate
+if not cand:
+    r = subprocess.run([a.bin, "leaderboard", a.op, "--json", "--limit", "1", "--db", a.db],
+                       capture_output=True, text=True, check=True)
+    cand = json.loads(r.stdout)[0]["candidate"]
+print(f"candidate #{cand} of {a.op}, re-timed in {a.runs} separate processes")
+for i in range(a.runs):
+    r = subprocess.run([a.bin, "recheck", a.op, "--candidate", str(cand), "--db", a.db, "-q"],
+                       capture_output=True, text=True)
+    if r.returncode not in (0, 3):  # 3: the champion was flagged slower, still a measurement
+        sys.exit(f"run {i + 1}: tessera recheck exited {r.returncode}\n{r.stdout}\n{r.stderr}")
 
 with sqlite3.connect(a.db) as c:
     rows = c.execute("""SELECT e.candidate_id, e.id, s.shape, s.cand_median_ms, s.base_median_ms
                         FROM evaluations e JOIN shape_results s ON s.evaluation_id = e.id
-                        WHERE e.id > ? AND e.status = 'ok' ORDER BY e.candidate_id, e.id""", (first,)).fetchall()
+                        WHERE e.id > ? AND e.status = 'ok' AND e.candidate_id = ? ORDER BY e.id""", (first, cand)).fetchall()
 per_shape = defaultdict(list)          # (cand, shape) -> medians
 per_eval = defaultdict(list)           # (cand, eval) -> medians
 base_shape = defaultdict(list)

@@ -96,7 +96,7 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   // captured graph; rmsnorm has such shapes. Every shape has its samples.
   int graphed = 0;
   for (size_t i = 0; i < 2; ++i) {
-    auto shown = nlohmann::json::parse(run(binary() + " show " + std::to_string(rows[i]["id"].get<long long>()) +
+    auto shown = nlohmann::json::parse(run(binary() + " show " + std::to_string(rows[i]["candidate"].get<long long>()) +
                                            " --json --db " + db));
     auto& timings = shown["evaluations"].back()["report"]["timings"];
     ASSERT_FALSE(timings.empty());

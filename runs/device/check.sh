@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# runs/device/check.sh — the GPU checks of one device call, on a build packed by
+# runs/device/pack.sh into .carry/ (or $CARRY). Steps are named on the command line
+# and run in order; logs and the database go to $OUT (the device tool's folder).
+#
+#   runs/device/check.sh gpu-tests rmsnorm:60 repeat:rmsnorm gemm:16 stats
+#
+#   gpu-tests        the gpu-labelled tests (hostile corpus, graph timing)
+#   OP:N             tessera optimize OP --budget N (default strategy), into $OUT/check.db
+#   repeat:OP        benchmarks/timing/repeatability.py OP: champion re-timed in 5 runs
+#   stats            seconds per evaluation and GPU busy fraction per run
+set -uo pipefail
+carry=${CARRY:-.carry}
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+export TESSERA_BIN=$PWD/$carry/tessera TESSERA_SOURCE=$PWD TESSERA_CACHE=${TESSERA_CACHE:-/tmp/tcache}
+db=$out/check.db
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+ldd "$TESSERA_BIN" | grep 'not found'
+for step in "$@"; do
+  echo "=== $step $(date -u +%H:%M:%S)"
+  case $step in
+    gpu-tests)
+      "$carry/tessera_gpu_tests" --gtest_color=no >"$out/gpu-tests.log" 2>&1
+      echo "gpu tests exit $?"; grep -E '^\[  (PASSED|FAILED|  OK|SKIPPED) ' "$out/gpu-tests.log"
+      grep -B2 -A8 'Failure' "$out/gpu-tests.log" | head -60 ;;
+    repeat:*)
+      python3 benchmarks/timing/repeatability.py "${step#repeat:}" "$db" --bin "$TESSERA_BIN" 2>&1 | tee "$out/repeat-${step#repeat:}.txt" ;;
+    stats)
+      python3 - "$db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for r in c.execute("""SELECT r.id, r.operator, r.strategy, r.proposer, COUNT(e.id), AVG(e.seconds), r.gpu_busy_fraction
+                      FROM runs r LEFT JOIN evaluations e ON e.run_id = r.id GROUP BY r.id"""):
+    print("run %s %-8s %-10s %-8s evals %3d  s/eval %s  busy %s" % (r[0], r[1], r[2], r[3], r[4],
+          "%.2f" % r[5] if r[5] else "-", "%.2f" % r[6] if r[6] is not None else "-"))
+PY
+      ;;
+    *:*)
+      op=${step%%:*}; n=${step#*:}
+      "$TESSERA_BIN" optimize "$op" --budget "$n" --db "$db" >"$out/optimize-$op.log" 2>&1
+      echo "optimize $op exit $?"; tail -25 "$out/optimize-$op.log" ;;
+    *) echo "unknown step $step" ;;
+  esac
+done
