@@ -62,6 +62,10 @@ std::vector<llm::Exchange> exchanges_from_store(const std::string& db_path, std:
                     {"latency_s", x.latency_s},
                     {"http_status", x.http_status}};
     }
+    if (!x.outcome_json.empty()) {
+      json outcome = json::parse(x.outcome_json, nullptr, false);
+      if (outcome.is_object()) j["outcome"] = outcome;
+    }
     out.push_back(llm::exchange_from_json(j));
   }
   if (out.empty()) throw std::runtime_error(fmt::format("run {} of {} recorded no LLM exchange", *run_id, db_path));
@@ -150,7 +154,12 @@ LlmSession::Answer LlmSession::ask(const llm::Conversation& conversation, int tu
     a.error_kind = e.kind();
     if (e.kind() != llm::LlmErrorKind::BudgetExceeded && e.kind() != llm::LlmErrorKind::ReplayExhausted) ++calls_;
   }
-  if (last_) record(*last_, turn, &a.exchange_id);
+  if (last_) {
+    if (replaying_) a.recorded_outcome = last_->outcome;
+    llm::Exchange x = *last_;
+    x.outcome.clear();  // this run's outcome replaces the recording's (set_outcome)
+    record(x, turn, &a.exchange_id);
+  }
   return a;
 }
 
@@ -176,20 +185,32 @@ void LlmSession::record(const llm::Exchange& x, int turn, long long* id) {
       r.error_kind = llm::to_string(*x.error_kind);
     }
     *id = db_->add_exchange(r);
+    recorded_index_[*id] = recorded_.size();
   }
   recorded_.push_back(x);
-  if (!record_path_.empty()) {
-    try {
-      llm::save_exchanges(record_path_, recorded_);
-    } catch (const std::exception& e) {
-      std::cerr << fmt::format("tessera: cannot write --llm-record {}: {}\n", record_path_, e.what());
-      record_path_.clear();
-    }
+  save_record();
+}
+
+void LlmSession::save_record() {
+  if (record_path_.empty()) return;
+  try {
+    llm::save_exchanges(record_path_, recorded_);
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("tessera: cannot write --llm-record {}: {}\n", record_path_, e.what());
+    record_path_.clear();
   }
 }
 
 void LlmSession::set_outcome(long long exchange_id, const json& outcome) {
-  if (db_ && exchange_id > 0) db_->set_exchange_outcome(exchange_id, outcome.dump(-1, ' ', false, json::error_handler_t::replace));
+  if (exchange_id <= 0) return;
+  std::string text = outcome.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (db_) db_->set_exchange_outcome(exchange_id, text);
+  // The record file keeps the outcome too: its candidate ids are what a later
+  // replay maps the answers' "#id" references through.
+  if (auto it = recorded_index_.find(exchange_id); it != recorded_index_.end()) {
+    recorded_[it->second].outcome = text;
+    save_record();
+  }
 }
 
 std::string LlmSession::usage() const {

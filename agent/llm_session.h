@@ -5,6 +5,7 @@
 // file. The API key stays inside the HTTP client; nothing here ever sees it.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,10 +39,14 @@ class LlmSession {
     std::string error;                 // redacted
     std::optional<llm::LlmErrorKind> error_kind;
     long long exchange_id = 0;         // 0 when nothing was recorded
+    // A replay: what the recording run made of this answer (JSON text, empty if
+    // the recording did not say), to map its "#id"s to this run's candidates.
+    std::string recorded_outcome;
   };
   // One call; recorded whatever happens. Never throws for the model's failures.
   Answer ask(const llm::Conversation& conversation, int turn);
-  // What tessera made of an answer (proposals, parse errors, candidate ids).
+  // What tessera made of an answer (proposals, parse errors, candidate ids): stored
+  // with the exchange in the database and in the --llm-record file.
   void set_outcome(long long exchange_id, const nlohmann::json& outcome);
 
   std::string usage() const;     // "4 calls, 12034 tokens"
@@ -51,6 +56,7 @@ class LlmSession {
  private:
   LlmSession() = default;
   void record(const llm::Exchange& exchange, int turn, long long* id);
+  void save_record();  // rewrite the --llm-record file, if any
 
   std::unique_ptr<llm::LlmClient> client_;
   std::shared_ptr<llm::RunBudget> budget_;
@@ -60,6 +66,7 @@ class LlmSession {
   long long calls_ = 0, prompt_tokens_ = 0, completion_tokens_ = 0;
   std::optional<llm::Exchange> last_;
   std::vector<llm::Exchange> recorded_;
+  std::map<long long, size_t> recorded_index_;  // exchange id in the store -> recorded_ index
   store::Store* db_ = nullptr;
   long long run_id_ = 0;
 };

@@ -82,7 +82,7 @@ void LlmProposer::evaluate_proposals(Loop& loop, const spec::Operator& op, Turn&
     std::string name = safe_name(p.name, fmt::format("turn{}-{}", turn.number, k + 1));
     Lineage lin;
     lin.origin = is_template ? "llm-template:" + loop.strategy() : "llm";
-    lin.parent = parent_named_in(p.rationale, turn.shown);
+    lin.parent = parent_named_in(p.rationale, turn.shown, recorded_ids_);
     if (!lin.parent) lin.parent = turn.default_parent;
     if (turn.exchange_id > 0) lin.exchange_id = turn.exchange_id;
     json plan = p.plan_json();
@@ -150,6 +150,28 @@ void LlmProposer::evaluate_proposals(Loop& loop, const spec::Operator& op, Turn&
     rec["candidates"] = ids;
     if (!results.empty()) rec["status"] = results.front().status;
     turn.outcome.push_back(rec);
+  }
+}
+
+// A replayed answer: pair the recording's proposals with this run's, in order (the
+// same answer gives the same proposals), and remember which of this run's candidates
+// each recorded kernel id became. Tuned templates are left out: their
+// configurations depend on the measurements, so position k is not the same one.
+void LlmProposer::learn_recorded_ids(const std::string& recorded_outcome, const json& outcome) {
+  if (recorded_outcome.empty()) return;
+  json rec = json::parse(recorded_outcome, nullptr, false);
+  if (!rec.is_object() || !rec.contains("proposals") || !rec["proposals"].is_array()) return;
+  const json& then = rec["proposals"];
+  for (size_t k = 0; k < then.size() && k < outcome.size(); ++k) {
+    const json& a = then[k];
+    const json& b = outcome[k];
+    if (!a.is_object() || a.value("kind", "") != "kernel" || b.value("kind", "") != "kernel") continue;
+    if (a.value("name", "") != b.value("name", "")) continue;
+    const json& ra = a.contains("candidates") ? a["candidates"] : json();
+    const json& rb = b.contains("candidates") ? b["candidates"] : json();
+    if (ra.is_array() && rb.is_array() && ra.size() == 1 && rb.size() == 1 && ra[0].is_number_integer() &&
+        rb[0].is_number_integer())
+      recorded_ids_[ra[0].get<long long>()] = rb[0].get<long long>();
   }
 }
 
@@ -228,6 +250,7 @@ void LlmProposer::run(Loop& loop, const spec::Operator& op, store::Store& db, si
                                turn.parsed.proposals.size() == 1 ? "" : "s",
                                turn.parsed.errors.empty() ? "" : fmt::format(", {} unreadable", turn.parsed.errors.size()));
     evaluate_proposals(loop, op, turn, left());
+    learn_recorded_ids(answer.recorded_outcome, turn.outcome);
     if (!turn.parsed.errors.empty()) {
       std::string all;
       for (auto& e : turn.parsed.errors) all += e + "\n";

@@ -11,10 +11,13 @@
 // model sees) in proposer_llm_context.cpp, the turn loop in proposer_llm.cpp.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "search/space.h"
 #include "spec/spec.h"
@@ -106,11 +109,15 @@ class LlmProposer {
   LlmProposer(std::unique_ptr<LlmSession> session, LlmOptions options, std::string proposals_dir);
   struct Turn;
   void evaluate_proposals(Loop& loop, const spec::Operator& op, Turn& turn, size_t budget_left);
+  void learn_recorded_ids(const std::string& recorded_outcome, const nlohmann::json& outcome);
   std::unique_ptr<LlmSession> session_;
   LlmOptions options_;
   std::string proposals_dir_;  // where proposed sources are written (next to the database)
   size_t kernels_ = 0, templates_ = 0, unusable_answers_ = 0, failed_calls_ = 0;
   std::string stop_reason_;
+  // A replay: the recording's candidate ids -> this run's, learnt turn by turn from
+  // the recorded outcomes, so that an answer's "#id" names the same proposal here.
+  std::map<long long, long long> recorded_ids_;
 };
 
 }  // namespace tessera::agent

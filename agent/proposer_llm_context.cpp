@@ -144,8 +144,16 @@ std::string failure_stage(const std::string& s) {
 
 bool is_failure(const std::string& s) { return s != st::ok && s != st::compiled; }
 
-std::optional<long long> parent_named_in(const std::string& text, const std::set<long long>& shown) {
+std::optional<long long> parent_named_in(const std::string& text, const std::set<long long>& shown,
+                                         const std::map<long long, long long>& recorded) {
   static const std::regex ref(R"(#(\d{1,12})\b)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), ref); it != std::sregex_iterator(); ++it) {
+    long long id = std::stoll((*it)[1].str());
+    if (auto r = recorded.find(id); r != recorded.end()) return r->second;
+    if (recorded.empty() && shown.count(id)) return id;
+  }
+  // A replay whose ids could not all be translated (an older record file, or a
+  // candidate the recording's search proposed): the ids as they stand.
   for (auto it = std::sregex_iterator(text.begin(), text.end(), ref); it != std::sregex_iterator(); ++it) {
     long long id = std::stoll((*it)[1].str());
     if (shown.count(id)) return id;

@@ -5,6 +5,7 @@
 // the static-check options for the operator. Internal to the LLM proposer.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -46,8 +47,11 @@ bool is_failure(const std::string& status);
 std::string candidate_ref(long long id);
 
 // The candidate a proposal says it refines: the first "#<id>" in its explanation
-// that names a candidate the model was shown.
-std::optional<long long> parent_named_in(const std::string& text, const std::set<long long>& shown);
+// that names a candidate the model was shown. In a replay the answer's ids are the
+// recording's: an id in `recorded` (recording -> this run) is translated first, so
+// that the lineage does not depend on the ids the replay's database hands out.
+std::optional<long long> parent_named_in(const std::string& text, const std::set<long long>& shown,
+                                         const std::map<long long, long long>& recorded = {});
 
 // A proposal name safe for file names and messages: [A-Za-z0-9_-], at most 40 chars.
 std::string safe_name(const std::string& name, const std::string& fallback);

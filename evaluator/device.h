@@ -82,10 +82,8 @@ class Device {
   // Evicts L2: overwrites a buffer twice the L2 size, as a stream operation
   // (so it can be captured into a graph).
   void flush_l2();
-  // Resets persisting L2 lines. A context-wide call, not a stream operation: done
-  // once before a timing loop, never between two timed launches (measured on the
-  // H200, 2026-11-30: calling it before every launch inflated ~0.04 ms kernels to
-  // ~0.11-0.19 ms).
+  // Resets persisting L2 lines. A context-wide call, not a stream operation (it
+  // cannot be captured into a graph): done once before a timing loop.
   void reset_persisting_l2();
   // Launch and event timing on this device's stream.
   void launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args);

@@ -39,7 +39,7 @@ struct JudgeSettings {
   // Programs whose warm-up launch (candidate or baseline) is shorter than this
   // are timed by replaying a captured graph (0: never).
   double graph_below_ms = 0.1;
-  int graph_rounds = 10;  // A/B pairs per captured graph
+  int graph_rounds = 10;  // A/B pairs per batch (enqueued, or captured as one graph)
 };
 
 class Judge {
@@ -62,9 +62,9 @@ class Judge {
  private:
   ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed);
   ShapeTiming time_one(const LoadedProgram& cand, const spec::Shape& s, const JudgeSettings& st);
-  bool time_graph(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram& base, const Workspace& ws,
-                  OutputSet& co, OutputSet& bo, const JudgeSettings& st, std::vector<double>& cs,
-                  std::vector<double>& bs, std::string* why);
+  bool time_batched(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram& base, const Workspace& ws,
+                    OutputSet& co, OutputSet& bo, const JudgeSettings& st, bool graph, std::vector<double>& cs,
+                    std::vector<double>& bs, std::string* why);
 
   Device& dev_;
   const spec::Operator& op_;

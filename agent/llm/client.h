@@ -87,6 +87,11 @@ struct Exchange {
   std::string error;                        // redacted message of a failed call
   std::optional<LlmErrorKind> error_kind;   // set when the call failed
   std::string provider;                     // "openai", "anthropic", "replay"
+  // What tessera made of the answer (JSON text: {"proposals": [{"name", "kind",
+  // "candidates": [ids], ...}], "parse_errors"}), empty if unknown. Kept in record
+  // files so that a replay can tell which of its own candidates an answer's "#id"
+  // means: the recorded ids belong to the recording's database.
+  std::string outcome;
 };
 
 using ExchangeObserver = std::function<void(const Exchange&)>;

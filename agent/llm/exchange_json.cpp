@@ -63,6 +63,10 @@ json to_json(const Exchange& e) {
   } else {
     j["reply"] = to_json(e.reply);
   }
+  if (!e.outcome.empty()) {
+    json outcome = json::parse(e.outcome, nullptr, false);
+    if (!outcome.is_discarded()) j["outcome"] = outcome;
+  }
   return j;
 }
 
@@ -115,6 +119,8 @@ Exchange exchange_from_json(const json& j) {
     } else {
       e.reply = reply_from_json(j.at("reply"));
     }
+    if (j.contains("outcome") && j.at("outcome").is_object())
+      e.outcome = j.at("outcome").dump(-1, ' ', false, json::error_handler_t::replace);
     return e;
   });
 }

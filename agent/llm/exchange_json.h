@@ -2,7 +2,8 @@
 // exchanges: what a recorded run file holds and what ReplayClient reads back.
 // Format: {"exchanges": [{"provider", "request": {"system", "messages": [{"role",
 // "content"}]}, "reply": {"text", "model", "finish_reason", "prompt_tokens",
-// "completion_tokens", "latency_s", "http_status"}, "error", "error_kind"}]}.
+// "completion_tokens", "latency_s", "http_status"}, "error", "error_kind", "outcome"}]}
+// ("outcome", optional: what tessera made of the answer, with candidate ids).
 #pragma once
 
 #include <string>

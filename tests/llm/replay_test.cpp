@@ -99,6 +99,35 @@ TEST(Replay, FileRoundTripIncludingFailures) {
   EXPECT_THROW(load_exchanges(path), LlmError);
 }
 
+// The outcome (what tessera made of the answer, with candidate ids) travels with
+// the exchange through the file and reaches the replay's observer: it is how a
+// replay maps the answers' "#id" references to its own candidates.
+TEST(Replay, OutcomeRoundTripsAndIsServed) {
+  Exchange e = recorded("a", "A");
+  e.outcome = R"({"parse_errors":[],"proposals":[{"candidates":[7],"kind":"kernel","name":"rows-a"}]})";
+  Exchange none = recorded("b", "B");
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("tessera_replay_outcome_" + std::to_string(::getpid()) + ".json")).string();
+  save_exchanges(path, {e, none});
+  std::vector<Exchange> back = load_exchanges(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(back[0].outcome), nlohmann::json::parse(e.outcome));
+  EXPECT_TRUE(back[1].outcome.empty());
+  EXPECT_FALSE(to_json(none).contains("outcome")) << "older files stay as they were";
+  // A malformed or non-object outcome is ignored, not an error.
+  nlohmann::json j = to_json(none);
+  j["outcome"] = "not an object";
+  EXPECT_TRUE(exchange_from_json(j).outcome.empty());
+
+  ReplayClient c(back);
+  std::vector<Exchange> seen;
+  c.set_observer([&](const Exchange& x) { seen.push_back(x); });
+  c.complete(ask("anything"));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].outcome, back[0].outcome);
+}
+
 TEST(Replay, RecordsALiveRunAndReplaysItWithoutTheServer) {
   std::vector<Exchange> log;
   Reply live;
