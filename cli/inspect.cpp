@@ -84,7 +84,7 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
                      {"params", json::parse(r.params_json.empty() ? "{}" : r.params_json)}, {"status", r.status},
                      {"geomean_speedup", r.geomean_speedup}, {"max_rel_l2", r.max_rel_l2},
                      {"roofline_fraction", r.roofline_fraction}, {"device", r.device}, {"when", r.created},
-                     {"origin", r.origin}, {"shapes", shapes}});
+                     {"origin", r.origin}, {"parent", r.parent ? json(*r.parent) : json()}, {"shapes", shapes}});
     }
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -93,13 +93,14 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
     std::cout << fmt::format("no evaluated candidates for '{}'{} in {}\n", op, status.empty() ? "" : " with status " + status, db);
     return 0;
   }
-  std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9} {:>8}  {:<20} {}\n", "rank", "id", "status", "speedup",
-                           "max err", "roofline", "when", "template / params");
+  std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9} {:>8}  {:<20} {:<22} {}\n", "rank", "id", "status", "speedup",
+                           "max err", "roofline", "when", "origin (<- parent)", "template / params");
   int rank = 0;
   for (auto& r : rows) {
-    std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9.2e} {:>7.1f}%  {:<20} {} {}\n", ++rank, r.candidate_id,
+    std::string origin = r.origin + (r.parent ? fmt::format(" <- #{}", *r.parent) : "");
+    std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9.2e} {:>7.1f}%  {:<20} {:<22} {} {}\n", ++rank, r.candidate_id,
                              r.status, r.status == "ok" ? fmt::format("{:.3f}x", r.geomean_speedup) : "-", r.max_rel_l2,
-                             100 * r.roofline_fraction, r.created, r.template_name, r.params_json);
+                             100 * r.roofline_fraction, r.created, origin, r.template_name, r.params_json);
     if (rank <= 3 && r.status == "ok") {
       std::string per;
       for (auto& s : r.shapes)

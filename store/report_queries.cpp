@@ -74,7 +74,7 @@ std::vector<TimelinePoint> ok_timeline(Store& db, const std::string& op) {
 std::vector<LeaderboardRow> timed_leaderboard(Store& db, const std::string& op, const std::string& device, int limit) {
   std::string sql = fmt::format(
       "SELECT c.id, c.template, c.params, e.status, e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2, "
-      "e.roofline_fraction, e.id FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM evaluations WHERE "
+      "e.roofline_fraction, e.id, c.parent FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM evaluations WHERE "
       "candidate_id=c.id AND status<>'compiled' {} ORDER BY id DESC LIMIT 1) WHERE c.operator=? "
       "ORDER BY (e.status='ok') DESC, e.geomean_speedup DESC, c.id LIMIT ?",
       device.empty() ? "" : "AND device=?");

@@ -44,6 +44,7 @@ class Stmt {
   long long i64(int c) const { return sqlite3_column_int64(s_, c); }
   double f64(int c) const { return sqlite3_column_double(s_, c); }
   bool is_null(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
+  int columns() const { return sqlite3_column_count(s_); }
   std::string text(int c) const {
     auto p = sqlite3_column_text(s_, c);
     return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s_, c)) : std::string();
@@ -114,7 +115,8 @@ inline EvaluationInfo read_eval(sqlite3* db, const sql::Stmt& s) {
 
 // A leaderboard row from the columns c.id, c.template, c.params, e.status,
 // e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2,
-// e.roofline_fraction (in that order, from column 0); shapes are not filled.
+// e.roofline_fraction (in that order, from column 0), and c.parent as column 11
+// when the query has it; shapes are not filled.
 inline LeaderboardRow leaderboard_row(const sql::Stmt& s) {
   LeaderboardRow r;
   r.candidate_id = s.i64(0);
@@ -127,6 +129,7 @@ inline LeaderboardRow leaderboard_row(const sql::Stmt& s) {
   r.geomean_speedup = s.f64(7);
   r.max_rel_l2 = s.f64(8);
   r.roofline_fraction = s.f64(9);
+  if (s.columns() > 11 && !s.is_null(11)) r.parent = s.i64(11);
   return r;
 }
 

@@ -82,6 +82,7 @@ struct EvaluationInfo {
 struct LeaderboardRow {
   long long candidate_id = 0;
   std::string template_name, params_json, status, device, created, origin;
+  std::optional<long long> parent;  // the candidate it was derived from (LLM lineage)
   double geomean_speedup = 0, max_rel_l2 = 0, roofline_fraction = 0;
   std::vector<ShapeRow> shapes;
 };
