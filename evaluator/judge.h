@@ -38,7 +38,7 @@ struct JudgeSettings {
   double max_seconds_per_shape = 1.0;
   // Programs whose warm-up launch (candidate or baseline) is shorter than this
   // are timed by replaying a captured graph (0: never).
-  double graph_below_ms = 0.1;
+  double graph_below_ms = 0.02;
   int graph_rounds = 10;  // A/B pairs per batch (enqueued, or captured as one graph)
 };
 

@@ -1,16 +1,17 @@
 // targets/kda/kda_chunk.cu — tunable chunked KDA forward on tf32 tensor cores
 // (mma.sync m16n8k8, fp32 accumulate), two kernels. K = V = 128, chunk CH = 64.
 //
-//  kda_chunk_intra  one block (4 warps) per (chunk slot, head), fully parallel:
-//     in-kernel preprocessing (L2 norm of q and k, gate, sigmoid(beta)), the
-//     cumulative log-decay G over the chunk, then with warp I owning rows
-//     16I..16I+15 and reference row r = 16I:
+//  kda_chunk_intra  one block (8 warps, two blocks per SM) per (chunk slot, head),
+//     fully parallel: the chunk's q, k, v, g are copied to shared memory at once
+//     (cp.async, bf16), then in-kernel preprocessing (L2 norm of q and k, gate,
+//     sigmoid(beta)), the cumulative log-decay G over the chunk (per channel, in
+//     registers), then for 16-row blocks I with reference row r = 16I:
 //       P[i,j] = sum_d (q_i e^{G_i-G_r}) (k_j e^{G_r-G_j})          (j <= i)
 //       L[i,j] = b_i sum_d (k_i e^{G_i-G_r}) (k_j e^{G_r-G_j})      (j <  i)
 //     (every factor lies in [e^-75, e^75] or underflows harmlessly to 0, whatever
 //     the gates: |G_i - G_r| <= 15*5 inside a 16-row block and <= 0 across blocks),
-//     A = (I+L)^-1 by blocked forward substitution (16x16 diagonal blocks per warp,
-//     then the off-diagonal blocks), and the WY factors w = A (b k e^G),
+//     A = (I+L)^-1 (16x16 diagonal blocks by in-register forward substitution, the
+//     rest in two blocked levels, fp32), and the WY factors w = A (b k e^G),
 //     u = A (b v). Writes qg = q e^G, kd = k e^{G_last-G}, w, u (f32 [T,H,128]),
 //     P (f32 [slot,H,64,64]) and G_last (f32 [slot,H,128]).
 //  kda_chunk_state  one block (SW warps) per (sequence, head, BV value columns),
@@ -22,6 +23,7 @@
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
 #include <cuda_bf16.h>
 
+#include "tile/kda_chunk_ops.cuh"
 #include "tile/kda_tf32.cuh"
 
 #ifndef BV
@@ -89,9 +91,33 @@ __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, lon
   return true;
 }
 
-// grid (NSEQ + floor(T/64), H), block 128, smem KC_INTRA_SMEM bytes.
-#define KC_INTRA_SMEM (4 * (2 * KC_CH * KC_LDK + 2 * KC_CH * KC_LDL + 3 * 256 + 2 * KC_CH))
-extern "C" __global__ void __launch_bounds__(128) kda_chunk_intra(
+#define KC_LDB 136  // row stride (bf16 elements) of the bf16 chunk tiles
+#ifndef KC_P2U
+#define KC_P2U 4  // unroll of the k-loop of the P/L products (developer knob)
+#endif
+constexpr int kP2U = KC_P2U;
+
+// grid (NSEQ + floor(T/64), H), block KC_INTRA_THREADS (256), smem KC_INTRA_SMEM bytes.
+// Shared memory (104,704 bytes: two blocks, 16 warps, per SM):
+//   Gc  f32  [CH][LDK]  cumulative log-decay G, in log2 units (G log2 e)
+//   LA  f32  [CH][LDL]  first the raw gate (bf16 [CH][LDB]), then L, then (I+L)^-1
+//   Qs, Ks, Vs  bf16 [CH][LDB]  raw q, k, v of the chunk (Qs later: inverse scratch)
+//   rq, rk, bs [CH], tot [KD]
+// Phases (barriers between):
+//   0  cp.async of q, k, v, g for the whole chunk (one memory latency); beta, gate
+//      parameters; zeros of P above the diagonal blocks
+//   1  row norms (warp per 8 rows); gate and cumulative sum per channel in
+//      registers (thread = channel x half chunk, halves joined through tot)
+//   2  P and L (tf32 mma), 20 units of (16-row block I, 16-col block J, 8-col half)
+//      spread 3/3/2/2 over the warps, reference row 16I; then qg, kd, G_last out
+//   3  (I+L)^-1: diagonal 16x16 blocks by in-register forward substitution, then the
+//      off-diagonal blocks in two levels (16-blocks, then the 32x32 block) on CUDA
+//      cores in fp32
+//   4  w = A (b k e^G), u = A (b v): warp = 16 output columns, all 4 row blocks
+#define KC_INTRA_THREADS 256
+#define KC_INTRA_SMEM \
+  (4 * KC_CH * KC_LDK + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * (3 * KC_CH + KC_KD))
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intra(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
     const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
@@ -101,260 +127,301 @@ extern "C" __global__ void __launch_bounds__(128) kda_chunk_intra(
     float lower_bound) {
   if (K != KC_KD || V != KC_KD) __trap();
   (void)T;
-  extern __shared__ float sm[];
-  float* Kn = sm;                     // [CH][LDK] normalized k, later b k e^G
-  float* Gc = Kn + KC_CH * KC_LDK;    // [CH][LDK] log-decay, cumulative, later b v
-  float* L = Gc + KC_CH * KC_LDK;     // [CH][LDL]
-  float* Ai = L + KC_CH * KC_LDL;     // [CH][LDL] (I+L)^-1
-  float* X = Ai + KC_CH * KC_LDL;     // [3][16][16]
-  float* bs = X + 3 * 256;            // [CH] sigmoid(beta)
-  float* rq = bs + KC_CH;             // [CH] 1/||q||
+  extern __shared__ __align__(16) float sm[];
+  float* Gc = sm;
+  float* LA = Gc + KC_CH * KC_LDK;
+  __nv_bfloat16* Gs = reinterpret_cast<__nv_bfloat16*>(LA);
+  __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(LA + KC_CH * KC_LDL);
+  __nv_bfloat16* Ks = Qs + KC_CH * KC_LDB;
+  __nv_bfloat16* Vs = Ks + KC_CH * KC_LDB;
+  float* rq = reinterpret_cast<float*>(Vs + KC_CH * KC_LDB);
+  float* rk = rq + KC_CH;
+  float* bs = rk + KC_CH;
+  float* tot = bs + KC_CH;
+  float* Xs = reinterpret_cast<float*>(Qs);  // phase 3 scratch (q no longer needed)
   const long long slot = blockIdx.x, h = blockIdx.y;
   long long n, c;
   if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
   const long long bos = cu[n] + c * KC_CH;
   const int len = (int)min((long long)KC_CH, cu[n + 1] - bos);
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  float* Pc = P + (slot * H + h) * KC_CH * KC_CH;
   KC_PROF_START;
 
-  // P1: per row, norms, normalized k, per-token log-decay, sigmoid(beta).
-  for (int idx = tid; idx < KC_CH * KC_LDL; idx += 128) Ai[idx] = 0.f;
-  {
-    const float a = expf(A_log[h]);
-    float dtb[4];
+  // ---- phase 0: the chunk's q, k, v, g rows into shared memory, all in flight.
 #pragma unroll
-    for (int cc = 0; cc < 4; ++cc) dtb[cc] = dt_bias[h * KC_KD + lane * 4 + cc];
-#pragma unroll 1
-    for (int i00 = 0; i00 < KC_CH; i00 += 16) {
-      uint2 qq[4], kk[4], gg[4];
-      float bl[4];
+  for (int tsr = 0; tsr < 4; ++tsr) {
+    const __nv_bfloat16* src = tsr == 0 ? q : tsr == 1 ? k : tsr == 2 ? v : g;
+    __nv_bfloat16* dst = tsr == 0 ? Qs : tsr == 1 ? Ks : tsr == 2 ? Vs : Gs;
 #pragma unroll
-      for (int rr = 0; rr < 4; ++rr) {  // loads of 4 rows in flight together
-        const int i = i00 + 4 * rr + warp;
-        const long long base = ((bos + i) * H + h) * KC_KD + lane * 4;
-        if (i < len) {
-          qq[rr] = *reinterpret_cast<const uint2*>(q + base);
-          kk[rr] = *reinterpret_cast<const uint2*>(k + base);
-          gg[rr] = *reinterpret_cast<const uint2*>(g + base);
-          bl[rr] = kc_bf(beta, (bos + i) * H + h);
-        } else {
-          qq[rr] = kk[rr] = gg[rr] = make_uint2(0u, 0u);
-          bl[rr] = 0.f;
-        }
-      }
-#pragma unroll
-      for (int rr = 0; rr < 4; ++rr) {
-        const int i = i00 + 4 * rr + warp;
-        const bool in = i < len;
-        const __nv_bfloat16* qb = reinterpret_cast<const __nv_bfloat16*>(&qq[rr]);
-        const __nv_bfloat16* kb = reinterpret_cast<const __nv_bfloat16*>(&kk[rr]);
-        const __nv_bfloat16* gb = reinterpret_cast<const __nv_bfloat16*>(&gg[rr]);
-        float qv[4], kv[4], sq = 0, sk = 0;
-#pragma unroll
-        for (int cc = 0; cc < 4; ++cc) {
-          qv[cc] = __bfloat162float(qb[cc]);
-          kv[cc] = __bfloat162float(kb[cc]);
-          sq += qv[cc] * qv[cc];
-          sk += kv[cc] * kv[cc];
-        }
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {
-          sq += __shfl_xor_sync(0xffffffffu, sq, off);
-          sk += __shfl_xor_sync(0xffffffffu, sk, off);
-        }
-        const float rk = rsqrtf(sk + 1e-6f);
-#pragma unroll
-        for (int cc = 0; cc < 4; ++cc) {
-          Kn[i * KC_LDK + lane * 4 + cc] = in ? kv[cc] * rk : 0.f;
-          const float x = a * (__bfloat162float(gb[cc]) + dtb[cc]);
-          Gc[i * KC_LDK + lane * 4 + cc] = in ? lower_bound / (1.0f + __expf(-x)) : 0.f;
-        }
-        if (lane == 0) {
-          rq[i] = in ? rsqrtf(sq + 1e-6f) : 0.f;
-          bs[i] = in ? 1.0f / (1.0f + __expf(-bl[rr])) : 0.f;
-        }
-      }
+    for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
+      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
+      __nv_bfloat16* dp = dst + i * KC_LDB + c8;
+      if (i < len) kda::cp_async16(dp, src + ((bos + i) * H + h) * KC_KD + c8);
+      else *reinterpret_cast<uint4*>(dp) = make_uint4(0u, 0u, 0u, 0u);
     }
   }
+  kda::cp_async_commit();
+  const int dch = tid & (KC_KD - 1), half = tid >> 7;  // phase 1: channel, half chunk
+  // Log-decays are kept in log2 units (G2 = G log2 e) so every e^(a-b) is ex2(a2-b2).
+  const float ga2 = expf(A_log[h]) * 1.4426950408889634f, dtb = dt_bias[h * KC_KD + dch];
+  const float lb2 = lower_bound * 1.4426950408889634f;
+  if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
+  // P is 0 above the diagonal 16x16 blocks: rows 16I..16I+15, columns 16(I+1)..63.
+  for (int idx = tid; idx < 384; idx += KC_INTRA_THREADS) {
+    int i, c4;
+    if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
+    else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
+    else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
+    if (i < len) *reinterpret_cast<float4*>(Pc + i * KC_CH + 4 * c4) = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  kda::cp_async_wait_all();
+  __syncthreads();
   KC_MARK(0);
-  __syncthreads();
-  // P2: cumulative log-decay over the chunk (thread = channel).
+
+  // ---- phase 1: norms; gate and its cumulative sum.
   {
-    float acc = 0;
-    for (int i = 0; i < KC_CH; ++i) {
-      acc += Gc[i * KC_LDK + tid];
-      Gc[i * KC_LDK + tid] = acc;
+    float sq[8], sk[8];
+#pragma unroll
+    for (int rr = 0; rr < 8; ++rr) {
+      const int i = warp * 8 + rr;
+      float qv[4], kv[4];
+      kda::bf16x4_to_f32(Qs + i * KC_LDB + lane * 4, qv);
+      kda::bf16x4_to_f32(Ks + i * KC_LDB + lane * 4, kv);
+      sq[rr] = qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3];
+      sk[rr] = kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2] + kv[3] * kv[3];
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+      for (int rr = 0; rr < 8; ++rr) {
+        sq[rr] += __shfl_xor_sync(0xffffffffu, sq[rr], off);
+        sk[rr] += __shfl_xor_sync(0xffffffffu, sk[rr], off);
+      }
+#pragma unroll
+    for (int rr = 0; rr < 8; ++rr) {
+      const int i = warp * 8 + rr;
+      if (lane == rr) {
+        rq[i] = i < len ? rsqrtf(sq[rr] + 1e-6f) : 0.f;
+        rk[i] = i < len ? rsqrtf(sk[rr] + 1e-6f) : 0.f;
+      }
     }
   }
+  float gv[KC_CH / 2];
+#pragma unroll
+  for (int r = 0; r < KC_CH / 2; ++r) {
+    const int i = half * (KC_CH / 2) + r;
+    const float x2 = ga2 * (__bfloat162float(Gs[i * KC_LDB + dch]) + dtb);
+    gv[r] = i < len ? __fdividef(lb2, 1.0f + kda::ex2(-x2)) : 0.f;
+  }
+  kda::inclusive_scan_regs(gv);
+  if (half == 0) {
+#pragma unroll
+    for (int r = 0; r < KC_CH / 2; ++r) Gc[r * KC_LDK + dch] = gv[r];
+    tot[dch] = gv[KC_CH / 2 - 1];
+  }
+  __syncthreads();  // tot; the raw gate (LA) is consumed
+  if (half == 1) {
+    const float off = tot[dch];
+#pragma unroll
+    for (int r = 0; r < KC_CH / 2; ++r) Gc[(KC_CH / 2 + r) * KC_LDK + dch] = gv[r] + off;
+  }
+  // LA above the diagonal blocks is 0 (the blocked inverse sums over it).
+  for (int idx = tid; idx < 384; idx += KC_INTRA_THREADS) {
+    int i, c4;
+    if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
+    else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
+    else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
+    *reinterpret_cast<float4*>(LA + i * KC_LDL + 4 * c4) = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
   __syncthreads();
-  // P3: P and L, warp I = rows 16I..16I+15, reference row r = 16I.
+  KC_MARK(1);
+
+  // ---- phase 2: P and L. Units of row block I: u = 2J + nt, J <= I (2(I+1) units);
+  // warps 0-7 take (I, first unit, count) = (3,0,3) (3,3,3) (3,6,2) (0,0,2) (2,0,3)
+  // (2,3,3) (1,0,2) (1,2,2).
   {
-    const int I = warp, r = 16 * I, gq = lane >> 2, tq = lane & 3;
-    const int i0 = r + gq, i1 = r + gq + 8;
-    const bool in0 = i0 < len, in1 = i1 < len;
-    const float rq0 = rq[i0], rq1 = rq[i1];
-    const long long q0 = ((bos + i0) * H + h) * KC_KD, q1 = ((bos + i1) * H + h) * KC_KD;
-    kda::frag_c accP[4][2], accL[4][2];
+    const int I = (0x11220333 >> (4 * warp)) & 15, u0 = (0x20300630 >> (4 * warp)) & 15;
+    const int cnt = (0x22332233 >> (4 * warp)) & 15;
+    const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
+    const float sq0 = rq[i0], sq1 = rq[i1], sk0 = rk[i0], sk1 = rk[i1];
+    int jr[3];
+    float rkj[3];
 #pragma unroll
-    for (int J = 0; J < 4; ++J)
+    for (int s = 0; s < 3; ++s) {
+      const int uu = u0 + (s < cnt ? s : 0);
+      jr[s] = 16 * (uu >> 1) + 8 * (uu & 1) + gq;
+      rkj[s] = rk[jr[s]];
+    }
+    kda::frag_c accP[3], accL[3];
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        kda::zero(accP[J][nt]);
-        kda::zero(accL[J][nt]);
-      }
-#pragma unroll 2
+    for (int s = 0; s < 3; ++s) {
+      kda::zero(accP[s]);
+      kda::zero(accL[s]);
+    }
+#pragma unroll kP2U
     for (int ks = 0; ks < KC_KD / 8; ++ks) {
       const int d0 = ks * 8 + tq, d1 = d0 + 4;
       const float gr0 = Gc[r * KC_LDK + d0], gr1 = Gc[r * KC_LDK + d1];
-      const float e00 = __expf(Gc[i0 * KC_LDK + d0] - gr0), e10 = __expf(Gc[i1 * KC_LDK + d0] - gr0);
-      const float e01 = __expf(Gc[i0 * KC_LDK + d1] - gr1), e11 = __expf(Gc[i1 * KC_LDK + d1] - gr1);
+      const float e00 = kda::ex2(Gc[i0 * KC_LDK + d0] - gr0), e10 = kda::ex2(Gc[i1 * KC_LDK + d0] - gr0);
+      const float e01 = kda::ex2(Gc[i0 * KC_LDK + d1] - gr1), e11 = kda::ex2(Gc[i1 * KC_LDK + d1] - gr1);
       kda::frag_a aq, ak;
-      aq.x[0] = kda::to_tf32(in0 ? kc_bf(q, q0 + d0) * rq0 * e00 : 0.f);
-      aq.x[1] = kda::to_tf32(in1 ? kc_bf(q, q1 + d0) * rq1 * e10 : 0.f);
-      aq.x[2] = kda::to_tf32(in0 ? kc_bf(q, q0 + d1) * rq0 * e01 : 0.f);
-      aq.x[3] = kda::to_tf32(in1 ? kc_bf(q, q1 + d1) * rq1 * e11 : 0.f);
-      ak.x[0] = kda::to_tf32(Kn[i0 * KC_LDK + d0] * e00);
-      ak.x[1] = kda::to_tf32(Kn[i1 * KC_LDK + d0] * e10);
-      ak.x[2] = kda::to_tf32(Kn[i0 * KC_LDK + d1] * e01);
-      ak.x[3] = kda::to_tf32(Kn[i1 * KC_LDK + d1] * e11);
+      aq.x[0] = kda::to_tf32(__bfloat162float(Qs[i0 * KC_LDB + d0]) * sq0 * e00);
+      aq.x[1] = kda::to_tf32(__bfloat162float(Qs[i1 * KC_LDB + d0]) * sq1 * e10);
+      aq.x[2] = kda::to_tf32(__bfloat162float(Qs[i0 * KC_LDB + d1]) * sq0 * e01);
+      aq.x[3] = kda::to_tf32(__bfloat162float(Qs[i1 * KC_LDB + d1]) * sq1 * e11);
+      ak.x[0] = kda::to_tf32(__bfloat162float(Ks[i0 * KC_LDB + d0]) * sk0 * e00);
+      ak.x[1] = kda::to_tf32(__bfloat162float(Ks[i1 * KC_LDB + d0]) * sk1 * e10);
+      ak.x[2] = kda::to_tf32(__bfloat162float(Ks[i0 * KC_LDB + d1]) * sk0 * e01);
+      ak.x[3] = kda::to_tf32(__bfloat162float(Ks[i1 * KC_LDB + d1]) * sk1 * e11);
 #pragma unroll
-      for (int J = 0; J < 4; ++J) {
-        if (J <= I) {
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt) {
-            const int j = 16 * J + 8 * nt + gq;
-            kda::frag_b b;
-            b.x[0] = kda::to_tf32(Kn[j * KC_LDK + d0] * __expf(gr0 - Gc[j * KC_LDK + d0]));
-            b.x[1] = kda::to_tf32(Kn[j * KC_LDK + d1] * __expf(gr1 - Gc[j * KC_LDK + d1]));
-            kda::mma(accP[J][nt], aq, b);
-            kda::mma(accL[J][nt], ak, b);
-          }
+      for (int s = 0; s < 3; ++s) {
+        if (s < cnt) {
+          const int j = jr[s];
+          kda::frag_b b;
+          b.x[0] = kda::to_tf32(__bfloat162float(Ks[j * KC_LDB + d0]) * rkj[s] * kda::ex2(gr0 - Gc[j * KC_LDK + d0]));
+          b.x[1] = kda::to_tf32(__bfloat162float(Ks[j * KC_LDB + d1]) * rkj[s] * kda::ex2(gr1 - Gc[j * KC_LDK + d1]));
+          kda::mma(accP[s], aq, b);
+          kda::mma(accL[s], ak, b);
         }
       }
     }
     const float b0 = bs[i0], b1 = bs[i1];
-    float* P0 = P + ((slot * H + h) * KC_CH + i0) * KC_CH;
-    float* P1 = P + ((slot * H + h) * KC_CH + i1) * KC_CH;
 #pragma unroll
-    for (int J = 0; J < 4; ++J)
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const int j = 16 * J + 8 * nt + 2 * tq;
-        const bool live = J <= I;
+    for (int s = 0; s < 3; ++s) {
+      if (s < cnt) {
+        const int uu = u0 + s, j = 16 * (uu >> 1) + 8 * (uu & 1) + 2 * tq;
         float2 p0, p1;
-        p0.x = (live && j <= i0) ? KC_OUT(accP[J][nt].x[0]) : 0.f;
-        p0.y = (live && j + 1 <= i0) ? KC_OUT(accP[J][nt].x[1]) : 0.f;
-        p1.x = (live && j <= i1) ? KC_OUT(accP[J][nt].x[2]) : 0.f;
-        p1.y = (live && j + 1 <= i1) ? KC_OUT(accP[J][nt].x[3]) : 0.f;
-        if (in0) *reinterpret_cast<float2*>(P0 + j) = p0;
-        if (in1) *reinterpret_cast<float2*>(P1 + j) = p1;
-        L[i0 * KC_LDL + j] = (live && j < i0) ? b0 * accL[J][nt].x[0] : 0.f;
-        L[i0 * KC_LDL + j + 1] = (live && j + 1 < i0) ? b0 * accL[J][nt].x[1] : 0.f;
-        L[i1 * KC_LDL + j] = (live && j < i1) ? b1 * accL[J][nt].x[2] : 0.f;
-        L[i1 * KC_LDL + j + 1] = (live && j + 1 < i1) ? b1 * accL[J][nt].x[3] : 0.f;
-      }
-  }
-  KC_MARK(1);
-  __syncthreads();
-  // P4: qg, kd, G_last to global; Kn <- b k e^G (the B operand of w).
-  {
-    const float* Glast = Gc + (len - 1) * KC_LDK;
-    const int d = tid;
-    const float gld = Glast[d];
-#pragma unroll 1
-    for (int i0 = 0; i0 < KC_CH; i0 += 8) {
-      float qv[8];
-#pragma unroll
-      for (int uu = 0; uu < 8; ++uu)
-        qv[uu] = (i0 + uu < len) ? kc_bf(q, ((bos + i0 + uu) * H + h) * KC_KD + d) : 0.f;
-#pragma unroll
-      for (int uu = 0; uu < 8; ++uu) {
-        const int i = i0 + uu;
-        if (i < len) {
-          const long long gi = ((bos + i) * H + h) * KC_KD + d;
-          const float G = Gc[i * KC_LDK + d], kn = Kn[i * KC_LDK + d], eG = __expf(G);
-          qg[gi] = KC_OUT(qv[uu] * rq[i] * eG);
-          kd[gi] = KC_OUT(kn * __expf(gld - G));
-          Kn[i * KC_LDK + d] = bs[i] * kn * eG;
-        }
+        p0.x = j <= i0 ? KC_OUT(accP[s].x[0]) : 0.f;
+        p0.y = j + 1 <= i0 ? KC_OUT(accP[s].x[1]) : 0.f;
+        p1.x = j <= i1 ? KC_OUT(accP[s].x[2]) : 0.f;
+        p1.y = j + 1 <= i1 ? KC_OUT(accP[s].x[3]) : 0.f;
+        if (i0 < len) *reinterpret_cast<float2*>(Pc + i0 * KC_CH + j) = p0;
+        if (i1 < len) *reinterpret_cast<float2*>(Pc + i1 * KC_CH + j) = p1;
+        *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
+            make_float2(j < i0 ? b0 * accL[s].x[0] : 0.f, j + 1 < i0 ? b0 * accL[s].x[1] : 0.f);
+        *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
+            make_float2(j < i1 ? b1 * accL[s].x[2] : 0.f, j + 1 < i1 ? b1 * accL[s].x[3] : 0.f);
       }
     }
-    gl[(slot * H + h) * KC_KD + tid] = Glast[tid];
-    // Diagonal 16x16 blocks of (I+L)^-1, one warp each, row by row.
-    const int r = 16 * warp;
-    for (int i = 0; i < 16; ++i) {
-      if (lane < 16) {
-        const int m = lane;
-        float acc = (m == i) ? 1.f : 0.f;
-        for (int j = m; j < i; ++j) acc -= L[(r + i) * KC_LDL + r + j] * Ai[(r + j) * KC_LDL + r + m];
-        if (m <= i) Ai[(r + i) * KC_LDL + r + m] = acc;
+  }
+  KC_MARK(5);
+  // qg = q e^G, kd = k e^{G_last - G} (normalized), G_last.
+  {
+    const float* Gl = Gc + (len - 1) * KC_LDK;
+#pragma unroll 4
+    for (int it = 0; it < KC_CH * 32 / KC_INTRA_THREADS; ++it) {
+      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 5, d = (idx & 31) * 4;
+      if (i < len) {
+        const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDK + d);
+        const float4 GL = *reinterpret_cast<const float4*>(Gl + d);
+        float qv[4], kv[4];
+        kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
+        kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
+        const float a = rq[i], b = rk[i];
+        const long long gi = ((bos + i) * H + h) * KC_KD + d;
+        *reinterpret_cast<float4*>(qg + gi) =
+            make_float4(KC_OUT(qv[0] * a * kda::ex2(G.x)), KC_OUT(qv[1] * a * kda::ex2(G.y)),
+                        KC_OUT(qv[2] * a * kda::ex2(G.z)), KC_OUT(qv[3] * a * kda::ex2(G.w)));
+        *reinterpret_cast<float4*>(kd + gi) =
+            make_float4(KC_OUT(kv[0] * b * kda::ex2(GL.x - G.x)), KC_OUT(kv[1] * b * kda::ex2(GL.y - G.y)),
+                        KC_OUT(kv[2] * b * kda::ex2(GL.z - G.z)), KC_OUT(kv[3] * b * kda::ex2(GL.w - G.w)));
       }
-      __syncwarp();
+    }
+    if (tid < 32) {  // G_last in natural-log units
+      const float4 g2 = *reinterpret_cast<const float4*>(Gl + tid * 4);
+      const float l2 = 0.6931471805599453f;
+      *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
+          make_float4(g2.x * l2, g2.y * l2, g2.z * l2, g2.w * l2);
     }
   }
   __syncthreads();
   KC_MARK(2);
-  // P5: Gc <- b v (the B operand of u).
-#pragma unroll 1
-  for (int i0 = 0; i0 < KC_CH; i0 += 8) {
-    float vv[8];
-#pragma unroll
-    for (int uu = 0; uu < 8; ++uu)
-      vv[uu] = (i0 + uu < len) ? kc_bf(v, ((bos + i0 + uu) * H + h) * KC_KD + tid) : 0.f;
-#pragma unroll
-    for (int uu = 0; uu < 8; ++uu) Gc[(i0 + uu) * KC_LDK + tid] = bs[i0 + uu] * vv[uu];
-  }
-  // P6: off-diagonal blocks: A_IJ = -A_II sum_{M=J}^{I-1} L_IM A_MJ.
-  for (int I = 1; I < 4; ++I) {
-    for (int idx = tid; idx < I * 256; idx += 128) {
-      const int J = idx >> 8, a = (idx >> 4) & 15, b = idx & 15;
-      float acc = 0;
-      for (int m = 16 * J; m < 16 * I; ++m) acc += L[(16 * I + a) * KC_LDL + m] * Ai[m * KC_LDL + 16 * J + b];
-      X[idx] = acc;
-    }
+
+  // ---- phase 3: A = (I+L)^-1 in place in LA.
+  if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
+  __syncthreads();
+  {  // level 1: A10 = -A11 (L10 A00), A32 = -A33 (L32 A22); thread = 1x2 strip
+    const int which = tid >> 7, e = tid & 127, a = e >> 3, b = (e & 7) * 2;
+    const int Ib = 16 * (2 * which + 1), Jb = Ib - 16;
+    float* X = Xs + which * 256;
+    float acc[2] = {0.f, 0.f};
+    kda::mm_strip<16, 2>(acc, LA + (Ib + a) * KC_LDL + Jb, LA + Jb * KC_LDL + Jb + b, KC_LDL);
+    *reinterpret_cast<float2*>(X + a * 16 + b) = make_float2(acc[0], acc[1]);
     __syncthreads();
-    for (int idx = tid; idx < I * 256; idx += 128) {
-      const int J = idx >> 8, a = (idx >> 4) & 15, b = idx & 15;
-      float acc = 0;
-#pragma unroll
-      for (int cc = 0; cc < 16; ++cc) acc -= Ai[(16 * I + a) * KC_LDL + 16 * I + cc] * X[J * 256 + cc * 16 + b];
-      Ai[(16 * I + a) * KC_LDL + 16 * J + b] = acc;
-    }
-    __syncthreads();
+    float acc2[2] = {0.f, 0.f};
+    kda::mm_strip<16, 2>(acc2, LA + (Ib + a) * KC_LDL + Ib, X + b, 16);
+    *reinterpret_cast<float2*>(LA + (Ib + a) * KC_LDL + Jb + b) = make_float2(-acc2[0], -acc2[1]);
   }
+  __syncthreads();
+  {  // level 2: A[32:, :32] = -A[32:, 32:] (L[32:, :32] A[:32, :32]); thread = 1x4 strip
+    const int a = tid >> 3, b = (tid & 7) * 4;
+    float* Z = Xs + 512;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    kda::mm_strip<32, 4>(acc, LA + (32 + a) * KC_LDL, LA + b, KC_LDL);
+    *reinterpret_cast<float4*>(Z + a * 32 + b) = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    __syncthreads();
+    float acc2[4] = {0.f, 0.f, 0.f, 0.f};
+    kda::mm_strip<32, 4>(acc2, LA + (32 + a) * KC_LDL + 32, Z + b, 32);
+    *reinterpret_cast<float4*>(LA + (32 + a) * KC_LDL + b) = make_float4(-acc2[0], -acc2[1], -acc2[2], -acc2[3]);
+  }
+  __syncthreads();
   KC_MARK(3);
-  // P7: w = A (b k e^G), u = A (b v); warp I = rows 16I..16I+15.
+
+  // ---- phase 4: w = A (b k e^G), u = A (b v); warp = columns 16*warp .. +15.
   {
-    const int I = warp, gq = lane >> 2, tq = lane & 3;
-    const int i0 = 16 * I + gq, i1 = i0 + 8;
+    kda::frag_c accW[4][2], accU[4][2];
 #pragma unroll
-    for (int which = 0; which < 2; ++which) {
-      const float* B = which == 0 ? Kn : Gc;
-      float* out = which == 0 ? w : u;
-      const bool rnd = PREC && which == 0;  // w is an operand of the state kernel, u is not
-      kda::frag_c acc[16];
+    for (int I = 0; I < 4; ++I)
 #pragma unroll
-      for (int nt = 0; nt < 16; ++nt) kda::zero(acc[nt]);
-      for (int ks = 0; ks < 2 * (I + 1); ++ks) {
-        kda::frag_a a;
-        kda::load_a_rm(a, Ai, KC_LDL, 16 * I, ks * 8);
+      for (int nt = 0; nt < 2; ++nt) {
+        kda::zero(accW[I][nt]);
+        kda::zero(accU[I][nt]);
+      }
+#pragma unroll 4  // full unroll spills under NVRTC (128-register cap)
+    for (int ks = 0; ks < KC_CH / 8; ++ks) {
+      const int j0 = ks * 8 + tq, j1 = j0 + 4;
+      const float bk0 = bs[j0] * rk[j0], bk1 = bs[j1] * rk[j1], bv0 = bs[j0], bv1 = bs[j1];
+      kda::frag_b bw[2], bu[2];
 #pragma unroll
-        for (int nt = 0; nt < 16; ++nt) {
-          kda::frag_b b;
-          kda::load_b_km(b, B, KC_LDK, ks * 8, nt * 8);
-          kda::mma(acc[nt], a, b);
-        }
+      for (int nt = 0; nt < 2; ++nt) {
+        const int d = 16 * warp + 8 * nt + gq;
+        bw[nt].x[0] = kda::to_tf32(__bfloat162float(Ks[j0 * KC_LDB + d]) * bk0 * kda::ex2(Gc[j0 * KC_LDK + d]));
+        bw[nt].x[1] = kda::to_tf32(__bfloat162float(Ks[j1 * KC_LDB + d]) * bk1 * kda::ex2(Gc[j1 * KC_LDK + d]));
+        bu[nt].x[0] = kda::to_tf32(__bfloat162float(Vs[j0 * KC_LDB + d]) * bv0);
+        bu[nt].x[1] = kda::to_tf32(__bfloat162float(Vs[j1 * KC_LDB + d]) * bv1);
       }
 #pragma unroll
-      for (int nt = 0; nt < 16; ++nt) {
-        const int e = nt * 8 + 2 * tq;
-        float2 r0 = make_float2(acc[nt].x[0], acc[nt].x[1]), r1 = make_float2(acc[nt].x[2], acc[nt].x[3]);
-        if (rnd) {
-          r0 = make_float2(kda::round_tf32(r0.x), kda::round_tf32(r0.y));
-          r1 = make_float2(kda::round_tf32(r1.x), kda::round_tf32(r1.y));
+      for (int I = 0; I < 4; ++I) {
+        if (ks < 2 * (I + 1)) {
+          kda::frag_a a;
+          kda::load_a_rm(a, LA, KC_LDL, 16 * I, ks * 8);
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) {
+            kda::mma(accW[I][nt], a, bw[nt]);
+            kda::mma(accU[I][nt], a, bu[nt]);
+          }
         }
-        if (i0 < len) *reinterpret_cast<float2*>(out + ((bos + i0) * H + h) * KC_KD + e) = r0;
-        if (i1 < len) *reinterpret_cast<float2*>(out + ((bos + i1) * H + h) * KC_KD + e) = r1;
+      }
+    }
+#pragma unroll
+    for (int I = 0; I < 4; ++I) {
+      const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        const int e = 16 * warp + 8 * nt + 2 * tq;
+        const float2 w0 = make_float2(KC_OUT(accW[I][nt].x[0]), KC_OUT(accW[I][nt].x[1]));
+        const float2 w1 = make_float2(KC_OUT(accW[I][nt].x[2]), KC_OUT(accW[I][nt].x[3]));
+        if (i0 < len) {
+          *reinterpret_cast<float2*>(w + ((bos + i0) * H + h) * KC_KD + e) = w0;
+          *reinterpret_cast<float2*>(u + ((bos + i0) * H + h) * KC_KD + e) =
+              make_float2(accU[I][nt].x[0], accU[I][nt].x[1]);
+        }
+        if (i1 < len) {
+          *reinterpret_cast<float2*>(w + ((bos + i1) * H + h) * KC_KD + e) = w1;
+          *reinterpret_cast<float2*>(u + ((bos + i1) * H + h) * KC_KD + e) =
+              make_float2(accU[I][nt].x[2], accU[I][nt].x[3]);
+        }
       }
     }
   }
@@ -372,13 +439,27 @@ __device__ __forceinline__ void kc_async_rows(float* X, const float* __restrict_
   }
 }
 
+// Issues cp.async copies of a [CH][4*NC] fp32 tile (row i at src + i*row_stride) into
+// X (row stride ldx); rows past len are zero-filled with plain stores.
+template <int NC>
+__device__ __forceinline__ void kc_async_tile(float* X, int ldx, const float* __restrict__ src,
+                                              long long row_stride, int len) {
+  for (int idx = threadIdx.x; idx < KC_CH * NC; idx += SW * 32) {
+    const int i = idx / NC, c4 = idx % NC;
+    float* dst = X + i * ldx + c4 * 4;
+    if (i < len) kda::cp_async16(dst, src + i * row_stride + c4 * 4);
+    else *reinterpret_cast<float4*>(dst) = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+}
+
 // grid (NSEQ, H, 128/BV), block SW*32, smem KC_STATE_SMEM bytes.
 // Two operand buffers rotate so that each phase's copy overlaps the previous
 // phase's products:  A: v' = u - [w] S   (loading qg, G_last)
 //                    B: o = [qg] S + P v' (loading kd)
 //                    C: S = e^G S + [kd]^T v' (loading the next chunk's w).
-// P and u are read straight into registers at the start of phase A.
-#define KC_STATE_SMEM (4 * (KC_KD * KC_LDS + KC_CH * KC_LDS + 2 * KC_CH * KC_LDK + KC_KD))
+// P and u are copied (cp.async) a chunk ahead, during phase C, into their own buffers.
+#define KC_STATE_SMEM \
+  (4 * (KC_KD * KC_LDS + 2 * KC_CH * KC_LDS + 2 * KC_CH * KC_LDK + KC_CH * KC_LDL + KC_KD))
 extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const float* __restrict__ qg,
     const float* __restrict__ kd, const float* __restrict__ w, const float* __restrict__ u,
@@ -394,6 +475,8 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
   float* XA = Vn + KC_CH * KC_LDS;     // [CH][LDK]  operand buffers (rotating)
   float* XB = XA + KC_CH * KC_LDK;     // [CH][LDK]
   float* glc = XB + KC_CH * KC_LDK;    // [KD]
+  float* Ps = glc + KC_KD;             // [CH][LDL]  P of the chunk
+  float* Us = Ps + KC_CH * KC_LDL;     // [CH][LDS]  u of the chunk (this block's columns)
   const long long n = blockIdx.x, h = blockIdx.y;
   const int v0 = blockIdx.z * BV;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -410,7 +493,10 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
   }
   const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
   if (bos0 < eos) {
-    kc_async_rows(XA, w, bos0, (int)min((long long)KC_CH, eos - bos0), H, h);
+    const int len0 = (int)min((long long)KC_CH, eos - bos0);
+    kc_async_rows(XA, w, bos0, len0, H, h);
+    kc_async_tile<KC_CH / 4>(Ps, KC_LDL, P + (slot0 * H + h) * KC_CH * KC_CH, KC_CH, len0);
+    kc_async_tile<BV / 4>(Us, KC_LDS, u + (bos0 * H + h) * KC_KD + v0, H * KC_KD, len0);
     kda::cp_async_commit();
     kda::cp_async_wait_all();
   }
@@ -421,28 +507,7 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     kc_async_rows(XB, qg, bos, len, H, h);
     if (tid < 32) kda::cp_async16(glc + tid * 4, gl + (slot * H + h) * KC_KD + tid * 4);
     kda::cp_async_commit();
-    // P fragments (rows i0, i1) and u for this warp, into registers.
     KC_MARK(14);
-    float pa[KC_CH / 8][4];
-    {
-      const float* P0 = P + ((slot * H + h) * KC_CH + i0) * KC_CH;
-      const float* P1 = P + ((slot * H + h) * KC_CH + i1) * KC_CH;
-#pragma unroll
-      for (int ks = 0; ks < KC_CH / 8; ++ks) {
-        const int j0 = ks * 8 + tq;
-        pa[ks][0] = i0 < len ? P0[j0] : 0.f;
-        pa[ks][1] = i1 < len ? P1[j0] : 0.f;
-        pa[ks][2] = i0 < len ? P0[j0 + 4] : 0.f;
-        pa[ks][3] = i1 < len ? P1[j0 + 4] : 0.f;
-      }
-    }
-    float2 uu[NTW][2];
-#pragma unroll
-    for (int nt = 0; nt < NTW; ++nt) {
-      const int e = v0 + (wn * NTW + nt) * 8 + 2 * tq;
-      uu[nt][0] = i0 < len ? *reinterpret_cast<const float2*>(u + ((bos + i0) * H + h) * KC_KD + e) : make_float2(0.f, 0.f);
-      uu[nt][1] = i1 < len ? *reinterpret_cast<const float2*>(u + ((bos + i1) * H + h) * KC_KD + e) : make_float2(0.f, 0.f);
-    }
     // A: v' = u - w S
     {
       kda::frag_c acc[NTW];
@@ -463,8 +528,10 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
       for (int nt = 0; nt < NTW; ++nt) {
         const int e = (wn * NTW + nt) * 8 + 2 * tq;
         float2 r0 = make_float2(0.f, 0.f), r1 = make_float2(0.f, 0.f);
-        if (i0 < len) r0 = make_float2(KC_OUT(uu[nt][0].x - acc[nt].x[0]), KC_OUT(uu[nt][0].y - acc[nt].x[1]));
-        if (i1 < len) r1 = make_float2(KC_OUT(uu[nt][1].x - acc[nt].x[2]), KC_OUT(uu[nt][1].y - acc[nt].x[3]));
+        const float2 u0 = *reinterpret_cast<const float2*>(Us + i0 * KC_LDS + e);
+        const float2 u1 = *reinterpret_cast<const float2*>(Us + i1 * KC_LDS + e);
+        if (i0 < len) r0 = make_float2(KC_OUT(u0.x - acc[nt].x[0]), KC_OUT(u0.y - acc[nt].x[1]));
+        if (i1 < len) r1 = make_float2(KC_OUT(u1.x - acc[nt].x[2]), KC_OUT(u1.y - acc[nt].x[3]));
         *reinterpret_cast<float2*>(Vn + i0 * KC_LDS + e) = r0;
         *reinterpret_cast<float2*>(Vn + i1 * KC_LDS + e) = r1;
       }
@@ -494,8 +561,7 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
 #pragma unroll
       for (int ks = 0; ks < KC_CH / 8; ++ks) {
         kda::frag_a a;
-#pragma unroll
-        for (int x = 0; x < 4; ++x) a.x[x] = kda::tf32_bits<KC_RND>(pa[ks][x]);
+        kda::load_a_rm<KC_RND>(a, Ps, KC_LDL, 16 * wm, ks * 8);
 #pragma unroll
         for (int nt = 0; nt < NTW; ++nt) {
           kda::frag_b b;
@@ -519,7 +585,11 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     __syncthreads();
     KC_MARK(11);
     if (bos + KC_CH < eos) {
-      kc_async_rows(XB, w, bos + KC_CH, (int)min((long long)KC_CH, eos - bos - KC_CH), H, h);
+      const int len1 = (int)min((long long)KC_CH, eos - bos - KC_CH);
+      kc_async_rows(XB, w, bos + KC_CH, len1, H, h);
+      // P and u of chunk c+1 (P and u of chunk c were last read in phases A and B)
+      kc_async_tile<KC_CH / 4>(Ps, KC_LDL, P + ((slot + 1) * H + h) * KC_CH * KC_CH, KC_CH, len1);
+      kc_async_tile<BV / 4>(Us, KC_LDS, u + ((bos + KC_CH) * H + h) * KC_KD + v0, H * KC_KD, len1);
       kda::cp_async_commit();
     }
     // C: S <- e^{G_last} S + kd^T v'   (each warp owns rows of S; all reads of S

@@ -68,7 +68,7 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   std::string db = (targets / "hostile.db").string();
   std::string env = "TESSERA_TARGETS=" + targets.string() + " ";
   std::string out = run(env + binary() + " optimize hostile_rmsnorm --strategy exhaustive --budget 17 "
-                        "--timeout 30 --max-seconds-per-shape 0.2 --quiet --db " + db);
+                        "--timeout 30 --max-seconds-per-shape 0.2 --graph-below-ms 0.5 --quiet --db " + db);
   SCOPED_TRACE(out);
   auto rows = nlohmann::json::parse(run(env + binary() + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
   std::map<int, std::string> status;
@@ -92,8 +92,8 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   EXPECT_EQ(top, (std::set<int>{0, 16}));
   EXPECT_GT(speedup[0], 0.3);
   EXPECT_GT(speedup[16], 0.3);
-  // Short programs (warm-up under the default 0.1 ms) are timed by replaying a
-  // captured graph; rmsnorm has such shapes. Every shape has its samples.
+  // Programs whose warm-up is under --graph-below-ms (0.5 ms here, so every
+  // rmsnorm shape) are timed by replaying a captured graph. Every shape has samples.
   int graphed = 0;
   for (size_t i = 0; i < 2; ++i) {
     auto shown = nlohmann::json::parse(run(binary() + " show " + std::to_string(rows[i]["candidate"].get<long long>()) +

@@ -3,18 +3,22 @@
 //
 // Builds in one translation unit the float64 GPU reference (targets/kda/reference.cu),
 // the fp32 baseline (baseline.cu) and several variants of the fast template
-// (kda_chunk.cu, one namespace per BV/SW/PREC through fast_variant.inc), launching
-// each as targets/kda/spec.json plans it. It (1) checks the GPU reference against the
+// (kda_chunk.cu, one namespace per BV/SW/PREC through fast_variant.inc; also the frozen
+// v2 kernels of benchmarks/kda/dev/kda_chunk_v2.cu, so old and new are timed in one
+// run), launching each as targets/kda/spec.json plans it. It (1) checks the GPU reference against the
 // shared float64 vectors and against the CPU reference of tests/kda, (2) checks
 // baseline and every fast variant against the GPU reference on the validation shapes
 // (2 seeds each; prints the worst variant), (3) times all on the six benchmark
 // workloads (cudaEvent around each launch sequence, 256 MB L2 flush before each,
-// median) and prints errors and per-variant geomeans.
+// median; whole chain, intra kernel alone and state kernel alone) and prints errors
+// and per-variant geomeans.
 // Build: nvcc -std=c++20 -O2 -gencode=arch=compute_90a,code=sm_90a -I. -Itargets/common \
 //   benchmarks/kda/dev/harness.cu evaluator/npy.cpp tests/kda/kda_reference_cpu.cpp \
 //   -o benchmarks/kda/dev/bin/harness        (-DKC_PROFILE: per-phase cycle counts)
 // Run:   harness [dataset_dir]     env: KDA_SMALL=1 (3 tiny shapes, for
-//        compute-sanitizer), REPS=n (timed repetitions, default 15)
+//        compute-sanitizer; with KDA_FAST_ONLY=1 only the first two fast variants,
+//        no reference: for racecheck), KDA_ONE=1 (one launch of the first two fast
+//        variants on h96_1x8192, for ncu), REPS=n (timed repetitions, default 15)
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 
@@ -172,6 +176,7 @@ void launch_baseline(Problem& p, BaseScratch& s) {
 
 #ifndef NO_FAST
 #include "targets/common/tile/kda_tf32.cuh"
+#include "targets/common/tile/kda_chunk_ops.cuh"
 #define FAST_CAT2(a, b) a##b
 #define FAST_CAT(a, b) FAST_CAT2(a, b)
 struct FastScratch { float *qg, *kd, *w, *u, *P, *gl; };
@@ -211,22 +216,47 @@ namespace fv3 {
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv4 {
-#define BV 64
-#define SW 4
-#define PREC 1
-#define FAST_SUFFIX b64w4p1
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv5 {
 #define BV 128
 #define SW 4
 #define PREC 1
 #define FAST_SUFFIX b128w4p1
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
-struct FastVariant { const char* name; void (*launch)(Problem&, FastScratch&); void (*state_only)(Problem&, FastScratch&); };
-FastVariant g_fast[] = {{"BV128 SW8 P0", fv0::launch, fv0::launch_state_only}, {"BV128 SW8 P1", fv1::launch, fv1::launch_state_only}, {"BV64 SW8 P0", fv2::launch, fv2::launch_state_only}, {"BV64 SW8 P1", fv3::launch, fv3::launch_state_only}, {"BV64 SW4 P1", fv4::launch, fv4::launch_state_only}, {"BV128 SW4 P1", fv5::launch, fv5::launch_state_only}};
-const int kNumFast = 6;
+namespace fv5 {
+#define BV 128
+#define SW 8
+#define PREC 1
+#define KC_P2U 2
+#define FAST_SUFFIX b128w8p1u2
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+// The frozen v2 kernels (128-thread intra), timed in the same run for comparison.
+namespace fo0 {
+#define BV 128
+#define SW 8
+#define PREC 0
+#define FAST_SUFFIX old_b128w8p0
+#define FAST_SRC "benchmarks/kda/dev/kda_chunk_v2.cu"
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fo1 {
+#define BV 64
+#define SW 8
+#define PREC 0
+#define FAST_SUFFIX old_b64w8p0
+#define FAST_SRC "benchmarks/kda/dev/kda_chunk_v2.cu"
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+struct FastVariant {
+  const char* name;
+  void (*launch)(Problem&, FastScratch&);
+  void (*state_only)(Problem&, FastScratch&);
+  void (*intra_only)(Problem&, FastScratch&);
+};
+#define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
+FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P0"), FV(fv1, "BV128 SW8 P1"), FV(fv2, "BV64 SW8 P0"), FV(fv3, "BV64 SW8 P1"),
+                        FV(fv4, "BV128 SW4 P1"), FV(fv5, "BV128 SW8 P1 u2"), FV(fo0, "v2 BV128 SW8 P0"), FV(fo1, "v2 BV64 SW8 P0")};
+const int kNumFast = 8;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
 
@@ -366,6 +396,19 @@ int main(int argc, char** argv) {
   // KDA_SMALL=1: three small validation shapes, one seed, nothing else (for
   // compute-sanitizer runs).
   const bool small = getenv("KDA_SMALL") != nullptr;
+#ifndef NO_FAST
+  // KDA_ONE=1: one launch of the first two variants on h96_1x8192 (for ncu).
+  if (getenv("KDA_ONE")) {
+    Shape s1{"h96_1x8192", 96, {8192}};
+    Problem p = make_problem(s1, 7);
+    FastScratch fs = fast_scratch(p);
+    g_fast[0].launch(p, fs);
+    g_fast[1].launch(p, fs);
+    CK(cudaDeviceSynchronize());
+    printf("KDA_ONE done\n");
+    return 0;
+  }
+#endif
   if (!dataset.empty() && !small) check_dataset(dataset);
 
   std::vector<Shape> val = {
@@ -380,6 +423,24 @@ int main(int argc, char** argv) {
   };
   if (small) val = {{"len65", 1, {65}}, {"many_short", 1, {1, 2, 63, 0, 100}},
                     {"gates_lower_bound", 1, {130}, {0, 0, 0.25}, {1, 4, 8}, {1, 1, 2}}};
+#ifndef NO_FAST
+  // KDA_SMALL=1 KDA_FAST_ONLY=1: the first two fast variants only, no reference or
+  // baseline and no errors (keeps racecheck, slow on the fp64 reference, short).
+  if (small && getenv("KDA_FAST_ONLY")) {
+    for (auto& s : val) {
+      Problem p = make_problem(s, 1000 + s.name.size());
+      FastScratch fs = fast_scratch(p);
+      for (int vi = 0; vi < 2; ++vi) {
+        poison(p.o, p.T * p.H * p.V); poison(p.ht, p.NSEQ * p.H * p.V * p.K);
+        g_fast[vi].launch(p, fs);
+        CK(cudaDeviceSynchronize());
+      }
+      printf("%-18s fast variants ran\n", s.name.c_str());
+      p.free_all();
+    }
+    return 0;
+  }
+#endif
   printf("\n%-18s %-10s %-10s %-10s %-10s\n", "validation", "base o", "base ht", "fast o", "fast ht");
   for (auto& s : val) {
     for (int seed = 0; seed < (small ? 1 : 2); ++seed) {
@@ -419,7 +480,7 @@ int main(int argc, char** argv) {
   printf("\n%-12s %9s %9s %9s | %-9s %-9s %-9s %-9s\n", "workload", "ref ms", "base ms", "fast ms", "base o", "base ht", "fast o", "fast ht");
   double gb = 0, gf = 0;
   double best_ms[6] = {0};
-  std::vector<double> var_log(16, 0.0);
+  std::vector<double> var_log(16, 0.0), intra_log(16, 0.0);
   for (auto& s : bench) {
     Problem p = make_problem(s, 7);
     long long no = p.T * p.H * p.V, nh = p.NSEQ * p.H * p.V * p.K;
@@ -441,16 +502,18 @@ int main(int argc, char** argv) {
       double eo = rel_err(p.o, p.o_ref, no), eh = rel_err(p.ht, p.ht_ref, nh);
       double t = time_median([&] { g_fast[vi].launch(p, fs); }, reps);
       double ts = time_median([&] { g_fast[vi].state_only(p, fs); }, reps);
+      double ti = time_median([&] { g_fast[vi].intra_only(p, fs); }, reps);
       char buf[200];
-      snprintf(buf, sizeof buf, "    %-10s %.4f ms (state kernel %.4f) o %.3e ht %.3e\n", g_fast[vi].name, t, ts, eo, eh);
+      snprintf(buf, sizeof buf, "    %-16s %.4f ms (intra %.4f, state %.4f) o %.3e ht %.3e\n", g_fast[vi].name, t, ti, ts, eo, eh);
       extra += buf;
       var_log[vi] += log(t);
+      intra_log[vi] += log(ti);
       if (!(eo < 3e-3 && eh < 3e-3)) t = INFINITY;
       if (std::isnan(tf) || t < tf) { tf = t; fo = eo; fh = eh; }
     }
     best_ms[&s - &bench[0]] = tf;
 #ifdef KC_PROFILE
-    if (&s == &bench[0] || &s == &bench[2]) { fv0::profile(p, fs, g_fast[0].name); fv1::profile(p, fs, g_fast[1].name); }
+    if (&s == &bench[0] || &s == &bench[2]) { fv0::profile(p, fs, g_fast[0].name); fo0::profile(p, fs, g_fast[6].name); }
 #endif
 #endif
     gb += log(tb); gf += log(tf);
@@ -462,7 +525,8 @@ int main(int argc, char** argv) {
   }
   printf("geomean: baseline %.4f ms, fast (best variant per workload) %.4f ms\n", exp(gb / 6), exp(gf / 6));
 #ifndef NO_FAST
-  for (int vi = 0; vi < kNumFast; ++vi) printf("  geomean %-14s %.4f ms\n", g_fast[vi].name, exp(var_log[vi] / 6));
+  for (int vi = 0; vi < kNumFast; ++vi)
+    printf("  geomean %-16s %.4f ms (intra kernel alone %.4f ms)\n", g_fast[vi].name, exp(var_log[vi] / 6), exp(intra_log[vi] / 6));
 #endif
   (void)best_ms;
   return 0;

@@ -1,0 +1,101 @@
+// tile/kda_chunk_ops.cuh — small fp32 building blocks for chunked linear-attention
+// kernels (written for kda, targets/kda/kda_chunk.cu), beside the tf32 fragments of
+// tile/kda_tf32.cuh. All in namespace kda, NVRTC-safe, fp32 throughout.
+//
+//   bf16x4_to_f32(p, out[4])        4 consecutive bf16 (8-byte aligned, shared or
+//                                  global) -> 4 floats, one 8-byte load.
+//   ex2(x)                          2^x, one MUFU.EX2 (ex2.approx.ftz: ~2 ulp, results
+//                                  under 2^-126 flush to 0). Keep log-decays in log2
+//                                  units and every e^(a-b) costs one subtraction and this.
+//   inclusive_scan_regs(x[N])       x[i] <- x[0] + ... + x[i] in registers (a thread's
+//                                  column of a cumulative sum: N independent loads, then
+//                                  an N-add chain, no shared-memory round trips).
+//   inv_unit_lower16<LD>(T)         one warp: T (16x16 fp32 in shared memory, row stride
+//                                  LD floats) holds a strictly lower triangular L in its
+//                                  entries j < i (the rest is ignored); it is overwritten
+//                                  with (I + L)^-1, full 16x16 with zeros above the
+//                                  diagonal. Forward substitution in registers: lane m
+//                                  (and m + 16, duplicate) keeps column m of the inverse,
+//                                  reads rows of L as broadcasts; 120 FMAs, no barriers.
+//   mm_strip<KL, W>(acc[W], a, b, ldb)
+//                                  acc[w] += sum_{k<KL} a[k] * b[k*ldb + w]: one thread's
+//                                  1xW strip of a small C = A B on CUDA cores, A's row in
+//                                  shared memory (a, contiguous) and B row-major (b, ldb);
+//                                  W = 2 or 4 reads B with 8- or 16-byte loads (b and ldb
+//                                  aligned to match). For fp32-exact small products (e.g.
+//                                  the blocked triangular inverse), where tf32 would cost
+//                                  accuracy.
+#pragma once
+#include <cuda_bf16.h>
+
+namespace kda {
+
+__device__ __forceinline__ void bf16x4_to_f32(const __nv_bfloat16* p, float (&out)[4]) {
+  const uint2 raw = *reinterpret_cast<const uint2*>(p);
+  const __nv_bfloat162 lo = *reinterpret_cast<const __nv_bfloat162*>(&raw.x);
+  const __nv_bfloat162 hi = *reinterpret_cast<const __nv_bfloat162*>(&raw.y);
+  const float2 a = __bfloat1622float2(lo), b = __bfloat1622float2(hi);
+  out[0] = a.x;
+  out[1] = a.y;
+  out[2] = b.x;
+  out[3] = b.y;
+}
+
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <int N>
+__device__ __forceinline__ void inclusive_scan_regs(float (&x)[N]) {
+#pragma unroll
+  for (int i = 1; i < N; ++i) x[i] += x[i - 1];
+}
+
+template <int LD>
+__device__ __forceinline__ void inv_unit_lower16(float* T) {
+  const int m = threadIdx.x & 15;
+  float x[16];  // x[i] = (I+L)^-1 [i][m]
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    float acc = (i == m) ? 1.f : 0.f;
+#pragma unroll
+    for (int j = 0; j < i; ++j) acc -= T[i * LD + j] * x[j];
+    x[i] = acc;
+  }
+  __syncwarp();  // every lane has read L before any lane overwrites it
+  if ((threadIdx.x & 31) < 16) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) T[i * LD + m] = x[i];
+  }
+  __syncwarp();
+}
+
+template <int KL, int W>
+__device__ __forceinline__ void mm_strip(float (&acc)[W], const float* a, const float* b, int ldb) {
+  static_assert(W == 2 || W == 4, "mm_strip: W must be 2 or 4");
+  static_assert(KL % 4 == 0, "mm_strip: KL must be a multiple of 4");
+#pragma unroll
+  for (int k4 = 0; k4 < KL; k4 += 4) {
+    const float4 av = *reinterpret_cast<const float4*>(a + k4);
+    const float ak[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const float* br = b + (k4 + kk) * ldb;
+      if constexpr (W == 4) {
+        const float4 bv = *reinterpret_cast<const float4*>(br);
+        acc[0] += ak[kk] * bv.x;
+        acc[1] += ak[kk] * bv.y;
+        acc[2] += ak[kk] * bv.z;
+        acc[3] += ak[kk] * bv.w;
+      } else {
+        const float2 bv = *reinterpret_cast<const float2*>(br);
+        acc[0] += ak[kk] * bv.x;
+        acc[1] += ak[kk] * bv.y;
+      }
+    }
+  }
+}
+
+}  // namespace kda
