@@ -153,6 +153,7 @@ double Session::timeout_for_next() const {
 void Session::progress(long long id, const std::string& status, double speedup, const std::string& note) {
   std::lock_guard<std::mutex> lock(mu_);
   ++done_;
+  if (note == "resumed") ++resumed_;
   ++status_counts_[status];
   if (status == st::ok && speedup > best_) best_ = speedup, best_id_ = id;
   if (o_.quiet) return;
@@ -208,7 +209,7 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
       if (auto prev = db_.last_evaluation(ids[i], device, spec_hash_); prev && prev->status != st::timeout &&
                                                                         prev->status != st::crashed) {
         out[i] = {prev->status == st::ok, prev->status == st::ok ? 1.0 / prev->geomean_speedup : 0,
-                  prev->status == st::ok ? "" : prev->status, 0};
+                  prev->status == st::ok ? "" : prev->status, 0, true};
         progress(ids[i], prev->status, prev->geomean_speedup, "resumed");
         continue;
       }
@@ -378,7 +379,10 @@ int Session::finish() {
   if (tty_ && !o_.quiet) std::cerr << "\n";
   std::string counts;
   for (auto& [k, v] : status_counts_) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, k);
-  std::cout << fmt::format("{}: {} candidates in {:.0f} s ({})\n", op_.name, done_, wall, counts);
+  std::cout << fmt::format("{}: {} candidates in {:.0f} s ({}){}\n", op_.name, done_, wall, counts,
+                           resumed_ ? fmt::format("; {} of them resumed from stored verdicts, not counted in the budget",
+                                                  resumed_)
+                                    : "");
   if (workers_.empty()) {
     std::cout << fmt::format("nothing was timed: {}. Candidates were compiled for {} and recorded as 'compiled'.\n",
                              no_gpu_reason_, arch_);

@@ -116,6 +116,7 @@ class Session final : public Loop {
   Clock::time_point t0_;
   std::mutex mu_;
   size_t done_ = 0, total_budget_ = 0;
+  size_t resumed_ = 0;  // candidates answered from stored verdicts (free)
   double best_ = 0;
   long long best_id_ = 0;
   std::map<std::string, int> status_counts_;

@@ -17,6 +17,7 @@ struct Outcome {
   double cost = 0;         // lower is better (time in ms, or -speedup): only if ok
   std::string failure;     // why not ok (status word), empty if ok
   double seconds = 0;      // time the evaluation took (real or simulated)
+  bool recorded = false;   // answered from stored history (resumed): costs no budget
 };
 
 class CostFunction {

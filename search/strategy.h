@@ -35,7 +35,9 @@ class Tuning {
 
   // Evaluates those not seen before (up to what the budget allows); returns the
   // outcome of every config in the batch (memoized ones included). Invalid
-  // configurations get ok=false, failure="invalid", and cost no budget.
+  // configurations get ok=false, failure="invalid", and cost no budget; so do
+  // outcomes the cost function answers from stored history (Outcome::recorded),
+  // so a resumed search spends its budget on configurations it has not measured.
   std::vector<Outcome> evaluate(const std::vector<Config>& batch);
   Outcome evaluate_one(const Config& c) { return evaluate({c}).front(); }
 
@@ -43,7 +45,8 @@ class Tuning {
   bool seen(const Config& c) const;
   const std::vector<Trial>& history() const { return history_; }
   std::optional<Trial> best() const;
-  size_t evals() const { return history_.size(); }
+  size_t evals() const { return history_.size(); }  // configurations with an outcome
+  size_t spent() const { return spent_; }            // of those, evaluated now (not recorded)
   double seconds() const { return seconds_; }
   const Space& space() const { return space_; }
   const Budget& budget() const { return budget_; }
@@ -55,6 +58,7 @@ class Tuning {
   std::vector<Trial> history_;
   std::map<Config, size_t> index_;
   double seconds_ = 0;
+  size_t spent_ = 0;
 };
 
 class Strategy {

@@ -62,7 +62,7 @@ class SimulatedAnnealing final : public Strategy {
 
  private:
   static double temperature(const Tuning& t) {
-    double spent = static_cast<double>(t.evals()) / static_cast<double>(t.budget().max_evals);
+    double spent = static_cast<double>(t.spent()) / static_cast<double>(t.budget().max_evals);
     if (t.budget().max_seconds < 1e29) spent = std::max(spent, t.seconds() / t.budget().max_seconds);
     spent = std::clamp(spent, 0.0, 1.0);
     return kStartTemperature * std::pow(kEndTemperature / kStartTemperature, spent);

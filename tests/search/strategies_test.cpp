@@ -71,6 +71,43 @@ TEST_P(EveryStrategy, IsDeterministicPerSeed) {
   EXPECT_NE(a, other);
 }
 
+// A second run of the same search on a history (the nightly "search on"): what the
+// cost function answers from stored verdicts costs no budget, so the run still
+// measures `budget` configurations it had not measured before.
+class Resuming final : public CostFunction {
+ public:
+  Resuming(Simulation sim, std::set<Config> stored) : sim_(std::move(sim)), stored_(std::move(stored)) {}
+  std::vector<Outcome> evaluate(const std::vector<Config>& batch) override {
+    auto out = sim_.evaluate(batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (stored_.count(batch[i])) {
+        out[i].recorded = true;
+        out[i].seconds = 0;
+      } else {
+        ++measured;
+      }
+    }
+    return out;
+  }
+  const Space& space() const { return sim_.space(); }
+  size_t measured = 0;
+
+ private:
+  Simulation sim_;
+  std::set<Config> stored_;
+};
+
+TEST_P(EveryStrategy, ResumedOutcomesCostNoBudget) {
+  const Case& c = GetParam();
+  auto first = run(c.strategy, c.space, 5, Budget{60, 1e30});
+  Resuming again(testing::recorded_space(c.space), std::set<Config>(first.begin(), first.end()));
+  Tuning tuning(again.space(), again, Budget{60, 1e30});
+  make_strategy(c.strategy)->run(tuning, 5);
+  EXPECT_EQ(again.measured, 60u) << "a resumed run must spend its budget on new configurations";
+  EXPECT_EQ(tuning.spent(), 60u);
+  EXPECT_GE(tuning.evals(), 60u);
+}
+
 TEST_P(EveryStrategy, HonoursSimulatedSecondsBudget) {
   const Case& c = GetParam();
   Recorder* rec = nullptr;
