@@ -61,16 +61,14 @@ RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec
 }
 
 int search_bench_recorded(const std::string& db_path, const std::string& op, const std::string& tpl_name, int repeats,
-                          std::ostream& out) {
+                          std::ostream& out, const std::vector<std::string>& only) {
   if (!std::filesystem::exists(db_path)) {
     out << fmt::format("tessera: no database at {}\n", db_path);
     return 1;
   }
   store::Store db(db_path);
   spec::Operator spec_op = spec::load_operator(spec::targets_dir() / op);
-  std::vector<std::string> strategies;
-  for (auto& s : search::strategy_names())
-    if (s != "exhaustive") strategies.push_back(s);
+  std::vector<std::string> strategies = search::bench_strategies(only);
   int done = 0;
   for (auto& tpl : spec_op.templates) {
     if (!tpl_name.empty() && tpl.name != tpl_name) continue;

@@ -117,6 +117,8 @@ int main(int argc, char** argv) {
   sb->add_option("--template", sb_tpl, "with --db: only this template");
   sb_cache->excludes(sb_dbo);
   sb->add_option("--repeats", repeats, "runs per strategy (different seeds)")->check(CLI::PositiveNumber);
+  std::vector<std::string> sb_only;
+  sb->add_option("--strategies", sb_only, "only these strategies (default: all but exhaustive)")->delimiter(',');
 
   cli::NightlyFlags nf;
   auto* ng = app.add_subcommand("nightly", "the nightly job: re-check champions, search on, report (exit 3 regressions, 4 failures)");
@@ -193,13 +195,13 @@ int main(int argc, char** argv) {
           std::cerr << "tessera search-bench: --db needs --operator\n";
           return 2;
         }
-        return agent::search_bench_recorded(sb_db, sb_op, sb_tpl, repeats, std::cout);
+        return agent::search_bench_recorded(sb_db, sb_op, sb_tpl, repeats, std::cout, sb_only);
       }
       if (caches.empty()) {
         std::cerr << "tessera search-bench: give --cache FILE... or --db FILE --operator OP\n";
         return 2;
       }
-      return search::search_bench_main(caches, repeats, std::cout);
+      return search::search_bench_main(caches, repeats, std::cout, sb_only);
     }
   } catch (store::StoreError& e) {
     std::cerr << "tessera: " << e.what() << "\n";

@@ -2,8 +2,8 @@
 //
 // Runs each strategy with several seeds on a Simulation, scores each run with
 // search/scoring, and prints one Markdown table per space. The budget of a run is
-// the larger of the score's cutoff and 5% of the space, so the fraction of the
-// optimum reached at 1%, 2% and 5% of the space is measured in the same runs.
+// the larger of the score's cutoff and 10% of the space, so the fraction of the
+// optimum reached at 1%, 2%, 5% and 10% of the space is measured in the same runs.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,8 @@ struct StrategyScore {
   double at_1pct = 0;    // mean optimum / best after 1% of the space
   double at_2pct = 0;
   double at_5pct = 0;
+  double at_10pct = 0;
+  double within3_at_10pct = 0;  // share of runs whose best after 10% of the space is within 3% of the optimum
   double ms_per_run = 0; // the strategy's own CPU time per run (the simulation costs ~nothing)
 };
 
@@ -42,8 +44,13 @@ std::vector<StrategyScore> score_strategies(const std::string& space_name, const
 
 void print_markdown(const SpaceSummary& space, const std::vector<StrategyScore>& rows, std::ostream& out);
 
-// `tessera search-bench --cache FILE... --repeats R`: every strategy but exhaustive
-// on every cache file. Returns an exit code (0, or 1 with a message on `out`).
-int search_bench_main(const std::vector<std::string>& caches, int repeats, std::ostream& out);
+// The strategies to score: `only` (checked against the registry), or every one
+// but exhaustive when it is empty. Throws std::invalid_argument on an unknown name.
+std::vector<std::string> bench_strategies(const std::vector<std::string>& only);
+
+// `tessera search-bench --cache FILE... --repeats R [--strategies a,b]`: the
+// strategies on every cache file. Returns an exit code (0, or 1 with a message on `out`).
+int search_bench_main(const std::vector<std::string>& caches, int repeats, std::ostream& out,
+                      const std::vector<std::string>& only = {});
 
 }  // namespace tessera::search

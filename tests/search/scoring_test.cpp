@@ -1,5 +1,7 @@
 // tests/search/scoring_test.cpp — the random-search baseline and the run score.
 #include "search/scoring.h"
+#include "search/bench.h"
+#include "search/strategy.h"
 
 #include <gtest/gtest.h>
 
@@ -73,6 +75,20 @@ TEST(RunScore, BestSoFarChargesFailuresAndFractionOfOptimum) {
   RandomBaseline b({1, 2, 9}, 0);
   EXPECT_DOUBLE_EQ(fraction_of_optimum(best, 2, b), 0.25);
   EXPECT_DOUBLE_EQ(fraction_of_optimum(best, 99, b), 0.5);
+}
+
+}  // namespace
+}  // namespace tessera::search
+
+namespace tessera::search {
+namespace {
+
+TEST(BenchStrategies, AllButExhaustiveByDefaultOrTheNamedOnes) {
+  auto all = bench_strategies({});
+  EXPECT_EQ(std::count(all.begin(), all.end(), "exhaustive"), 0);
+  EXPECT_EQ(all.size(), strategy_names().size() - 1);
+  EXPECT_EQ(bench_strategies({"greedy_ils", "random"}), (std::vector<std::string>{"random", "greedy_ils"}));
+  EXPECT_THROW(bench_strategies({"genetic", "simplex"}), std::invalid_argument);
 }
 
 }  // namespace
