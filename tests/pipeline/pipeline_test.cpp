@@ -80,3 +80,27 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
   EXPECT_EQ(requests[0], 1);
   fs::remove_all(targets);
 }
+
+// The nightly "search on": a second run on the same history spends its budget on
+// configurations it has not measured; the stored verdicts it meets again are free.
+TEST(Pipeline, ResumedSearchSpendsItsBudgetOnNewCandidates) {
+  fs::path targets = make_targets();
+  std::string db = (targets / "resume.db").string();
+  std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
+                    " TESSERA_WORKER_GPUS=1 ";
+  std::string cmd = env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 6 "
+                    "--gpus all --timeout 3 --db " + db;
+  auto count = [&] {
+    auto rows = nlohmann::json::parse(run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY +
+                                          " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
+    return rows.size();
+  };
+  std::string first = run(cmd);
+  SCOPED_TRACE(first);
+  EXPECT_EQ(count(), 6u);
+  std::string second = run(cmd);
+  SCOPED_TRACE(second);
+  EXPECT_EQ(count(), 12u) << "the second run must measure six new candidates";
+  EXPECT_NE(second.find("6 of them resumed from stored verdicts"), std::string::npos);
+  fs::remove_all(targets);
+}
