@@ -147,15 +147,6 @@ std::vector<Recheck> verdicts_of_run(store::Store& db, const store::RunRow& run)
 
 RecheckResult recheck(const RecheckOptions& o) {
   RecheckResult res;
-  std::vector<std::string> models;
-  {
-    store::Store db(o.db);
-    models = store::devices_of(db, o.op);
-  }
-  if (models.empty()) {
-    res.skipped = fmt::format("no timed candidate of {} in the database: nothing to re-check", o.op);
-    return res;
-  }
   {
     store::Store db(o.db);
     for (long long id : o.candidates) {
@@ -167,6 +158,15 @@ RecheckResult recheck(const RecheckOptions& o) {
         return res;
       }
     }
+  }
+  std::vector<std::string> models;
+  {
+    store::Store db(o.db);
+    models = store::devices_of(db, o.op);
+  }
+  if (models.empty()) {
+    res.skipped = fmt::format("no timed candidate of {} in the database: nothing to re-check", o.op);
+    return res;
   }
   OptimizeOptions oo;
   oo.op = o.op;

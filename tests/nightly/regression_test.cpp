@@ -208,3 +208,27 @@ TEST(NightlyCli, ChampionThatNoLongerCompilesExitsThreeAndFailuresExitFour) {
   EXPECT_EQ(g.code, 4) << g.out;
   EXPECT_NE(g.out.find("require_gpu"), std::string::npos) << g.out;
 }
+
+TEST(RecheckCli, NamedCandidatesKeepTheirRankAndForeignOnesAreRefused) {
+  TempDir dir;
+  std::string db = history_with_real_sources(dir, true);  // #4, the broken one, is the champion
+  // #2 is ranked 3rd (after #4 and #1); re-checked alone it is no champion.
+  auto r = run_tessera("recheck rmsnorm --candidate 2 --gpus none --json --db " + db);
+  EXPECT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_EQ(j["items"].size(), 1u);
+  EXPECT_EQ(j["items"][0]["candidate"], 2);
+  EXPECT_EQ(j["items"][0]["rank"], 3);
+  EXPECT_EQ(j["items"][0]["verdict"], "compiles");
+  // Naming the champion that no longer compiles is a regression: exit 3.
+  auto c = run_tessera("recheck rmsnorm --candidate 4 --gpus none --db " + db);
+  EXPECT_EQ(c.code, 3) << c.out;
+  EXPECT_NE(c.out.find("no_longer_compiles !"), std::string::npos) << c.out;
+  // Unknown ids and other operators' candidates are refused before anything runs.
+  auto u = run_tessera("recheck rmsnorm --candidate 99 --gpus none --db " + db);
+  EXPECT_EQ(u.code, 2) << u.out;
+  EXPECT_NE(u.out.find("no candidate #99"), std::string::npos) << u.out;
+  auto o = run_tessera("recheck gemm --candidate 2 --gpus none --db " + db);
+  EXPECT_EQ(o.code, 2) << o.out;
+  EXPECT_NE(o.out.find("is a rmsnorm candidate, not gemm"), std::string::npos) << o.out;
+}
