@@ -20,6 +20,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/shell.h"
+
 #include "tests/llm/answers.h"
 #include "tests/llm/fake_server.h"
 
@@ -34,21 +36,9 @@ namespace {
 
 const std::string kKey = "sk-tessera-agent-test-7d1e5c9a3b";
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
+using Result = tessera::testing::ShellResult;
 
-Result run(const std::string& args) {
-  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = pclose(p);
-  return {WEXITSTATUS(st), out};
-}
+Result run(const std::string& args) { return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args); }
 
 // A fresh folder per test; the database and the proposals/ folder go there.
 fs::path temp_dir() {

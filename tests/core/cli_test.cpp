@@ -11,24 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/shell.h"
+
 namespace fs = std::filesystem;
 
 namespace {
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
+using Result = tessera::testing::ShellResult;
 
-Result run(const std::string& args) {
-  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = pclose(p);
-  return {WEXITSTATUS(st), out};
-}
+Result run(const std::string& args) { return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args); }
 
 std::string temp_db() {
   auto p = fs::temp_directory_path() / ("tessera-cli-" + std::to_string(getpid()) + "-" +

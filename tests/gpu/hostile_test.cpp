@@ -16,6 +16,7 @@
 #include "tests/support/hostile_targets.h"
 
 #include "evaluator/device.h"
+#include "tests/support/shell.h"
 
 namespace fs = std::filesystem;
 
@@ -45,15 +46,8 @@ bool have_gpu(std::string* why) {
   return false;
 }
 
-std::string run(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  pclose(p);
-  return out;
-}
+// stdout and stderr of a command line.
+std::string run(const std::string& cmd) { return tessera::testing::shell(cmd).out; }
 
 // A targets folder holding the fixture plus the real rmsnorm reference,
 // baseline and the shared tile library.

@@ -18,6 +18,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/shell.h"
+
 #include "fake_server.h"
 
 namespace fs = std::filesystem;
@@ -27,21 +29,9 @@ using tessera::llm::testing::openai_answer;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
+using Result = tessera::testing::ShellResult;
 
-Result run(const std::string& args) {
-  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = pclose(p);
-  return {WEXITSTATUS(st), out};
-}
+Result run(const std::string& args) { return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args); }
 
 std::vector<std::vector<std::string>> query(const fs::path& db, const std::string& sql) {
   sqlite3* h = nullptr;

@@ -16,25 +16,15 @@
 #include <vector>
 
 #include "store/store.h"
+#include "tests/support/shell.h"
 
 namespace nightly_test {
 
 namespace fs = std::filesystem;
 
-struct Cmd {
-  int code;
-  std::string out;  // stdout and stderr together
-};
+using Cmd = tessera::testing::ShellResult;
 
-inline Cmd sh(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, out};
-}
+inline Cmd sh(const std::string& cmd) { return tessera::testing::shell(cmd); }
 
 inline Cmd run_tessera(const std::string& args) { return sh(std::string(TESSERA_BINARY) + " " + args); }
 

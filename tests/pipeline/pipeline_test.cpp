@@ -16,20 +16,14 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/hostile_targets.h"
+#include "tests/support/shell.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string run(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  pclose(p);
-  return out;
-}
+// stdout and stderr of a command line.
+std::string run(const std::string& cmd) { return tessera::testing::shell(cmd).out; }
 
 fs::path make_targets() { return tessera::testing::make_hostile_targets(fs::path(TESSERA_SOURCE_DIR), "pipeline"); }
 
