@@ -441,10 +441,13 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
   try {
     timed(cand, co);  // warm-up: module load, first-touch
     timed(baseline_, bo);
-    double warm_c = timed(cand, co);  // a first estimate, which picks the method
+    // The method is chosen once per shape, from the baseline (the same program for
+    // every candidate), so that all candidates of a shape are timed alike.
     double warm_b = timed(baseline_, bo);
+    std::string method_key = fmt::format("{}#{}", key, st.graph_below_ms);
+    if (!graph_shape_.count(method_key)) graph_shape_[method_key] = st.graph_below_ms > 0 && warm_b < st.graph_below_ms;
+    bool graph = graph_shape_.at(method_key);
     std::vector<double> cs, bs;
-    bool graph = st.graph_below_ms > 0 && std::min(warm_c, warm_b) < st.graph_below_ms;
     std::string why;
     if (graph && time_batched(runner, cand, baseline_, *ws, co, bo, st, true, cs, bs, &why)) {
       tm.method = "graph";

@@ -36,8 +36,8 @@ struct JudgeSettings {
   int max_samples = 200;
   double target_rse = 0.01;       // stop when both candidate and baseline are this tight
   double max_seconds_per_shape = 1.0;
-  // Programs whose warm-up launch (candidate or baseline) is shorter than this
-  // are timed by replaying a captured graph (0: never).
+  // Shapes whose baseline warm-up launch is shorter than this are timed by
+  // replaying a captured graph, for every candidate alike (0: never).
   double graph_below_ms = 0.02;
   int graph_rounds = 10;  // A/B pairs per batch (enqueued, or captured as one graph)
 };
@@ -79,6 +79,9 @@ class Judge {
   long long count_differing_bytes(const Buffer& a, const Buffer& b);
   // Reference outputs (float64) of benchmark shapes, computed once per worker and kept on the device.
   std::map<std::string, std::map<std::string, Buffer>> bench_ref_;
+  // Per benchmark shape (and threshold): timed as a replayed graph or not, decided
+  // the first time from the baseline's warm-up launch and kept for the worker's life.
+  std::map<std::string, bool> graph_shape_;
 };
 
 // Thrown when a candidate's fault left the context unusable (illegal address,

@@ -86,7 +86,7 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   EXPECT_EQ(top, (std::set<int>{0, 16}));
   EXPECT_GT(speedup[0], 0.3);
   EXPECT_GT(speedup[16], 0.3);
-  // Programs whose warm-up is under --graph-below-ms (0.5 ms here, so every
+  // Shapes whose baseline warm-up is under --graph-below-ms (0.5 ms here, so every
   // rmsnorm shape) are timed by replaying a captured graph. Every shape has samples.
   int graphed = 0;
   for (size_t i = 0; i < 2; ++i) {
