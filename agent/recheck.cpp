@@ -21,6 +21,19 @@ double relative_noise(double median_ms, double p90_ms, int samples) {
   return se / median_ms;
 }
 
+namespace {
+// Shape -> timing method, from an evaluation's report (empty for older reports).
+std::map<std::string, std::string> methods_of(const store::EvaluationInfo& e) {
+  std::map<std::string, std::string> out;
+  json rep = json::parse(e.report_json.empty() ? "{}" : e.report_json, nullptr, false);
+  if (rep.is_object() && rep.contains("timings") && rep["timings"].is_array())
+    for (auto& t : rep["timings"])
+      if (t.is_object() && t.contains("shape") && t.contains("method") && t["method"].is_string())
+        out[t["shape"].get<std::string>()] = t["method"].get<std::string>();
+  return out;
+}
+}  // namespace
+
 Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvaluation& now, const NoiseModel& noise) {
   Recheck r;
   r.candidate_id = now.info.candidate_id;
@@ -33,6 +46,7 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
   r.new_evaluation = now.id;
   std::map<std::string, const store::ShapeRow*> old;
   for (auto& s : stored.info.shapes) old[s.shape] = &s;
+  auto old_methods = methods_of(stored.info), new_methods = methods_of(now.info);
   double log_sum = 0;
   bool slower = false, faster = false;
   for (auto& n : now.info.shapes) {
@@ -49,8 +63,10 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
     double se_o = relative_noise(o.cand_median_ms, o.cand_p90_ms, o.cand_samples);
     double se_n = relative_noise(n.cand_median_ms, n.cand_p90_ms, n.cand_samples);
     c.tolerance = std::max(noise.threshold, noise.z * std::sqrt(se_o * se_o + se_n * se_n));
-    c.slower = c.ratio - 1 > c.tolerance;
-    c.faster = 1 / c.ratio - 1 > c.tolerance;
+    if (auto m = old_methods.find(n.shape); m != old_methods.end()) c.old_method = m->second;
+    if (auto m = new_methods.find(n.shape); m != new_methods.end()) c.new_method = m->second;
+    c.slower = !c.method_changed() && c.ratio - 1 > c.tolerance;
+    c.faster = !c.method_changed() && 1 / c.ratio - 1 > c.tolerance;
     slower |= c.slower;
     faster |= c.faster;
     log_sum += std::log(c.ratio);
@@ -63,13 +79,18 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
   }
   r.time_ratio = std::exp(log_sum / static_cast<double>(r.shapes.size()));
   r.verdict = slower ? "slower" : faster ? "faster" : "unchanged";
+  std::string changed;
+  for (auto& c : r.shapes)
+    if (c.method_changed()) changed += fmt::format("{}{} ({} -> {})", changed.empty() ? "" : ", ", c.shape, c.old_method, c.new_method);
+  if (!changed.empty()) r.note = "not compared, timed by another method: " + changed;
   if (slower) {
     std::string worst;
     double wr = 0;
     for (auto& c : r.shapes)
       if (c.slower && c.ratio > wr) wr = c.ratio, worst = c.shape;
-    r.note = fmt::format("{}: {:.1f}% slower (tolerance {:.1f}%)", worst, (wr - 1) * 100,
-                         100 * std::find_if(r.shapes.begin(), r.shapes.end(), [&](auto& c) { return c.shape == worst; })->tolerance);
+    r.note = fmt::format("{}: {:.1f}% slower (tolerance {:.1f}%){}", worst, (wr - 1) * 100,
+                         100 * std::find_if(r.shapes.begin(), r.shapes.end(), [&](auto& c) { return c.shape == worst; })->tolerance,
+                         r.note.empty() ? "" : "; " + r.note);
   }
   return r;
 }

@@ -13,7 +13,8 @@
 // sqrt(n). A shape is slower when new/old - 1 exceeds
 //   tolerance = max(noise_threshold, z * sqrt(se_old^2 + se_new^2) / median_old)
 // (defaults: threshold 5 %, z = 3). A champion regressed when any shape is
-// slower, or when it no longer passes (validation, crash, timeout, compile).
+// slower, or when it no longer passes (validation, crash, timeout, compile). A
+// shape timed by another method than before (events vs graph) is not compared.
 #pragma once
 
 #include <functional>
@@ -37,6 +38,10 @@ struct ShapeChange {
   double old_ms = 0, new_ms = 0, ratio = 0, tolerance = 0;
   int old_samples = 0, new_samples = 0;
   bool slower = false, faster = false;
+  // Timing methods ("events", "graph") of the two figures where the reports say;
+  // figures taken by different methods are shown but never judged slower or faster.
+  std::string old_method, new_method;
+  bool method_changed() const { return !old_method.empty() && !new_method.empty() && old_method != new_method; }
 };
 
 // What a re-check found for one candidate.

@@ -62,6 +62,25 @@ TEST(Noise, NoisyFiguresWidenTheTolerance) {
   EXPECT_EQ(r2.verdict, "slower");
 }
 
+TEST(Noise, FiguresTakenByAnotherTimingMethodAreShownNotJudged) {
+  agent::NoiseModel nm;
+  auto old = stored(1, {{"a", 1.00, 1.01, 200, 2.0, 0.5}, {"b", 2.00, 2.02, 200, 3.0, 1.0}});
+  auto now = stored(2, {{"a", 1.50, 1.51, 200, 2.0, 0.5}, {"b", 2.00, 2.02, 200, 3.0, 1.0}});
+  old.info.report_json = R"({"timings": [{"shape": "a", "method": "events"}, {"shape": "b", "method": "events"}]})";
+  now.info.report_json = R"({"timings": [{"shape": "a", "method": "graph"}, {"shape": "b", "method": "events"}]})";
+  auto r = agent::compare(old, now, nm);
+  EXPECT_EQ(r.verdict, "unchanged") << "50 % slower, but timed by another method";
+  ASSERT_EQ(r.shapes.size(), 2u);
+  EXPECT_TRUE(r.shapes[0].method_changed());
+  EXPECT_FALSE(r.shapes[0].slower);
+  EXPECT_NE(r.note.find("a (events -> graph)"), std::string::npos) << r.note;
+  // The same method on both sides (or no method recorded) is compared as before.
+  now.info.report_json = R"({"timings": [{"shape": "a", "method": "events"}]})";
+  EXPECT_EQ(agent::compare(old, now, nm).verdict, "slower");
+  now.info.report_json.clear();
+  EXPECT_EQ(agent::compare(old, now, nm).verdict, "slower");
+}
+
 TEST(Noise, NoCommonShapeIsAFirstFigure) {
   auto r = agent::compare(stored(1, {{"a", 1, 1.1, 50, 2, 0}}), stored(2, {{"z", 5, 5.1, 50, 2, 0}}), {});
   EXPECT_EQ(r.verdict, "first_figure");
