@@ -194,6 +194,7 @@ RecheckResult recheck(const RecheckOptions& o) {
   oo.db = o.db;
   oo.gpus = o.gpus;
   oo.arch = o.arch;
+  oo.l2_flush = o.l2_flush;
   oo.seed = o.seed;
   oo.quiet = o.quiet;
   oo.budget = static_cast<size_t>(std::max<size_t>(o.candidates.empty() ? std::max(1, o.top) : 0, o.candidates.size()));

@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   o->add_option("--graph-below-ms", opt.graph_below_ms,
                 "time programs shorter than this (ms) by replaying a captured graph of launches; 0: never")
       ->check(CLI::NonNegativeNumber);
+  o->add_option("--l2-flush", opt.l2_flush,
+                "evict L2 before each timed launch by a memset (write, default) or by reading a buffer (read)")
+      ->check(CLI::IsMember({"write", "read"}));
   o->add_flag("--quiet,-q", opt.quiet, "no progress output");
   // Proposers and the language model (docs/llm.md); flags override TESSERA_LLM_* variables.
   o->add_option("--proposer", opt.proposer, "who proposes candidates: search (default), llm, or hybrid (search, then the model)")
@@ -140,6 +143,8 @@ int main(int argc, char** argv) {
   rc->add_option("--db", rf.db);
   rc->add_option("--gpus", rf.gpus, "GPUs: all or a list like 0,1");
   rc->add_option("--noise-threshold", rf.noise_threshold, "smallest relative change reported")->check(CLI::Range(0.0, 1.0));
+  rc->add_option("--l2-flush", rf.l2_flush, "write (default) or read, as for optimize")
+      ->check(CLI::IsMember({"write", "read"}));
   rc->add_flag("--json", rf.json);
   rc->add_flag("--quiet,-q", rf.quiet);
 

@@ -100,6 +100,7 @@ int cmd_recheck(const RecheckFlags& f) {
   o.candidates = f.candidates;
   o.quiet = f.quiet || f.json;
   o.noise.threshold = f.noise_threshold;
+  o.l2_flush = f.l2_flush;
   auto res = agent::recheck(o);
   if (res.code != 0) {
     std::cerr << "tessera recheck: " << res.error << "\n";

@@ -33,6 +33,7 @@ struct RecheckFlags {
   int top = 1;
   std::vector<long long> candidates;
   double noise_threshold = 0.05;
+  std::string l2_flush = "write";
   bool quiet = false, json = false;
 };
 int cmd_recheck(const RecheckFlags& f);

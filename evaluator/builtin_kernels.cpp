@@ -112,6 +112,19 @@ extern "C" __global__ void tessera_count_diff(const unsigned char* a, const unsi
   if ((threadIdx.x & 31) == 0 && c) atomicAdd(count, c);
 }
 
+// Evicts L2 by reading a buffer (twice its size) instead of writing it: the lines
+// it leaves are clean, so no write-back of dirty data overlaps the next launch.
+// One word per block is written so the reads cannot be optimized away.
+extern "C" __global__ void tessera_read_flush(const uint4* p, long long n16, unsigned* sink) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16; i += (long long)gridDim.x * blockDim.x) {
+    uint4 v = __ldcg(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+  if (threadIdx.x == 0) sink[blockIdx.x] = acc;
+}
+
 TESSERA_FILL(bf16, __nv_bfloat16)
 TESSERA_FILL(f16, __half)
 TESSERA_FILL(f32, float)

@@ -85,6 +85,9 @@ class Device {
   // Resets persisting L2 lines. A context-wide call, not a stream operation (it
   // cannot be captured into a graph): done once before a timing loop.
   void reset_persisting_l2();
+  // The buffer flush_l2 overwrites (for a flush by reading it instead).
+  CUdeviceptr flush_buffer() const { return flush_; }
+  size_t flush_bytes() const { return flush_bytes_; }
   // Launch and event timing on this device's stream.
   void launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args);
   CUevent record();

@@ -40,6 +40,10 @@ struct JudgeSettings {
   // replaying a captured graph, for every candidate alike (0: never).
   double graph_below_ms = 0.02;
   int graph_rounds = 10;  // A/B pairs per batch (enqueued, or captured as one graph)
+  // How L2 is evicted before each timed launch: "write" (a memset of twice its
+  // size; leaves dirty lines) or "read" (a kernel reads a buffer twice its size;
+  // leaves clean lines). An experiment knob: "write" is the default.
+  std::string l2_flush = "write";
 };
 
 class Judge {
@@ -75,6 +79,9 @@ class Judge {
   // ref_dt is float64 (a reference) or the output's own dtype (two runs of one candidate).
   OutputError device_compare(const std::string& name, const Buffer& got, spec::DType dt, const Buffer& ref,
                              spec::DType ref_dt, long long n, const spec::Tolerance& tol);
+  // Evicts L2 the way the settings say (a stream operation, capturable).
+  void flush(const JudgeSettings& st);
+  Buffer flush_sink_;  // one word per block of the read flush
   // Bytes that differ between two equally sized buffers, counted on the device.
   long long count_differing_bytes(const Buffer& a, const Buffer& b);
   // Reference outputs (float64) of benchmark shapes, computed once per worker and kept on the device.

@@ -26,7 +26,8 @@ json settings_json(const JudgeSettings& s) {
           {"target_rse", s.target_rse},
           {"max_seconds_per_shape", s.max_seconds_per_shape},
           {"graph_below_ms", s.graph_below_ms},
-          {"graph_rounds", s.graph_rounds}};
+          {"graph_rounds", s.graph_rounds},
+          {"l2_flush", s.l2_flush}};
 }
 
 JudgeSettings settings_from_json(const json& j) {
@@ -42,6 +43,7 @@ JudgeSettings settings_from_json(const json& j) {
   s.max_seconds_per_shape = j.value("max_seconds_per_shape", s.max_seconds_per_shape);
   s.graph_below_ms = j.value("graph_below_ms", s.graph_below_ms);
   s.graph_rounds = j.value("graph_rounds", s.graph_rounds);
+  s.l2_flush = j.value("l2_flush", s.l2_flush);
   return s;
 }
 

@@ -20,6 +20,8 @@ ap.add_argument("db")
 ap.add_argument("--runs", type=int, default=5)
 ap.add_argument("--candidate", type=int, default=0)
 ap.add_argument("--bin", default="build/tessera")
+ap.add_argument("--l2-flush", default="write", choices=["write", "read"],
+                help="how the judge evicts L2 before each timed launch")
 a = ap.parse_args()
 
 with sqlite3.connect(a.db) as c:
@@ -31,7 +33,8 @@ if not cand:
     cand = json.loads(r.stdout)[0]["candidate"]
 print(f"candidate #{cand} of {a.op}, re-timed in {a.runs} separate processes")
 for i in range(a.runs):
-    r = subprocess.run([a.bin, "recheck", a.op, "--candidate", str(cand), "--db", a.db, "-q"],
+    r = subprocess.run([a.bin, "recheck", a.op, "--candidate", str(cand), "--db", a.db, "-q",
+                        "--l2-flush", a.l2_flush],
                        capture_output=True, text=True)
     if r.returncode not in (0, 3):  # 3: the champion was flagged slower, still a measurement
         sys.exit(f"run {i + 1}: tessera recheck exited {r.returncode}\n{r.stdout}\n{r.stderr}")

@@ -93,7 +93,8 @@ TEST(Compiler, TheEvaluatorsOwnKernelsCompileForEveryArchitecture) {
   for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"}) {
     auto r = c.compile({tessera::evaluator::kBuiltinKernelSource, "builtins.cu", arch, {}, {}});
     ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
-    for (const char* k : {"tessera_fill_bf16", "tessera_fill_i64", "tessera_compare_bf16", "tessera_compare_f32"})
+    for (const char* k : {"tessera_fill_bf16", "tessera_fill_i64", "tessera_compare_bf16", "tessera_compare_f32",
+                          "tessera_compare_same_bf16", "tessera_count_diff", "tessera_read_flush"})
       EXPECT_TRUE(r.kernels.count(k)) << k << " missing for " << arch;
   }
 }
