@@ -86,7 +86,6 @@ double gpu_temperature_c(int ordinal) {
 
 // ---- plan execution ------------------------------------------------------------
 
-
 class Judge::PlanRunner {
  public:
   PlanRunner(Device& dev, const spec::Operator& op, Cublas* cublas) : dev_(dev), op_(op), cublas_(cublas) {}
@@ -170,7 +169,6 @@ class Judge::PlanRunner {
   const spec::Operator& op_;
   Cublas* cublas_;
 };
-
 
 // ---- Judge -----------------------------------------------------------------------
 
