@@ -30,6 +30,7 @@ using nlohmann::json;
 using tessera::llm::testing::anthropic_answer;
 using tessera::llm::testing::FakeLlmServer;
 using tessera::llm::testing::openai_answer;
+using tessera::llm::testing::rows_kernel_source;
 using tessera::llm::testing::Scripted;
 
 namespace {
@@ -99,32 +100,6 @@ void expect_no_key(const fs::path& dir, const std::string& output) {
 
 const char* kArgs = R"(["x", "w", "y", "M", "N", "eps"])";
 
-std::string rows_source(const std::string& kernel) {
-  return "#include <cuda_bf16.h>\n\nextern \"C\" __global__ void " + kernel + R"((const __nv_bfloat16* x,
-    const __nv_bfloat16* w, __nv_bfloat16* y, long long M, long long N, float eps) {
-  long long row = blockIdx.x;
-  if (row >= M) return;
-  __shared__ float partial[32];
-  float sum = 0.f;
-  for (long long i = threadIdx.x; i < N; i += blockDim.x) {
-    float v = __bfloat162float(x[row * N + i]);
-    sum += v * v;
-  }
-  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    sum = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.f;
-    for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (threadIdx.x == 0) partial[0] = rsqrtf(sum / N + eps);
-  }
-  __syncthreads();
-  float r = partial[0];
-  for (long long i = threadIdx.x; i < N; i += blockDim.x)
-    y[row * N + i] = __float2bfloat16(__bfloat162float(x[row * N + i]) * r * __bfloat162float(w[i]));
-}
-)";
-}
 
 // One proposal: prose, the source, its plan.
 std::string proposal(const std::string& prose, const std::string& name, const std::string& source,
@@ -150,17 +125,17 @@ extern "C" __global__ void chatty(const __nv_bfloat16* x, const __nv_bfloat16* w
 )";
 
 std::string turn1_answer() {
-  return proposal("One block per row with a warp-shuffle reduction.", "rows-a", rows_source("rms_a"), "rms_a",
+  return proposal("One block per row with a warp-shuffle reduction.", "rows-a", rows_kernel_source("rms_a"), "rms_a",
                   "256") +
-         proposal("The same with 128 threads.", "rows-a128", rows_source("rms_a"), "rms_a", "128") +
+         proposal("The same with 128 threads.", "rows-a128", rows_kernel_source("rms_a"), "rms_a", "128") +
          proposal("A vector kernel.", "broken", kBroken, "broken", "256", R"(["y", "N"])", "cdiv(N, 256)") +
          proposal("Print for debugging.", "chatty", kChatty, "chatty", "32");
 }
 
 std::string turn4_answer() {
-  return proposal("This refines #1: the same reduction, renamed kernel.", "refined-b", rows_source("rms_b"), "rms_b",
+  return proposal("This refines #1: the same reduction, renamed kernel.", "refined-b", rows_kernel_source("rms_b"), "rms_b",
                   "256") +
-         proposal("A different idea with 512 threads.", "fresh-c", rows_source("rms_c"), "rms_c", "512");
+         proposal("A different idea with 512 threads.", "fresh-c", rows_kernel_source("rms_c"), "rms_c", "512");
 }
 
 std::string last_user_message(const std::string& body) {
@@ -288,7 +263,7 @@ TEST(LlmLoop, ARecordedRunReplaysToTheSameCandidatesWithoutNetwork) {
   fs::path dir = temp_dir();
   {
     FakeLlmServer server;
-    server.script({{200, openai_answer(proposal("Rows.", "rows-a", rows_source("rms_a"), "rms_a", "256") +
+    server.script({{200, openai_answer(proposal("Rows.", "rows-a", rows_kernel_source("rms_a"), "rms_a", "256") +
                                        proposal("Broken.", "broken", kBroken, "broken", "256", R"(["y", "N"])"))},
                    {500, R"({"error":{"message":"internal"}})"},
                    {200, openai_answer(turn4_answer())}});
@@ -323,7 +298,7 @@ TEST(LlmLoop, AnthropicTruncatedAndSlowAnswersAreRecordedAndTheRunGoesOn) {
   setenv("TESSERA_LLM_MAX_RETRIES", "0", 1);
   setenv("TESSERA_LLM_TIMEOUT", "1", 1);
   FakeLlmServer server;
-  std::string good = proposal("Rows.", "rows-a", rows_source("rms_a"), "rms_a", "256");
+  std::string good = proposal("Rows.", "rows-a", rows_kernel_source("rms_a"), "rms_a", "256");
   Scripted truncated{200, anthropic_answer(good)};
   truncated.truncate = true;
   Scripted slow{200, anthropic_answer(good)};
@@ -377,7 +352,7 @@ TEST(LlmLoop, NoModelOrNoKeyIsAUsageError) {
 TEST(LlmLoop, HybridTunesAProposedTemplateWithTheSearch) {
   clean_env();
   FakeLlmServer server;
-  std::string tmpl = "A tunable version: THREADS threads per row.\n\n```cuda\n" + rows_source("rms_t") +
+  std::string tmpl = "A tunable version: THREADS threads per row.\n\n```cuda\n" + rows_kernel_source("rms_t") +
                      "```\n\n```json\n{\"name\": \"rows-t\", \"params\": {\"THREADS\": [64, 128, 256, 512]}, "
                      "\"constraints\": [\"THREADS >= 128\"], \"launch\": [{\"kernel\": \"rms_t\", \"grid\": [\"M\"], "
                      "\"block\": [\"THREADS\"], \"args\": [\"x\", \"w\", \"y\", \"M\", \"N\", \"eps\"]}]}\n```\n";

@@ -20,12 +20,14 @@
 
 #include "tests/support/shell.h"
 
+#include "answers.h"
 #include "fake_server.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using tessera::llm::testing::FakeLlmServer;
 using tessera::llm::testing::openai_answer;
+using tessera::llm::testing::rows_kernel_source;
 
 namespace {
 
@@ -61,36 +63,10 @@ std::map<std::string, std::pair<std::string, std::string>> llm_parents(const fs:
   return out;
 }
 
-std::string rows_source(const std::string& kernel) {
-  return "#include <cuda_bf16.h>\n\nextern \"C\" __global__ void " + kernel + R"((const __nv_bfloat16* x,
-    const __nv_bfloat16* w, __nv_bfloat16* y, long long M, long long N, float eps) {
-  long long row = blockIdx.x;
-  if (row >= M) return;
-  __shared__ float partial[32];
-  float sum = 0.f;
-  for (long long i = threadIdx.x; i < N; i += blockDim.x) {
-    float v = __bfloat162float(x[row * N + i]);
-    sum += v * v;
-  }
-  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    sum = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.f;
-    for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (threadIdx.x == 0) partial[0] = rsqrtf(sum / N + eps);
-  }
-  __syncthreads();
-  float r = partial[0];
-  for (long long i = threadIdx.x; i < N; i += blockDim.x)
-    y[row * N + i] = __float2bfloat16(__bfloat162float(x[row * N + i]) * r * __bfloat162float(w[i]));
-}
-)";
-}
 
 std::string proposal(const std::string& prose, const std::string& name, const std::string& kernel,
                      const std::string& block) {
-  return prose + "\n\n```cuda\n" + rows_source(kernel) + "```\n\n```json\n{\"name\": \"" + name +
+  return prose + "\n\n```cuda\n" + rows_kernel_source(kernel) + "```\n\n```json\n{\"name\": \"" + name +
          "\", \"launch\": [{\"kernel\": \"" + kernel + "\", \"grid\": [\"M\"], \"block\": [\"" + block +
          "\"], \"args\": [\"x\", \"w\", \"y\", \"M\", \"N\", \"eps\"]}]}\n```\n\n";
 }
