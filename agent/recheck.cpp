@@ -206,6 +206,12 @@ RecheckResult recheck(const RecheckOptions& o) {
                    {"top", o.top},
                    {"noise", {{"threshold", o.noise.threshold}, {"z", o.noise.z}}}};
   auto save = [&](long long run_id) {
+    // Keep what the session recorded there (per-GPU figures).
+    for (auto& r : store::runs_of(db, o.op))
+      if (r.id == run_id) {
+        json now = json::parse(r.settings.empty() ? "{}" : r.settings, nullptr, false);
+        if (now.is_object() && now.contains("per_gpu")) settings["per_gpu"] = now["per_gpu"];
+      }
     sqlite3_stmt* st = nullptr;
     sqlite3_prepare_v2(db.raw(), "UPDATE runs SET proposer='recheck', settings=? WHERE id=?", -1, &st, nullptr);
     std::string text = settings.dump();

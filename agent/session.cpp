@@ -370,12 +370,24 @@ std::string Session::device_summary() const {
   return s;
 }
 
+json per_gpu_figures(const std::vector<std::unique_ptr<Worker>>& workers, double wall_s) {
+  json out = json::array();
+  for (auto& w : workers)
+    out.push_back({{"gpu", w->client->gpu()},
+                   {"name", w->device.value("name", "")},
+                   {"evaluated", w->evaluated},
+                   {"busy", wall_s > 0 ? w->busy_s / wall_s : 0.0},
+                   {"waited_s", w->waiting_s}});
+  return out;
+}
+
 int Session::finish() {
   double wall = std::chrono::duration<double>(Clock::now() - t0_).count();
   double busy = 0;
   for (auto& w : workers_) busy += w->busy_s;
   double frac = workers_.empty() ? 0 : busy / (wall * static_cast<double>(workers_.size()));
   db_.finish_run(run_id_, "finished", frac);
+  if (!workers_.empty()) db_.set_run_per_gpu(run_id_, per_gpu_figures(workers_, wall));
   if (tty_ && !o_.quiet) std::cerr << "\n";
   std::string counts;
   for (auto& [k, v] : status_counts_) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, k);

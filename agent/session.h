@@ -41,6 +41,9 @@ struct Worker {
   int evaluated = 0;
 };
 
+// One {"gpu", "name", "evaluated", "busy", "waited_s"} per worker, for runs.settings.
+json per_gpu_figures(const std::vector<std::unique_ptr<Worker>>& workers, double wall_s);
+
 // Hash of what makes results comparable: the spec, its reference and baseline.
 std::string spec_hash(const spec::Operator& op);
 

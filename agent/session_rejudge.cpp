@@ -106,6 +106,7 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
   double busy = 0;
   for (auto& w : workers_) busy += w->busy_s;
   db_.finish_run(run_id_, "finished", workers_.empty() ? 0 : busy / (wall * static_cast<double>(workers_.size())));
+  if (!workers_.empty()) db_.set_run_per_gpu(run_id_, per_gpu_figures(workers_, wall));
   if (tty_ && !o_.quiet) std::cerr << "\n";
   for (auto& w : workers_)
     if (!o_.quiet)

@@ -362,10 +362,21 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
     // Runs and their GPU busy fraction.
     d.h(3, "Runs");
     std::vector<std::vector<std::string>> runrows;
-    for (auto& r : runs)
+    for (auto& r : runs) {
+      std::string busy = r.gpu_busy_fraction && r.device != "(no GPU)" ? pct(*r.gpu_busy_fraction) : "—";
+      // With several GPUs, each one's share too (runs.settings "per_gpu").
+      json s = json::parse(r.settings.empty() ? "{}" : r.settings, nullptr, false);
+      if (s.is_object() && s.contains("per_gpu") && s["per_gpu"].is_array() && s["per_gpu"].size() > 1) {
+        std::string each;
+        for (auto& g : s["per_gpu"])
+          each += fmt::format("{}GPU {} {} ({} evaluated)", each.empty() ? "" : ", ", g.value("gpu", 0),
+                              pct(g.value("busy", 0.0)), g.value("evaluated", 0));
+        busy += " — " + each;
+      }
       runrows.push_back({std::to_string(r.id), r.started, r.proposer + (r.strategy.empty() ? "" : "/" + r.strategy), r.host,
                          r.device, std::to_string(r.budget), std::to_string(r.evaluations), std::to_string(r.timed),
-                         r.status, r.gpu_busy_fraction && r.device != "(no GPU)" ? pct(*r.gpu_busy_fraction) : "—"});
+                         r.status, busy});
+    }
     d.table({"run", "started", "proposer/strategy", "host", "GPU", "budget", "evaluations", "timed", "status", "GPU busy"},
             runrows, "runs");
     d.html += "</section>\n";

@@ -181,6 +181,26 @@ void Store::finish_run(long long run_id, const std::string& status, double busy)
   s.step();
 }
 
+void Store::set_run_per_gpu(long long run_id, const nlohmann::json& per_gpu) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt get(db_, "SELECT settings FROM runs WHERE id=?");
+    get.bind(1, run_id);
+    std::string text = get.step() ? get.text(0) : "";
+    nlohmann::json settings = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
+    if (!settings.is_object()) settings = {{"previous_settings", text}};
+    settings["per_gpu"] = per_gpu;
+    Stmt put(db_, "UPDATE runs SET settings=? WHERE id=?");
+    put.bind(1, settings.dump()).bind(2, run_id);
+    put.step();
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
 long long Store::add_candidate(const CandidateInfo& c, const std::string& source) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");

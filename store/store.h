@@ -102,6 +102,9 @@ class Store {
 
   long long begin_run(const RunInfo& r);
   void finish_run(long long run_id, const std::string& status, double gpu_busy_fraction);
+  // Per-GPU figures of a run, kept in its settings under "per_gpu" (the other
+  // keys are left as they are): one {"gpu", "name", "evaluated", "busy"} per worker.
+  void set_run_per_gpu(long long run_id, const nlohmann::json& per_gpu);
 
   // Inserts the source (if new) and the candidate (if new for this operator,
   // source and arch); returns the candidate's id either way.

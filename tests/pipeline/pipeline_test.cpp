@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -72,6 +73,16 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
   EXPECT_EQ(gpus, (std::set<int>{0, 1}));
   EXPECT_EQ(requests[5], 2);
   EXPECT_EQ(requests[0], 1);
+
+  // Each GPU's share of the run reaches the report (runs.settings "per_gpu").
+  std::string rep = (targets / "report").string();
+  std::string rout = run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY +
+                         " report hostile_rmsnorm --out " + rep + " --db " + db);
+  std::ifstream md(rep + "/report.md");
+  std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("GPU 0 "), std::string::npos) << rout << text;
+  EXPECT_NE(text.find("GPU 1 "), std::string::npos) << text;
+  EXPECT_NE(text.find(" evaluated)"), std::string::npos) << text;
   fs::remove_all(targets);
 }
 
