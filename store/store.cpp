@@ -185,15 +185,20 @@ void Store::set_run_per_gpu(long long run_id, const nlohmann::json& per_gpu) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");
   try {
-    Stmt get(db_, "SELECT settings FROM runs WHERE id=?");
-    get.bind(1, run_id);
-    std::string text = get.step() ? get.text(0) : "";
+    std::string text;
+    {
+      Stmt get(db_, "SELECT settings FROM runs WHERE id=?");
+      get.bind(1, run_id);
+      if (get.step()) text = get.text(0);
+    }
     nlohmann::json settings = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
     if (!settings.is_object()) settings = {{"previous_settings", text}};
     settings["per_gpu"] = per_gpu;
-    Stmt put(db_, "UPDATE runs SET settings=? WHERE id=?");
-    put.bind(1, settings.dump()).bind(2, run_id);
-    put.step();
+    {
+      Stmt put(db_, "UPDATE runs SET settings=? WHERE id=?");
+      put.bind(1, settings.dump()).bind(2, run_id);
+      put.step();
+    }
     exec("COMMIT");
   } catch (...) {
     exec("ROLLBACK");
