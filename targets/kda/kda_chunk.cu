@@ -513,17 +513,7 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
       kda::frag_c acc[NTW];
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[nt]);
-#pragma unroll 4
-      for (int ks = 0; ks < KC_KD / 8; ++ks) {
-        kda::frag_a a;
-        kda::load_a_rm<KC_RND>(a, XA, KC_LDK, 16 * wm, ks * 8);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt) {
-          kda::frag_b b;
-          kda::load_b_km<KC_RND>(b, S, KC_LDS, ks * 8, (wn * NTW + nt) * 8);
-          kda::mma(acc[nt], a, b);
-        }
-      }
+      kda::mma_strip_rm_km<KC_KD, NTW, 4, KC_RND>(acc, XA, KC_LDK, 16 * wm, S, KC_LDS, wn * NTW * 8);
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) {
         const int e = (wn * NTW + nt) * 8 + 2 * tq;
@@ -547,28 +537,8 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
       kda::frag_c acc[NTW];
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[nt]);
-#pragma unroll 4
-      for (int ks = 0; ks < KC_KD / 8; ++ks) {
-        kda::frag_a a;
-        kda::load_a_rm<KC_RND>(a, XB, KC_LDK, 16 * wm, ks * 8);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt) {
-          kda::frag_b b;
-          kda::load_b_km<KC_RND>(b, S, KC_LDS, ks * 8, (wn * NTW + nt) * 8);
-          kda::mma(acc[nt], a, b);
-        }
-      }
-#pragma unroll
-      for (int ks = 0; ks < KC_CH / 8; ++ks) {
-        kda::frag_a a;
-        kda::load_a_rm<KC_RND>(a, Ps, KC_LDL, 16 * wm, ks * 8);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt) {
-          kda::frag_b b;
-          kda::load_b_km<KC_RND>(b, Vn, KC_LDS, ks * 8, (wn * NTW + nt) * 8);
-          kda::mma(acc[nt], a, b);
-        }
-      }
+      kda::mma_strip_rm_km<KC_KD, NTW, 4, KC_RND>(acc, XB, KC_LDK, 16 * wm, S, KC_LDS, wn * NTW * 8);
+      kda::mma_strip_rm_km<KC_CH, NTW, KC_CH / 8, KC_RND>(acc, Ps, KC_LDL, 16 * wm, Vn, KC_LDS, wn * NTW * 8);
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) {
         const int e = v0 + (wn * NTW + nt) * 8 + 2 * tq;

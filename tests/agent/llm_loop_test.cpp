@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/shell.h"
+#include "tests/support/sql_rows.h"
 
 #include "tests/llm/answers.h"
 #include "tests/llm/fake_server.h"
@@ -59,25 +60,8 @@ void clean_env() {
   setenv("TESSERA_AGENT_TEST_KEY", kKey.c_str(), 1);
 }
 
-using Rows = std::vector<std::vector<std::string>>;
-Rows query(const fs::path& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* s = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(h) << " in " << sql;
-  Rows rows;
-  while (s && sqlite3_step(s) == SQLITE_ROW) {
-    std::vector<std::string> row;
-    for (int c = 0; c < sqlite3_column_count(s); ++c) {
-      auto t = sqlite3_column_text(s, c);
-      row.push_back(t ? reinterpret_cast<const char*>(t) : "NULL");
-    }
-    rows.push_back(row);
-  }
-  sqlite3_finalize(s);
-  sqlite3_close(h);
-  return rows;
-}
+using tessera::testing::Rows;
+Rows query(const fs::path& db, const std::string& sql) { return tessera::testing::sql_rows(db, sql); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -7,15 +7,10 @@
 
 namespace tessera::llm::testing {
 
-inline const std::string kGoodKernelAnswer = R"ANS(Each block handles one row; a warp-shuffle
-reduction computes the mean of squares, then the row is scaled.
-
-```cuda
-#include <cuda_bf16.h>
-#include "tile/reduce.cuh"
-
-extern "C" __global__ void rmsnorm_rows(const __nv_bfloat16* x, const __nv_bfloat16* w,
-                                        __nv_bfloat16* y, long long M, long long N, float eps) {
+// A correct one-row-per-block rmsnorm kernel named `kernel` (for answers built in a test).
+inline std::string rows_kernel_source(const std::string& kernel) {
+  return "#include <cuda_bf16.h>\n\nextern \"C\" __global__ void " + kernel + R"((const __nv_bfloat16* x,
+    const __nv_bfloat16* w, __nv_bfloat16* y, long long M, long long N, float eps) {
   long long row = blockIdx.x;
   if (row >= M) return;
   __shared__ float partial[32];
@@ -35,10 +30,14 @@ extern "C" __global__ void rmsnorm_rows(const __nv_bfloat16* x, const __nv_bfloa
   __syncthreads();
   float r = partial[0];
   for (long long i = threadIdx.x; i < N; i += blockDim.x)
-    y[row * N + i] = __float2bfloat16(__bfloat162float(x[row * N + i]) * r *
-                                      __bfloat162float(w[i]));
+    y[row * N + i] = __float2bfloat16(__bfloat162float(x[row * N + i]) * r * __bfloat162float(w[i]));
 }
-```
+)";
+}
+
+inline const std::string kGoodKernelAnswer =
+    "Each block handles one row; a warp-shuffle\nreduction computes the mean of squares, then the row is scaled.\n\n"
+    "```cuda\n" + rows_kernel_source("rmsnorm_rows") + R"ANS(```
 
 ```json
 {"name": "rows-shuffle",
@@ -105,32 +104,5 @@ inline const std::string kGarbageAnswer =
     "I think the best approach would be to use tensor cores. {\"launch\": oops ``` \x01\x02 "
     "<<< not code >>> \u00e9\u2603";
 
-// A correct one-row-per-block rmsnorm kernel named `kernel` (for answers built in a test).
-inline std::string rows_kernel_source(const std::string& kernel) {
-  return "#include <cuda_bf16.h>\n\nextern \"C\" __global__ void " + kernel + R"((const __nv_bfloat16* x,
-    const __nv_bfloat16* w, __nv_bfloat16* y, long long M, long long N, float eps) {
-  long long row = blockIdx.x;
-  if (row >= M) return;
-  __shared__ float partial[32];
-  float sum = 0.f;
-  for (long long i = threadIdx.x; i < N; i += blockDim.x) {
-    float v = __bfloat162float(x[row * N + i]);
-    sum += v * v;
-  }
-  for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    sum = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.f;
-    for (int o = 16; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if (threadIdx.x == 0) partial[0] = rsqrtf(sum / N + eps);
-  }
-  __syncthreads();
-  float r = partial[0];
-  for (long long i = threadIdx.x; i < N; i += blockDim.x)
-    y[row * N + i] = __float2bfloat16(__bfloat162float(x[row * N + i]) * r * __bfloat162float(w[i]));
-}
-)";
-}
 
 }  // namespace tessera::llm::testing

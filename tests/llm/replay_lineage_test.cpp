@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/shell.h"
+#include "tests/support/sql_rows.h"
 
 #include "answers.h"
 #include "fake_server.h"
@@ -35,24 +36,8 @@ using Result = tessera::testing::ShellResult;
 
 Result run(const std::string& args) { return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args); }
 
-std::vector<std::vector<std::string>> query(const fs::path& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* s = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
-  std::vector<std::vector<std::string>> rows;
-  while (s && sqlite3_step(s) == SQLITE_ROW) {
-    std::vector<std::string> row;
-    for (int c = 0; c < sqlite3_column_count(s); ++c) {
-      auto t = sqlite3_column_text(s, c);
-      row.push_back(t ? reinterpret_cast<const char*>(t) : "NULL");
-    }
-    rows.push_back(row);
-  }
-  sqlite3_finalize(s);
-  sqlite3_close(h);
-  return rows;
-}
+using tessera::testing::Rows;
+Rows query(const fs::path& db, const std::string& sql) { return tessera::testing::sql_rows(db, sql); }
 
 // LLM candidates by name -> {id, parent's name}.
 std::map<std::string, std::pair<std::string, std::string>> llm_parents(const fs::path& db) {

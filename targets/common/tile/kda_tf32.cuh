@@ -93,6 +93,26 @@ __device__ __forceinline__ void load_b_nm(frag_b& b, const float* p, int ld, int
   b.x[1] = tf32_bits<kRound>(p[(n0 + g) * ld + k0 + t + 4]);
 }
 
+// acc[j] += A(m0..m0+15, 0..K-1) B(0..K-1, n0+8j .. n0+8j+7) for j < N: one warp's
+// 16 x 8N strip of a product, A row-major (as load_a_rm) and B k-major (as
+// load_b_km) in shared memory, K a multiple of 8, kUnroll k-steps unrolled.
+// The accumulators are not cleared first.
+template <int K, int N, int kUnroll, bool kRound = true>
+__device__ __forceinline__ void mma_strip_rm_km(frag_c (&acc)[N], const float* A, int lda, int m0, const float* B,
+                                                int ldb, int n0) {
+#pragma unroll kUnroll
+  for (int ks = 0; ks < K / 8; ++ks) {
+    frag_a a;
+    load_a_rm<kRound>(a, A, lda, m0, ks * 8);
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      frag_b b;
+      load_b_km<kRound>(b, B, ldb, ks * 8, n0 + j * 8);
+      mma(acc[j], a, b);
+    }
+  }
+}
+
 // 16-byte asynchronous copy global -> shared (both 16-byte aligned).
 __device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
   const u32 d = static_cast<u32>(__cvta_generic_to_shared(smem_dst));
