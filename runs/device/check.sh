@@ -7,7 +7,8 @@
 #
 #   gpu-tests        the gpu-labelled tests (hostile corpus, graph timing)
 #   OP:N             tessera optimize OP --budget N (default strategy), into $OUT/check.db
-#   repeat:OP        benchmarks/timing/repeatability.py OP: champion re-timed in 5 runs
+#   repeat:OP[:read] benchmarks/timing/repeatability.py OP: champion re-timed in 5 runs
+#                    (:read evicts L2 with the read-flush kernel instead of a memset)
 #   stats            seconds per evaluation and GPU busy fraction per run
 set -uo pipefail
 carry=${CARRY:-.carry}
@@ -25,7 +26,10 @@ for step in "$@"; do
       echo "gpu tests exit $?"; grep -E '^\[  (PASSED|FAILED|  OK|SKIPPED) ' "$out/gpu-tests.log"
       grep -B2 -A8 'Failure' "$out/gpu-tests.log" | head -60 ;;
     repeat:*)
-      python3 benchmarks/timing/repeatability.py "${step#repeat:}" "$db" --bin "$TESSERA_BIN" 2>&1 | tee "$out/repeat-${step#repeat:}.txt" ;;
+      rest=${step#repeat:}; op=${rest%%:*}; flush=write
+      [ "$rest" != "$op" ] && flush=${rest#*:}
+      python3 benchmarks/timing/repeatability.py "$op" "$db" --bin "$TESSERA_BIN" --l2-flush "$flush" 2>&1 \
+        | tee "$out/repeat-$op-$flush.txt" ;;
     stats)
       python3 - "$db" <<'PY'
 import sqlite3, sys
