@@ -23,7 +23,9 @@
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
 #include <cuda_bf16.h>
 
+#include "tile/cp_async.cuh"
 #include "tile/kda_chunk_ops.cuh"
+#include "tile/kda_f16.cuh"
 #include "tile/kda_tf32.cuh"
 
 #ifndef BV
@@ -36,11 +38,20 @@
 // PREC 1: the intra kernel stores qg, kd, w, P already rounded to tf32 and the state
 //   kernel stores v' rounded, so fragments are loaded without conversion; only the
 //   state S is fed truncated (its low 13 bits ignored). Fewer instructions per mma.
+// PREC 2: the intra kernel stores qg, kd, w, u, P as fp16 (round to nearest; fp16 has
+//   tf32's 10-bit mantissa), and the state kernel is the fp16 one below (m16n8k16
+//   f16 mma, ldmatrix fragments, the state in fp32 registers with an fp16 copy in
+//   shared memory as the operand). Needs |v|, |S| (and so h0) well under 65504.
 #ifndef PREC
 #define PREC 0
 #endif
 #define KC_RND (PREC == 0)
-#define KC_OUT(x) (PREC ? kda::round_tf32(x) : (x))
+#define KC_OUT(x) (PREC == 1 ? kda::round_tf32(x) : (x))
+#if PREC == 2
+#define KC_T __half  // element type of the intermediates qg, kd, w, u, P
+#else
+#define KC_T float
+#endif
 
 #define KC_KD 128  // head dimension (K = V)
 #define KC_CH 64   // chunk length
@@ -50,7 +61,7 @@
 
 static_assert(SW == 4 || SW == 8, "SW must be 4 or 8");
 static_assert(BV == 32 || BV == 64 || BV == 128, "BV must be 32, 64 or 128");
-static_assert(PREC == 0 || PREC == 1, "PREC must be 0 or 1");
+static_assert(PREC == 0 || PREC == 1 || PREC == 2, "PREC must be 0, 1 or 2");
 
 // Developer profiling (benchmarks/kda/dev/harness.cu builds with KC_PROFILE): thread 0
 // of every block adds the clock64() cycles spent in each phase. Never defined by
@@ -73,6 +84,20 @@ __device__ unsigned long long kc_prof[16];
 
 __device__ __forceinline__ float kc_bf(const __nv_bfloat16* p, long long i) {
   return __bfloat162float(p[i]);
+}
+
+// Stores of 2 or 4 consecutive intermediates (fp32, or fp16 rounded to nearest).
+__device__ __forceinline__ void kc_st2(float* p, float a, float b) {
+  *reinterpret_cast<float2*>(p) = make_float2(a, b);
+}
+__device__ __forceinline__ void kc_st2(__half* p, float a, float b) {
+  *reinterpret_cast<__half2*>(p) = __floats2half2_rn(a, b);
+}
+__device__ __forceinline__ void kc_st4(float* p, float a, float b, float c, float d) {
+  *reinterpret_cast<float4*>(p) = make_float4(a, b, c, d);
+}
+__device__ __forceinline__ void kc_st4(__half* p, float a, float b, float c, float d) {
+  *reinterpret_cast<uint2*>(p) = make_uint2(kda::pack_f16x2(a, b), kda::pack_f16x2(c, d));
 }
 
 __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, long long* n_out,
@@ -121,8 +146,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
     const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, float* __restrict__ qg,
-    float* __restrict__ kd, float* __restrict__ w, float* __restrict__ u, float* __restrict__ P,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
+    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
     float* __restrict__ gl, long long T, long long H, long long K, long long V, long long NSEQ,
     float lower_bound) {
   if (K != KC_KD || V != KC_KD) __trap();
@@ -145,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   const long long bos = cu[n] + c * KC_CH;
   const int len = (int)min((long long)KC_CH, cu[n + 1] - bos);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  float* Pc = P + (slot * H + h) * KC_CH * KC_CH;
+  KC_T* Pc = P + (slot * H + h) * KC_CH * KC_CH;
   KC_PROF_START;
 
   // ---- phase 0: the chunk's q, k, v, g rows into shared memory, all in flight.
@@ -173,7 +198,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
     else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
     else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
-    if (i < len) *reinterpret_cast<float4*>(Pc + i * KC_CH + 4 * c4) = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (i < len) kc_st4(Pc + i * KC_CH + 4 * c4, 0.f, 0.f, 0.f, 0.f);
   }
   kda::cp_async_wait_all();
   __syncthreads();
@@ -291,13 +316,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     for (int s = 0; s < 3; ++s) {
       if (s < cnt) {
         const int uu = u0 + s, j = 16 * (uu >> 1) + 8 * (uu & 1) + 2 * tq;
-        float2 p0, p1;
-        p0.x = j <= i0 ? KC_OUT(accP[s].x[0]) : 0.f;
-        p0.y = j + 1 <= i0 ? KC_OUT(accP[s].x[1]) : 0.f;
-        p1.x = j <= i1 ? KC_OUT(accP[s].x[2]) : 0.f;
-        p1.y = j + 1 <= i1 ? KC_OUT(accP[s].x[3]) : 0.f;
-        if (i0 < len) *reinterpret_cast<float2*>(Pc + i0 * KC_CH + j) = p0;
-        if (i1 < len) *reinterpret_cast<float2*>(Pc + i1 * KC_CH + j) = p1;
+        if (i0 < len)
+          kc_st2(Pc + i0 * KC_CH + j, j <= i0 ? KC_OUT(accP[s].x[0]) : 0.f, j + 1 <= i0 ? KC_OUT(accP[s].x[1]) : 0.f);
+        if (i1 < len)
+          kc_st2(Pc + i1 * KC_CH + j, j <= i1 ? KC_OUT(accP[s].x[2]) : 0.f, j + 1 <= i1 ? KC_OUT(accP[s].x[3]) : 0.f);
         *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
             make_float2(j < i0 ? b0 * accL[s].x[0] : 0.f, j + 1 < i0 ? b0 * accL[s].x[1] : 0.f);
         *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
@@ -320,12 +342,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
         const float a = rq[i], b = rk[i];
         const long long gi = ((bos + i) * H + h) * KC_KD + d;
-        *reinterpret_cast<float4*>(qg + gi) =
-            make_float4(KC_OUT(qv[0] * a * kda::ex2(G.x)), KC_OUT(qv[1] * a * kda::ex2(G.y)),
-                        KC_OUT(qv[2] * a * kda::ex2(G.z)), KC_OUT(qv[3] * a * kda::ex2(G.w)));
-        *reinterpret_cast<float4*>(kd + gi) =
-            make_float4(KC_OUT(kv[0] * b * kda::ex2(GL.x - G.x)), KC_OUT(kv[1] * b * kda::ex2(GL.y - G.y)),
-                        KC_OUT(kv[2] * b * kda::ex2(GL.z - G.z)), KC_OUT(kv[3] * b * kda::ex2(GL.w - G.w)));
+        kc_st4(qg + gi, KC_OUT(qv[0] * a * kda::ex2(G.x)), KC_OUT(qv[1] * a * kda::ex2(G.y)),
+               KC_OUT(qv[2] * a * kda::ex2(G.z)), KC_OUT(qv[3] * a * kda::ex2(G.w)));
+        kc_st4(kd + gi, KC_OUT(kv[0] * b * kda::ex2(GL.x - G.x)), KC_OUT(kv[1] * b * kda::ex2(GL.y - G.y)),
+               KC_OUT(kv[2] * b * kda::ex2(GL.z - G.z)), KC_OUT(kv[3] * b * kda::ex2(GL.w - G.w)));
       }
     }
     if (tid < 32) {  // G_last in natural-log units
@@ -410,23 +430,20 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
         const int e = 16 * warp + 8 * nt + 2 * tq;
-        const float2 w0 = make_float2(KC_OUT(accW[I][nt].x[0]), KC_OUT(accW[I][nt].x[1]));
-        const float2 w1 = make_float2(KC_OUT(accW[I][nt].x[2]), KC_OUT(accW[I][nt].x[3]));
         if (i0 < len) {
-          *reinterpret_cast<float2*>(w + ((bos + i0) * H + h) * KC_KD + e) = w0;
-          *reinterpret_cast<float2*>(u + ((bos + i0) * H + h) * KC_KD + e) =
-              make_float2(accU[I][nt].x[0], accU[I][nt].x[1]);
+          kc_st2(w + ((bos + i0) * H + h) * KC_KD + e, KC_OUT(accW[I][nt].x[0]), KC_OUT(accW[I][nt].x[1]));
+          kc_st2(u + ((bos + i0) * H + h) * KC_KD + e, accU[I][nt].x[0], accU[I][nt].x[1]);
         }
         if (i1 < len) {
-          *reinterpret_cast<float2*>(w + ((bos + i1) * H + h) * KC_KD + e) = w1;
-          *reinterpret_cast<float2*>(u + ((bos + i1) * H + h) * KC_KD + e) =
-              make_float2(accU[I][nt].x[2], accU[I][nt].x[3]);
+          kc_st2(w + ((bos + i1) * H + h) * KC_KD + e, KC_OUT(accW[I][nt].x[2]), KC_OUT(accW[I][nt].x[3]));
+          kc_st2(u + ((bos + i1) * H + h) * KC_KD + e, accU[I][nt].x[2], accU[I][nt].x[3]);
         }
       }
     }
   }
   KC_MARK(4);
 }
+#if PREC < 2
 // Issues cp.async copies of rows [bos, bos+len) of a [T,H,128] fp32 tensor into
 // X[CH][LDK]; rows past len are zero-filled with plain stores.
 __device__ __forceinline__ void kc_async_rows(float* X, const float* __restrict__ src, long long bos,
@@ -617,3 +634,200 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     ht[((n * H + h) * KC_KD + v0 + e) * KC_KD + d] = S[d * KC_LDS + e];
   }
 }
+#else  // PREC == 2: the fp16 state kernel
+
+// Shared memory of the fp16 state kernel (bytes; every fp16 tile swizzled, see
+// tile/kda_f16.cuh):  Sh f16 [KD][BV] (the state's fp16 copy, the operand of A),
+// Vh f16 [CH][BV] (v'), then two chunk buffers of W, Q, Kd f16 [CH][KD] (w, qg, kd),
+// Pm f16 [CH][CH], U f16 [CH][BV] (this block's columns of u), G f32 [KD] (G_last).
+#define KC_RBS (2 * BV)  // bytes per row of Sh, Vh, U
+#define KC_BUF (3 * KC_CH * 2 * KC_KD + KC_CH * 2 * KC_CH + KC_CH * KC_RBS + 4 * KC_KD)
+#define KC_STATE_SMEM ((KC_KD + KC_CH) * KC_RBS + 2 * KC_BUF)
+#define KC_OFF_Q (KC_CH * 2 * KC_KD)
+#define KC_OFF_KD (2 * KC_OFF_Q)
+#define KC_OFF_P (3 * KC_OFF_Q)
+#define KC_OFF_U (KC_OFF_P + KC_CH * 2 * KC_CH)
+#define KC_OFF_G (KC_OFF_U + KC_CH * KC_RBS)
+
+// Issues the cp.async copies of one chunk's operands into the buffer at shared address
+// buf; rows past len are zero-filled (cp.async with 0 source bytes).
+__device__ __forceinline__ void kc_issue_f16(tile::u32 buf, const __half* __restrict__ qg,
+                                             const __half* __restrict__ kd, const __half* __restrict__ w,
+                                             const __half* __restrict__ u, const __half* __restrict__ P,
+                                             const float* __restrict__ gl, long long bos, int len, long long slot,
+                                             long long H, long long h, int v0) {
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int it = 0; it < 3 * KC_CH * 16 / (SW * 32); ++it) {  // W, Q, Kd: 16 chunks per row
+    const int idx = it * SW * 32 + tid, t = idx >> 10, i = (idx >> 4) & (KC_CH - 1), ch = idx & 15;
+    const __half* src = (t == 0 ? w : t == 1 ? qg : kd) + ((bos + min(i, len - 1)) * H + h) * KC_KD + ch * 8;
+    tile::cp_async16(buf + t * KC_OFF_Q + kda::sw_off<2 * KC_KD>(i, ch * 8), src, i < len ? 16u : 0u);
+  }
+  const __half* Pc = P + (slot * H + h) * KC_CH * KC_CH;
+#pragma unroll
+  for (int it = 0; it < KC_CH * 8 / (SW * 32); ++it) {  // P: 8 chunks per row
+    const int idx = it * SW * 32 + tid, i = idx >> 3, ch = idx & 7;
+    tile::cp_async16(buf + KC_OFF_P + kda::sw_off<2 * KC_CH>(i, ch * 8), Pc + min(i, len - 1) * KC_CH + ch * 8,
+                     i < len ? 16u : 0u);
+  }
+  for (int idx = tid; idx < KC_CH * (BV / 8); idx += SW * 32) {  // U: BV/8 chunks per row
+    const int i = idx / (BV / 8), ch = idx % (BV / 8);
+    tile::cp_async16(buf + KC_OFF_U + kda::sw_off<KC_RBS>(i, ch * 8),
+                     u + ((bos + min(i, len - 1)) * H + h) * KC_KD + v0 + ch * 8, i < len ? 16u : 0u);
+  }
+  if (tid < KC_KD / 4) tile::cp_async16(buf + KC_OFF_G + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
+}
+
+// grid (NSEQ, H, 128/BV), block SW*32, smem KC_STATE_SMEM bytes. The state slice
+// S[KD][BV] lives in fp32 registers (warp w owns rows 16 MTS w .. +16 MTS, all BV
+// columns, in the accumulator layout), its fp16 copy Sh in shared memory. Per chunk
+// (the next chunk's operands are copied into the other buffer meanwhile):
+//   A  v' = u - w Sh -> Vh (fp16),  o = qg Sh   (one pass over Sh for both)
+//   -- barrier --
+//   B  o += P v', o -> global (bf16, scaled)
+//   C  S <- e^{G_last} S + kd^T v' (registers), Sh <- fp16(S)   (Sh is not read after
+//      the barrier, so it is rewritten in place)
+//   -- wait for the copies, barrier --
+extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
+    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
+    const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
+    const __half* __restrict__ P, const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
+    float* __restrict__ ht, long long T, long long H, long long K, long long V, long long NSEQ,
+    float scale) {
+  if (K != KC_KD || V != KC_KD) __trap();
+  (void)T;
+  (void)NSEQ;
+  constexpr int WN = SW / 4;        // column groups in the [CH x BV] products
+  constexpr int NTW = BV / 8 / WN;  // n8 tiles per warp there
+  constexpr int MTS = 8 / SW;       // 16-row blocks of S per warp
+  static_assert(NTW % 2 == 0, "PREC 2 needs BV >= 16 * SW / 4");
+  extern __shared__ __align__(128) unsigned char smb[];
+  const tile::u32 sS = tile::smem_addr(smb), sV = sS + KC_KD * KC_RBS, sB = sV + KC_CH * KC_RBS;
+  const float* Gs0 = reinterpret_cast<const float*>(smb + (KC_KD + KC_CH) * KC_RBS + KC_OFF_G);
+  const long long n = blockIdx.x, h = blockIdx.y;
+  const int v0 = blockIdx.z * BV;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int wm = warp & 3, wn = warp >> 2;
+  const int i0 = 16 * wm + gq, i1 = i0 + 8;
+  KC_PROF_START;
+
+  const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
+  if (bos0 < eos)
+    kc_issue_f16(sB, qg, kd, w, u, P, gl, bos0, (int)min((long long)KC_CH, eos - bos0), slot0, H, h, v0);
+  tile::cp_async_commit();
+  kda::frag_c S[MTS][BV / 8];
+  const float* h0s = h0 + ((n * H + h) * KC_KD + v0) * KC_KD;
+#pragma unroll
+  for (int mt = 0; mt < MTS; ++mt) {
+    const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < BV / 8; ++nt) {
+      const int e = nt * 8 + 2 * tq;
+      S[mt][nt].x[0] = h0s[e * KC_KD + d0];
+      S[mt][nt].x[1] = h0s[(e + 1) * KC_KD + d0];
+      S[mt][nt].x[2] = h0s[e * KC_KD + d1];
+      S[mt][nt].x[3] = h0s[(e + 1) * KC_KD + d1];
+      kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d0, e), kda::pack_f16x2(S[mt][nt].x[0], S[mt][nt].x[1]));
+      kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d1, e), kda::pack_f16x2(S[mt][nt].x[2], S[mt][nt].x[3]));
+    }
+  }
+  kda::cp_async_wait_all();
+  __syncthreads();
+  for (long long c = 0; bos0 + c * KC_CH < eos; ++c) {
+    const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
+    const int len = (int)min((long long)KC_CH, eos - bos);
+    const int cur = (int)(c & 1);
+    const tile::u32 bb = sB + cur * KC_BUF;
+    const float* Gs = reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(Gs0) + cur * KC_BUF);
+    if (bos + KC_CH < eos) {
+      kc_issue_f16(sB + (cur ^ 1) * KC_BUF, qg, kd, w, u, P, gl, bos + KC_CH,
+                   (int)min((long long)KC_CH, eos - bos - KC_CH), slot + 1, H, h, v0);
+      tile::cp_async_commit();
+    }
+    KC_MARK(14);
+    // A: [w; qg] Sh
+    kda::frag_c acc[2][NTW];
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[r][nt]);
+    {
+      const tile::u32 a2[2] = {bb, bb + KC_OFF_Q};
+      kda::mma_strip_f16<KC_KD, NTW, 2, 2 * KC_KD, KC_RBS>(acc, a2, 16 * wm, sS, wn * NTW * 8);
+    }
+#pragma unroll
+    for (int nt = 0; nt < NTW; ++nt) {
+      const int e = (wn * NTW + nt) * 8 + 2 * tq;
+      const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_OFF_U + kda::sw_off<KC_RBS>(i0, e)));
+      const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_OFF_U + kda::sw_off<KC_RBS>(i1, e)));
+      kda::st_shared_u32(sV + kda::sw_off<KC_RBS>(i0, e),
+                         i0 < len ? kda::pack_f16x2(u0.x - acc[0][nt].x[0], u0.y - acc[0][nt].x[1]) : 0u);
+      kda::st_shared_u32(sV + kda::sw_off<KC_RBS>(i1, e),
+                         i1 < len ? kda::pack_f16x2(u1.x - acc[0][nt].x[2], u1.y - acc[0][nt].x[3]) : 0u);
+    }
+    KC_MARK(8);
+    __syncthreads();
+    KC_MARK(9);
+    // B: o = scale (qg Sh + P v')
+    {
+      kda::frag_c pv[1][NTW];
+#pragma unroll
+      for (int nt = 0; nt < NTW; ++nt) pv[0][nt] = acc[1][nt];
+      const tile::u32 a1[1] = {bb + KC_OFF_P};
+      kda::mma_strip_f16<KC_CH, NTW, 1, 2 * KC_CH, KC_RBS>(pv, a1, 16 * wm, sV, wn * NTW * 8);
+#pragma unroll
+      for (int nt = 0; nt < NTW; ++nt) {
+        const int e = v0 + (wn * NTW + nt) * 8 + 2 * tq;
+        if (i0 < len)
+          *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i0) * H + h) * KC_KD + e) =
+              __floats2bfloat162_rn(scale * pv[0][nt].x[0], scale * pv[0][nt].x[1]);
+        if (i1 < len)
+          *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i1) * H + h) * KC_KD + e) =
+              __floats2bfloat162_rn(scale * pv[0][nt].x[2], scale * pv[0][nt].x[3]);
+      }
+    }
+    KC_MARK(10);
+    // C: S <- e^{G_last} S + kd^T v'; Sh <- fp16(S)
+#pragma unroll
+    for (int mt = 0; mt < MTS; ++mt) {
+      const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+      const float f0 = __expf(Gs[d0]), f1 = __expf(Gs[d1]);
+#pragma unroll
+      for (int nt = 0; nt < BV / 8; ++nt) {
+        S[mt][nt].x[0] *= f0;
+        S[mt][nt].x[1] *= f0;
+        S[mt][nt].x[2] *= f1;
+        S[mt][nt].x[3] *= f1;
+      }
+    }
+    kda::mma_tile_f16_kk<KC_CH, MTS, BV / 8, 2 * KC_KD, KC_RBS>(S, bb + KC_OFF_KD, warp * MTS * 16, sV);
+#pragma unroll
+    for (int mt = 0; mt < MTS; ++mt) {
+      const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+#pragma unroll
+      for (int nt = 0; nt < BV / 8; ++nt) {
+        const int e = nt * 8 + 2 * tq;
+        kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d0, e), kda::pack_f16x2(S[mt][nt].x[0], S[mt][nt].x[1]));
+        kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d1, e), kda::pack_f16x2(S[mt][nt].x[2], S[mt][nt].x[3]));
+      }
+    }
+    KC_MARK(12);
+    kda::cp_async_wait_all();
+    __syncthreads();
+    KC_MARK(13);
+  }
+  float* hts = ht + ((n * H + h) * KC_KD + v0) * KC_KD;
+#pragma unroll
+  for (int mt = 0; mt < MTS; ++mt) {
+    const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < BV / 8; ++nt) {
+      const int e = nt * 8 + 2 * tq;
+      hts[e * KC_KD + d0] = S[mt][nt].x[0];
+      hts[(e + 1) * KC_KD + d0] = S[mt][nt].x[1];
+      hts[e * KC_KD + d1] = S[mt][nt].x[2];
+      hts[(e + 1) * KC_KD + d1] = S[mt][nt].x[3];
+    }
+  }
+}
+#endif
