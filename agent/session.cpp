@@ -132,6 +132,7 @@ bool Session::start(std::string* err) {
       }
     }
     if (c) copy_bw_ = c->copy_bytes_per_s, tc_flops_ = c->bf16_flops_per_s;
+    baseline_prior_ = db_.baseline_medians(op_.name, device, spec_hash_);
   }
   store::RunInfo ri{op_.name, o_.strategy.empty() ? default_strategy() : o_.strategy, o_.proposer, arch_,
                     workers_.empty() ? "(no GPU)" : device, store::hostname(),

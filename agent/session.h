@@ -112,6 +112,7 @@ class Session final : public Loop {
   store::Store& db_;
   codegen::Compiler compiler_;
   std::string arch_, spec_hash_, ref_cubin_, base_cubin_, no_gpu_reason_;
+  std::map<std::string, double> baseline_prior_;  // the baseline's usual median per shape (store)
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::filesystem::path> includes_;
   long long run_id_ = 0;

@@ -42,6 +42,7 @@ void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::
       js.max_seconds_per_shape = o_.max_seconds_per_shape;
       js.graph_below_ms = o_.graph_below_ms;
       js.l2_flush = o_.l2_flush;
+      js.baseline_prior_ms = baseline_prior_;
       json req = {{"type", "evaluate"},
                   {"operator_dir", op_.dir.string()},
                   {"reference_cubin", ref_cubin_},

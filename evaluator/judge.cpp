@@ -6,9 +6,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "codegen/compiler.h"
+#include "evaluator/batch_filter.h"
 #include "evaluator/builtin_kernels.h"
 #include "evaluator/npy.h"
 
@@ -75,6 +78,19 @@ double sm_clock_mhz(int ordinal) {
   return mhz;
 }
 
+// NVML's clock event reasons (why the clocks are below their maximum: idle, power
+// cap, thermal or hardware slowdown...), a bit mask; 0 when unreadable.
+unsigned long long clock_event_reasons(int ordinal) {
+  void* lib = nullptr;
+  void* h = nvml_device(ordinal, &lib);
+  if (!h || !lib) return 0;
+  auto get = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
+  if (!get) get = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+  unsigned long long r = 0;
+  if (!get || get(h, &r) != 0) return 0;
+  return r;
+}
+
 double gpu_temperature_c(int ordinal) {
   void* lib = nullptr;
   void* h = nvml_device(ordinal, &lib);
@@ -83,6 +99,11 @@ double gpu_temperature_c(int ordinal) {
   if (!h || !temp || temp(h, 0 /* NVML_TEMPERATURE_GPU */, &c) != 0) return 0;
   return c;
 }
+
+// A batch whose baseline median is more than this above the baseline's best is set
+// aside (batch_filter.h). The undisturbed batch medians of one shape agreed within
+// 1-2 %; the disturbed ones were 40-60 % slower (H200, 2026-11-30).
+constexpr double kBatchTolerance = 0.05;
 
 // ---- plan execution ------------------------------------------------------------
 
@@ -452,16 +473,27 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     bool graph = graph_shape_.at(method_key);
     std::vector<double> cs, bs;
     std::string why;
-    if (graph && time_batched(runner, cand, baseline_, *ws, co, bo, st, true, cs, bs, &why)) {
+    // The baseline's usual time on this shape: what this worker measured before, or
+    // else what the store holds for this device (JudgeSettings::baseline_prior_ms).
+    std::string best_key = fmt::format("{}#{}", method_key, st.l2_flush);
+    double prior = base_best_.count(best_key) ? base_best_.at(best_key) : 0;
+    if (!prior && st.baseline_prior_ms.count(tm.shape)) prior = st.baseline_prior_ms.at(tm.shape);
+    BatchSelection sel;
+    if (graph && time_batched(runner, cand, baseline_, *ws, co, bo, st, true, prior, cs, bs, &sel, &why)) {
       tm.method = "graph";
     } else {
-      time_batched(runner, cand, baseline_, *ws, co, bo, st, false, cs, bs, &why);
+      time_batched(runner, cand, baseline_, *ws, co, bo, st, false, prior, cs, bs, &sel, &why);
       tm.method = graph ? "events (graph capture failed: " + why + ")" : "events";
     }
     if (st.l2_flush == "read") tm.method += ", read flush";  // not compared with write-flush figures
     dev_.sync();
+    tm.batches = sel.total;
+    tm.batches_set_aside = sel.total - sel.kept;
+    dump_samples(tm.shape, tm.method, sel);
     tm.candidate = summarize(cs);
     tm.baseline = summarize(bs);
+    if (tm.baseline.median_ms > 0 && (!base_best_.count(best_key) || tm.baseline.median_ms < base_best_.at(best_key)))
+      base_best_[best_key] = tm.baseline.median_ms;
   } catch (DriverError& e) {
     if (is_sticky(e.code)) throw StickyFault(e.what());
     throw;
@@ -502,12 +534,17 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
 // Batches repeat until the stopping rule holds. Returns false (with why) when
 // capture or instantiation fails; the stream is left usable and nothing is kept.
 bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram& base, const Workspace& ws,
-                         OutputSet& co, OutputSet& bo, const JudgeSettings& st, bool graph, std::vector<double>& cs,
-                         std::vector<double>& bs, std::string* why) {
+                         OutputSet& co, OutputSet& bo, const JudgeSettings& st, bool graph, double prior_ms,
+                         std::vector<double>& cs, std::vector<double>& bs, BatchSelection* sel, std::string* why) {
   Driver& d = dev_.drv();
   CUstream s = dev_.stream();
-  const int rounds = std::max(1, st.graph_rounds);
+  // Round 0 of every batch is a warm-up, timed and dropped: the first launch after
+  // the host synchronization was slow in every batch (about 2x for memory-bound
+  // rmsnorm shapes, H200, 2026-11-30), which put a tenth of the samples in a tail.
+  const int rounds = std::max(1, st.graph_rounds) + 1;
   std::vector<CUevent> ev(4 * static_cast<size_t>(rounds));
+  const bool dumping = std::getenv("TESSERA_DUMP_SAMPLES") != nullptr;
+  batch_clocks_.clear();
   for (auto& e : ev) TESSERA_CU(d, cuEventCreate(&e, CU_EVENT_DEFAULT));
   CUgraph g = nullptr;
   CUgraphExec exec = nullptr;
@@ -548,24 +585,40 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
       TESSERA_CU(d, cuStreamEndCapture(s, &g));
       TESSERA_CU(d, cuGraphInstantiateWithFlags(&exec, g, 0));
     }
+    // Batches taken while the baseline ran slower than its best (or than its usual
+    // time, `prior_ms`, during the first half of the time cap) are set aside
+    // (batch_filter.h); the stopping rule applies to the batches kept.
     auto t0 = std::chrono::steady_clock::now();
-    while (static_cast<int>(cs.size()) < st.max_samples) {
+    std::vector<std::vector<double>> cb, bb;
+    const double settle_s = st.max_seconds_per_shape / 2;
+    for (int taken = 0; taken < 4 * st.max_samples;) {
       if (graph) TESSERA_CU(d, cuGraphLaunch(exec, s));
       else enqueue();
       dev_.sync();
-      for (int r = 0; r < rounds; ++r) {
+      if (dumping)
+        batch_clocks_.push_back({sm_clock_mhz(dev_.info().ordinal), clock_event_reasons(dev_.info().ordinal)});
+      cb.emplace_back();
+      bb.emplace_back();
+      for (int r = 1; r < rounds; ++r, ++taken) {
         float a = 0, b = 0;
         TESSERA_CU(d, cuEventElapsedTime(&a, ev[4 * r], ev[4 * r + 1]));
         TESSERA_CU(d, cuEventElapsedTime(&b, ev[4 * r + 2], ev[4 * r + 3]));
-        cs.push_back(a);
-        bs.push_back(b);
+        cb.back().push_back(a);
+        bb.back().push_back(b);
       }
       double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (static_cast<int>(cs.size()) >= st.min_samples) {
-        if (spent > st.max_seconds_per_shape) break;
-        if (summarize(cs).rse < st.target_rse && summarize(bs).rse < st.target_rse) break;
-      }
+      bool settling = prior_ms > 0 && spent < settle_s;
+      *sel = select_batches(cb, bb, settling ? prior_ms : 0, kBatchTolerance);
+      int kept = static_cast<int>(sel->candidate_ms.size());
+      if (spent > st.max_seconds_per_shape || kept >= st.max_samples) break;
+      if (settling && !sel->prior_met) continue;  // wait for the machine to come back
+      if (kept >= st.min_samples && summarize(sel->candidate_ms).rse < st.target_rse &&
+          summarize(sel->baseline_ms).rse < st.target_rse)
+        break;
     }
+    if (dumping) raw_batches_ = {cb, bb};
+    cs = sel->candidate_ms;
+    bs = sel->baseline_ms;
   } catch (DriverError& e) {
     cleanup();
     if (!graph || is_sticky(e.code)) throw;  // plain launches failing is the candidate's fault
@@ -583,6 +636,27 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
   }
   cleanup();
   return true;
+}
+
+// A diagnostic for timing noise: with TESSERA_DUMP_SAMPLES=DIR set in the worker's
+// environment, every timed shape appends one JSON line to DIR/samples.jsonl with the
+// raw samples in the order they were taken (batches of `graph_rounds`).
+void Judge::dump_samples(const std::string& shape, const std::string& method, const BatchSelection& sel) {
+  const char* dir = std::getenv("TESSERA_DUMP_SAMPLES");
+  if (!dir || !*dir) return;
+  std::vector<double> cs, bs;  // every sample taken, kept or not
+  for (auto& b : raw_batches_.first) cs.insert(cs.end(), b.begin(), b.end());
+  for (auto& b : raw_batches_.second) bs.insert(bs.end(), b.begin(), b.end());
+  nlohmann::json clocks = nlohmann::json::array(), reasons = nlohmann::json::array();
+  for (auto [mhz, why] : batch_clocks_) {
+    clocks.push_back(mhz);
+    reasons.push_back(why);
+  }
+  nlohmann::json line = {{"shape", shape},         {"method", method},          {"candidate_ms", cs},
+                         {"baseline_ms", bs},      {"batch_sm_mhz", clocks},    {"batch_clock_reasons", reasons},
+                         {"batches_kept", sel.kept}, {"reference_ms", sel.reference_ms}};
+  std::ofstream f(std::string(dir) + "/samples.jsonl", std::ios::app);
+  f << line.dump() << "\n";
 }
 
 void Judge::flush(const JudgeSettings& st) {

@@ -9,9 +9,12 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "evaluator/batch_filter.h"
 #include "evaluator/cublas.h"
 #include "evaluator/device.h"
 #include "evaluator/report.h"
@@ -44,6 +47,11 @@ struct JudgeSettings {
   // size; leaves dirty lines) or "read" (a kernel reads a buffer twice its size;
   // leaves clean lines). An experiment knob: "write" is the default.
   std::string l2_flush = "write";
+  // The baseline's usual median per shape label on this device (from the store; may
+  // be empty). During the first half of the time cap, batches whose baseline runs
+  // more than 5 % above it are set aside, so a process that starts while the machine
+  // is disturbed waits instead of timing the disturbance.
+  std::map<std::string, double> baseline_prior_ms;
 };
 
 class Judge {
@@ -66,9 +74,15 @@ class Judge {
  private:
   ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed);
   ShapeTiming time_one(const LoadedProgram& cand, const spec::Shape& s, const JudgeSettings& st);
+  // TESSERA_DUMP_SAMPLES diagnostics: per batch SM clock and clock event reasons,
+  // and every sample of the last shape timed (candidate, baseline batches).
+  std::vector<std::pair<double, unsigned long long>> batch_clocks_;
+  std::pair<std::vector<std::vector<double>>, std::vector<std::vector<double>>> raw_batches_;
+  void dump_samples(const std::string& shape, const std::string& method, const BatchSelection& sel);
   bool time_batched(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram& base, const Workspace& ws,
-                    OutputSet& co, OutputSet& bo, const JudgeSettings& st, bool graph, std::vector<double>& cs,
-                    std::vector<double>& bs, std::string* why);
+                    OutputSet& co, OutputSet& bo, const JudgeSettings& st, bool graph, double prior_ms,
+                    std::vector<double>& cs, std::vector<double>& bs, BatchSelection* sel, std::string* why);
+  std::map<std::string, double> base_best_;  // lowest baseline median per (shape, seed, method, flush)
 
   Device& dev_;
   const spec::Operator& op_;

@@ -59,6 +59,8 @@ struct ShapeTiming {
   double speedup = 0;  // baseline median / candidate median
   ShapeCheck after;    // outputs of the last timed launch, checked again
   std::string method;  // "events", "graph", or why graph capture fell back to events
+  int batches = 0;            // batches of A/B rounds taken
+  int batches_set_aside = 0;  // of them, taken while the baseline ran slow (batch_filter.h)
 };
 
 struct EvalReport {

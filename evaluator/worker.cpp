@@ -27,7 +27,8 @@ json settings_json(const JudgeSettings& s) {
           {"max_seconds_per_shape", s.max_seconds_per_shape},
           {"graph_below_ms", s.graph_below_ms},
           {"graph_rounds", s.graph_rounds},
-          {"l2_flush", s.l2_flush}};
+          {"l2_flush", s.l2_flush},
+          {"baseline_prior_ms", s.baseline_prior_ms}};
 }
 
 JudgeSettings settings_from_json(const json& j) {
@@ -44,6 +45,7 @@ JudgeSettings settings_from_json(const json& j) {
   s.graph_below_ms = j.value("graph_below_ms", s.graph_below_ms);
   s.graph_rounds = j.value("graph_rounds", s.graph_rounds);
   s.l2_flush = j.value("l2_flush", s.l2_flush);
+  if (j.contains("baseline_prior_ms")) s.baseline_prior_ms = j.at("baseline_prior_ms").get<std::map<std::string, double>>();
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -348,6 +349,25 @@ std::vector<EvaluationInfo> Store::evaluations(long long cid) {
   s.bind(1, cid);
   std::vector<EvaluationInfo> out;
   while (s.step()) out.push_back(read_eval(db_, s));
+  return out;
+}
+
+std::map<std::string, double> Store::baseline_medians(const std::string& op, const std::string& device,
+                                                      const std::string& spec_hash) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Stmt s(db_,
+         "SELECT r.shape, r.base_median_ms FROM shape_results r JOIN evaluations e ON e.id = r.evaluation_id "
+         "JOIN candidates c ON c.id = e.candidate_id WHERE c.operator=? AND e.device=? AND e.spec_hash=? "
+         "AND e.status='ok' AND r.base_median_ms > 0");
+  s.bind(1, op).bind(2, device).bind(3, spec_hash);
+  std::map<std::string, std::vector<double>> seen;
+  while (s.step()) seen[s.text(0)].push_back(s.f64(1));
+  std::map<std::string, double> out;
+  for (auto& [shape, xs] : seen) {
+    std::sort(xs.begin(), xs.end());
+    size_t n = xs.size();
+    out[shape] = n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+  }
   return out;
 }
 

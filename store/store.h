@@ -121,6 +121,10 @@ class Store {
   std::vector<EvaluationInfo> evaluations(long long candidate_id);
   // A candidate's latest status anywhere ("compiled" if only compiled).
   std::string status_of(long long candidate_id);
+  // The baseline's usual median per shape label: the median over this operator's
+  // `ok` evaluations on `device` under `spec_hash` (empty when there are none).
+  std::map<std::string, double> baseline_medians(const std::string& op, const std::string& device,
+                                                 const std::string& spec_hash);
 
   // Best evaluation per candidate, ranked by geomean speedup; status filter optional.
   std::vector<LeaderboardRow> leaderboard(const std::string& op, const std::string& status_filter, int limit);

@@ -96,6 +96,24 @@ TEST(Store, ResumeFindsFinishedEvaluationsForTheSameDeviceAndSpec) {
   EXPECT_FALSE(st.last_evaluation(id, "NVIDIA H200", "s2"));  // the spec changed: judged again
 }
 
+TEST(Store, BaselineMediansComeFromOkEvaluationsOfTheSameDeviceAndSpec) {
+  Store st(temp_db("prior"));
+  long long id = st.add_candidate(cand("p"), "p");
+  EXPECT_TRUE(st.baseline_medians("rmsnorm", "NVIDIA H200", "s1").empty());
+  for (double ms : {0.112, 0.175, 0.111}) st.add_evaluation(eval(id, "ok", ms));  // eval(): base median = speedup
+  st.add_evaluation(eval(id, "wrong_result", 0.01));
+  auto other_gpu = eval(id, "ok", 0.05);
+  other_gpu.device = "NVIDIA B300";
+  st.add_evaluation(other_gpu);
+  auto other_spec = eval(id, "ok", 0.05);
+  other_spec.spec_hash = "s2";
+  st.add_evaluation(other_spec);
+  auto m = st.baseline_medians("rmsnorm", "NVIDIA H200", "s1");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.at("a"), 0.112);  // the median: one disturbed measurement does not move it
+  EXPECT_TRUE(st.baseline_medians("gemm", "NVIDIA H200", "s1").empty());
+}
+
 TEST(Store, SurvivesAProcessKilledMidRun) {
   std::string path = temp_db("kill");
   pid_t pid = fork();
