@@ -1,4 +1,4 @@
-// search/neighbourhood.cpp — neighbours, random valid and unseen configurations.
+// search/neighbourhood.cpp — neighbours, exchanges, random valid and unseen configurations.
 #include "search/neighbourhood.h"
 
 namespace tessera::search {
@@ -25,6 +25,19 @@ std::vector<Config> neighbours(const Space& space, const Config& c, Neighbourhoo
   return out;
 }
 
+std::vector<Config> exchanges(const Space& space, const Config& c) {
+  std::vector<Config> out;
+  const auto& params = space.params();
+  for (size_t i = 0; i < params.size(); ++i)
+    for (size_t j = i + 1; j < params.size(); ++j) {
+      if (c[i] == c[j] || params[i].values != params[j].values) continue;
+      Config m = c;
+      std::swap(m[i], m[j]);
+      if (space.is_valid(m)) out.push_back(std::move(m));
+    }
+  return out;
+}
+
 Config random_valid(const Space& space, Rng& rng) {
   const auto& all = space.valid_configs();
   return all[pick(rng, all.size())];
@@ -44,16 +57,6 @@ std::optional<Config> random_unseen(const Tuning& tuning, Rng& rng) {
     if (!tuning.seen(c)) return c;
   }
   return std::nullopt;
-}
-
-Config random_walk(const Space& space, Config c, int steps, Rng& rng) {
-  for (int s = 0; s < steps; ++s) {
-    auto next = neighbours(space, c, Neighbourhood::adjacent);
-    if (next.empty()) next = neighbours(space, c, Neighbourhood::hamming);
-    if (next.empty()) break;
-    c = next[pick(rng, next.size())];
-  }
-  return c;
 }
 
 }  // namespace tessera::search

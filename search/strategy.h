@@ -42,6 +42,10 @@ class Tuning {
   Outcome evaluate_one(const Config& c) { return evaluate({c}).front(); }
 
   bool exhausted() const;  // budget spent, or every valid config seen
+  // Makes exhausted() true once `evals` evaluations are spent (the budget still
+  // applies), so that a strategy can hand another one part of its budget;
+  // nullopt lifts the limit.
+  void limit_spent(std::optional<size_t> evals) { limit_ = evals; }
   bool seen(const Config& c) const;
   const std::vector<Trial>& history() const { return history_; }
   std::optional<Trial> best() const;
@@ -59,6 +63,7 @@ class Tuning {
   std::map<Config, size_t> index_;
   double seconds_ = 0;
   size_t spent_ = 0;
+  std::optional<size_t> limit_;
 };
 
 class Strategy {
@@ -69,8 +74,8 @@ class Strategy {
   virtual void run(Tuning& tuning, uint64_t seed) = 0;
 };
 
-// Known names: "exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes"
-// (see strategy_names()). Throws std::invalid_argument on an unknown name.
+// Known names: "exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes",
+// "genetic_ils" (see strategy_names()). Throws std::invalid_argument on an unknown name.
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
 std::vector<std::string> strategy_names();
 

@@ -5,7 +5,9 @@
 // parents' parameters (uniform crossover) and mutate one parameter now and then.
 // A child that is invalid or already evaluated is mutated again, so that every
 // generation spends its evaluations on new configurations. One generation is one
-// batch, which suits a GPU that compiles and runs many candidates at once.
+// batch, which suits a GPU that compiles and runs many candidates at once. A run
+// that continues another one (genetic_ils) starts with the best configurations
+// found so far in its first population.
 #include <algorithm>
 #include <limits>
 
@@ -19,6 +21,7 @@ constexpr size_t kPopulation = 16;
 constexpr size_t kElite = 2;
 constexpr size_t kTournament = 3;
 constexpr int kRepairTries = 24;
+constexpr size_t kSeeded = 4;  // best configurations of an earlier run that join the first population
 
 double cost_of(const Outcome& o) { return o.ok ? o.cost : std::numeric_limits<double>::infinity(); }
 
@@ -33,8 +36,8 @@ class GeneticAlgorithm final : public Strategy {
 
   void run(Tuning& t, uint64_t seed) override {
     Rng rng(seed);
-    std::vector<Config> first;
-    for (size_t i = 0; i < kPopulation; ++i)
+    std::vector<Config> first = best_seen(t, kSeeded);
+    for (size_t i = first.size(); i < kPopulation; ++i)
       if (auto c = random_unseen(t, rng); c && std::find(first.begin(), first.end(), *c) == first.end())
         first.push_back(*c);
     std::vector<Member> population = evaluate(t, first);
@@ -60,6 +63,18 @@ class GeneticAlgorithm final : public Strategy {
   }
 
  private:
+  // The `n` best successful configurations evaluated so far (none in a fresh run).
+  static std::vector<Config> best_seen(const Tuning& t, size_t n) {
+    std::vector<const Trial*> ok;
+    for (const Trial& tr : t.history())
+      if (tr.outcome.ok) ok.push_back(&tr);
+    std::stable_sort(ok.begin(), ok.end(),
+                     [](const Trial* a, const Trial* b) { return a->outcome.cost < b->outcome.cost; });
+    std::vector<Config> out;
+    for (size_t i = 0; i < ok.size() && i < n; ++i) out.push_back(ok[i]->config);
+    return out;
+  }
+
   static std::vector<Member> evaluate(Tuning& t, const std::vector<Config>& batch) {
     auto got = t.evaluate(batch);
     std::vector<Member> out;

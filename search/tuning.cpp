@@ -11,7 +11,7 @@ Tuning::Tuning(const Space& space, CostFunction& cost, Budget budget)
 bool Tuning::seen(const Config& c) const { return index_.count(c) > 0; }
 
 bool Tuning::exhausted() const {
-  if (spent_ >= budget_.max_evals) return true;
+  if (spent_ >= budget_.max_evals || (limit_ && spent_ >= *limit_)) return true;
   if (seconds_ >= budget_.max_seconds) return true;
   return history_.size() >= space_.valid_configs().size();
 }
@@ -33,7 +33,8 @@ std::vector<Outcome> Tuning::evaluate(const std::vector<Config>& batch) {
       continue;
     }
     if (in_batch.count(c)) continue;  // filled after evaluation
-    if (spent_ + fresh.size() >= budget_.max_evals || seconds_ >= budget_.max_seconds) {
+    if (spent_ + fresh.size() >= budget_.max_evals || (limit_ && spent_ + fresh.size() >= *limit_) ||
+        seconds_ >= budget_.max_seconds) {
       out[i].ok = false;
       out[i].failure = "budget";
       continue;
