@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -22,14 +23,17 @@ double relative_noise(double median_ms, double p90_ms, int samples) {
 }
 
 namespace {
-// Shape -> timing method, from an evaluation's report (empty for older reports).
-std::map<std::string, std::string> methods_of(const store::EvaluationInfo& e) {
+// Shape -> timing method, from an evaluation's report (empty for older reports);
+// shapes flagged `disturbed` go to *disturbed.
+std::map<std::string, std::string> methods_of(const store::EvaluationInfo& e, std::set<std::string>* disturbed) {
   std::map<std::string, std::string> out;
   json rep = json::parse(e.report_json.empty() ? "{}" : e.report_json, nullptr, false);
   if (rep.is_object() && rep.contains("timings") && rep["timings"].is_array())
-    for (auto& t : rep["timings"])
-      if (t.is_object() && t.contains("shape") && t.contains("method") && t["method"].is_string())
-        out[t["shape"].get<std::string>()] = t["method"].get<std::string>();
+    for (auto& t : rep["timings"]) {
+      if (!t.is_object() || !t.contains("shape") || !t["shape"].is_string()) continue;
+      if (t.contains("method") && t["method"].is_string()) out[t["shape"].get<std::string>()] = t["method"].get<std::string>();
+      if (t.value("disturbed", false)) disturbed->insert(t["shape"].get<std::string>());
+    }
   return out;
 }
 }  // namespace
@@ -46,7 +50,8 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
   r.new_evaluation = now.id;
   std::map<std::string, const store::ShapeRow*> old;
   for (auto& s : stored.info.shapes) old[s.shape] = &s;
-  auto old_methods = methods_of(stored.info), new_methods = methods_of(now.info);
+  std::set<std::string> disturbed;
+  auto old_methods = methods_of(stored.info, &disturbed), new_methods = methods_of(now.info, &disturbed);
   double log_sum = 0;
   bool slower = false, faster = false;
   for (auto& n : now.info.shapes) {
@@ -65,8 +70,9 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
     c.tolerance = std::max(noise.threshold, noise.z * std::sqrt(se_o * se_o + se_n * se_n));
     if (auto m = old_methods.find(n.shape); m != old_methods.end()) c.old_method = m->second;
     if (auto m = new_methods.find(n.shape); m != new_methods.end()) c.new_method = m->second;
-    c.slower = !c.method_changed() && c.ratio - 1 > c.tolerance;
-    c.faster = !c.method_changed() && 1 / c.ratio - 1 > c.tolerance;
+    c.disturbed = disturbed.count(n.shape) > 0;
+    c.slower = c.comparable() && c.ratio - 1 > c.tolerance;
+    c.faster = c.comparable() && 1 / c.ratio - 1 > c.tolerance;
     slower |= c.slower;
     faster |= c.faster;
     log_sum += std::log(c.ratio);
@@ -83,6 +89,11 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
   for (auto& c : r.shapes)
     if (c.method_changed()) changed += fmt::format("{}{} ({} -> {})", changed.empty() ? "" : ", ", c.shape, c.old_method, c.new_method);
   if (!changed.empty()) r.note = "not compared, timed by another method: " + changed;
+  std::string noisy;
+  for (auto& c : r.shapes)
+    if (c.disturbed) noisy += fmt::format("{}{}", noisy.empty() ? "" : ", ", c.shape);
+  if (!noisy.empty())
+    r.note += fmt::format("{}not compared, timed while the machine was disturbed: {}", r.note.empty() ? "" : "; ", noisy);
   if (slower) {
     std::string worst;
     double wr = 0;

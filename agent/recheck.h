@@ -42,6 +42,10 @@ struct ShapeChange {
   // figures taken by different methods are shown but never judged slower or faster.
   std::string old_method, new_method;
   bool method_changed() const { return !old_method.empty() && !new_method.empty() && old_method != new_method; }
+  // Either figure was taken while the machine was disturbed throughout (the
+  // baseline never came within 5 % of its usual time): shown, never judged.
+  bool disturbed = false;
+  bool comparable() const { return !method_changed() && !disturbed; }
 };
 
 // What a re-check found for one candidate.

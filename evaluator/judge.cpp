@@ -489,6 +489,7 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     dev_.sync();
     tm.batches = sel.total;
     tm.batches_set_aside = sel.total - sel.kept;
+    tm.disturbed = prior > 0 && summarize(bs).median_ms > (1 + kBatchTolerance) * prior;
     dump_samples(tm.shape, tm.method, sel);
     tm.candidate = summarize(cs);
     tm.baseline = summarize(bs);
@@ -586,12 +587,12 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
       TESSERA_CU(d, cuGraphInstantiateWithFlags(&exec, g, 0));
     }
     // Batches taken while the baseline ran slower than its best (or than its usual
-    // time, `prior_ms`, during the first half of the time cap) are set aside
+    // time, `prior_ms`, during the first 80 % of the time cap) are set aside
     // (batch_filter.h); the stopping rule applies to the batches kept.
     auto t0 = std::chrono::steady_clock::now();
     std::vector<std::vector<double>> cb, bb;
-    const double settle_s = st.max_seconds_per_shape / 2;
-    for (int taken = 0; taken < 4 * st.max_samples;) {
+    const double settle_s = 0.8 * st.max_seconds_per_shape;
+    for (int taken = 0;;) {
       if (graph) TESSERA_CU(d, cuGraphLaunch(exec, s));
       else enqueue();
       dev_.sync();
@@ -610,8 +611,9 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
       bool settling = prior_ms > 0 && spent < settle_s;
       *sel = select_batches(cb, bb, settling ? prior_ms : 0, kBatchTolerance);
       int kept = static_cast<int>(sel->candidate_ms.size());
-      if (spent > st.max_seconds_per_shape || kept >= st.max_samples) break;
+      if (spent > st.max_seconds_per_shape) break;
       if (settling && !sel->prior_met) continue;  // wait for the machine to come back
+      if (kept >= st.max_samples || taken >= 4 * st.max_samples) break;
       if (kept >= st.min_samples && summarize(sel->candidate_ms).rse < st.target_rse &&
           summarize(sel->baseline_ms).rse < st.target_rse)
         break;

@@ -63,6 +63,7 @@ void to_json(json& j, const ShapeTiming& o) {
     j["batches"] = o.batches;
     j["batches_set_aside"] = o.batches_set_aside;
   }
+  if (o.disturbed) j["disturbed"] = true;
 }
 void from_json(const json& j, ShapeTiming& o) {
   o.shape = j.value("shape", "");
@@ -73,6 +74,7 @@ void from_json(const json& j, ShapeTiming& o) {
   o.method = j.value("method", "");
   o.batches = j.value("batches", 0);
   o.batches_set_aside = j.value("batches_set_aside", 0);
+  o.disturbed = j.value("disturbed", false);
 }
 void to_json(json& j, const EvalReport& o) {
   j = {{"status", o.status},

@@ -11,7 +11,7 @@ shape and for the geometric mean over the shapes. Issue 3's bar is under 2 %.
 Needs a GPU and a database in which OP already has an `ok` candidate. A
 benchmark, not a test: it prints figures and asserts nothing.
 """
-import argparse, json, math, sqlite3, subprocess, sys
+import argparse, json, math, sqlite3, subprocess, sys, time
 from collections import defaultdict
 
 ap = argparse.ArgumentParser()
@@ -20,6 +20,7 @@ ap.add_argument("db")
 ap.add_argument("--runs", type=int, default=5)
 ap.add_argument("--candidate", type=int, default=0)
 ap.add_argument("--bin", default="build/tessera")
+ap.add_argument("--pause", type=float, default=0, help="seconds to wait between the processes")
 ap.add_argument("--l2-flush", default="write", choices=["write", "read"],
                 help="how the judge evicts L2 before each timed launch")
 a = ap.parse_args()
@@ -33,6 +34,8 @@ if not cand:
     cand = json.loads(r.stdout)[0]["candidate"]
 print(f"candidate #{cand} of {a.op}, re-timed in {a.runs} separate processes")
 for i in range(a.runs):
+    if i and a.pause:
+        time.sleep(a.pause)
     r = subprocess.run([a.bin, "recheck", a.op, "--candidate", str(cand), "--db", a.db, "-q",
                         "--l2-flush", a.l2_flush],
                        capture_output=True, text=True)
@@ -61,3 +64,13 @@ for (cand, ev), meds in per_eval.items():
 for cand, g in sorted(geo.items()):
     print(f"candidate {cand}: geomean of medians over {len(g)} runs: spread {spread(g):.2f} % ("
           + ", ".join(f"{x:.5f}" for x in g) + " ms)")
+
+# Batches the judge set aside because the baseline ran slow (the machine was
+# disturbed), and shapes measured while it was disturbed throughout.
+with sqlite3.connect(a.db) as c:
+    for ev, rep in c.execute("SELECT id, report FROM evaluations WHERE id > ? AND candidate_id = ? ORDER BY id",
+                             (first, cand)):
+        t = json.loads(rep or "{}").get("timings", [])
+        print(f"evaluation {ev}: batches set aside " + ", ".join(
+            f"{x['shape']} {x.get('batches_set_aside', 0)}/{x.get('batches', '?')}" + (" DISTURBED" if x.get("disturbed") else "")
+            for x in t))

@@ -62,6 +62,24 @@ TEST(Noise, NoisyFiguresWidenTheTolerance) {
   EXPECT_EQ(r2.verdict, "slower");
 }
 
+TEST(Noise, FiguresTakenWhileTheMachineWasDisturbedAreShownNotJudged) {
+  agent::NoiseModel nm;
+  auto old = stored(1, {{"a", 1.00, 1.01, 200, 2.0, 0.5}, {"b", 2.00, 2.02, 200, 3.0, 1.0}});
+  auto now = stored(2, {{"a", 1.80, 1.81, 200, 2.0, 0.5}, {"b", 2.00, 2.02, 200, 3.0, 1.0}});
+  now.info.report_json = R"({"timings": [{"shape": "a", "method": "events", "disturbed": true}, {"shape": "b", "method": "events"}]})";
+  auto r = agent::compare(old, now, nm);
+  EXPECT_EQ(r.verdict, "unchanged") << "80 % slower, but measured while the baseline itself ran slow";
+  ASSERT_EQ(r.shapes.size(), 2u);
+  EXPECT_TRUE(r.shapes[0].disturbed);
+  EXPECT_FALSE(r.shapes[0].slower);
+  EXPECT_NE(r.note.find("disturbed: a"), std::string::npos) << r.note;
+  // A disturbed stored figure is not a reference either; an undisturbed one is.
+  std::swap(old.info.report_json, now.info.report_json);
+  EXPECT_EQ(agent::compare(old, now, nm).verdict, "unchanged");
+  old.info.report_json.clear();
+  EXPECT_EQ(agent::compare(old, now, nm).verdict, "slower");
+}
+
 TEST(Noise, FiguresTakenByAnotherTimingMethodAreShownNotJudged) {
   agent::NoiseModel nm;
   auto old = stored(1, {{"a", 1.00, 1.01, 200, 2.0, 0.5}, {"b", 2.00, 2.02, 200, 3.0, 1.0}});
