@@ -1,4 +1,7 @@
-// tests/search/recorded_spaces.h — the two recorded spaces of ../shared, loaded once per test process.
+// tests/search/recorded_spaces.h — the recorded spaces, loaded once per test process:
+// the two Kernel Tuner spaces of ../shared, and tessera's own H200 scan of the gemm
+// `mma` template (tests/search/data/gemm-mma-H200.json.gz, made from
+// runs/recorded/h200-gemm-mma-exhaustive-2026-11-30.db by recorded_to_kt_cache.py there).
 #pragma once
 
 #include <map>
@@ -10,17 +13,20 @@
 namespace tessera::search::testing {
 
 inline const std::vector<std::string>& recorded_space_names() {
-  static const std::vector<std::string> names{"convolution-A100", "dedispersion-A100"};
+  static const std::vector<std::string> names{"convolution-A100", "dedispersion-A100", "gemm-mma-H200"};
   return names;
+}
+
+inline std::string recorded_space_path(const std::string& name) {
+  std::string dir = name == "gemm-mma-H200" ? TESSERA_SEARCH_TEST_DATA : TESSERA_TUNING_CACHES;
+  return dir + "/" + name + ".json.gz";
 }
 
 inline const Simulation& recorded_space(const std::string& name) {
   static std::map<std::string, Simulation> loaded;
   auto it = loaded.find(name);
   if (it == loaded.end())
-    it = loaded.emplace(name, Simulation::from_kt_cache(read_kt_cache(std::string(TESSERA_TUNING_CACHES) + "/" +
-                                                                      name + ".json.gz")))
-             .first;
+    it = loaded.emplace(name, Simulation::from_kt_cache(read_kt_cache(recorded_space_path(name)))).first;
   return it->second;
 }
 

@@ -143,6 +143,23 @@ INSTANTIATE_TEST_SUITE_P(RecordedSpaces, EveryStrategy, ::testing::ValuesIn(case
                            return n;
                          });
 
+// genetic_ils plans with its budget: local search alone up to 128 evaluations, the
+// genetic algorithm's first 64 evaluations (then local search) beyond.
+TEST(GeneticIls, SmallBudgetIsGreedyLocalSearch) {
+  auto mixed = run("genetic_ils", "gemm-mma-H200", 4, Budget{100, 1e30});
+  EXPECT_EQ(mixed, run("greedy_ils", "gemm-mma-H200", 4, Budget{100, 1e30}));
+  EXPECT_NE(mixed, run("genetic", "gemm-mma-H200", 4, Budget{100, 1e30}));
+}
+
+TEST(GeneticIls, LargeBudgetStartsWithTheGeneticAlgorithmThenSearchesLocally) {
+  auto mixed = run("genetic_ils", "convolution-A100", 4, Budget{300, 1e30});
+  auto genetic = run("genetic", "convolution-A100", 4, Budget{64, 1e30});
+  ASSERT_EQ(mixed.size(), 300u);
+  EXPECT_EQ(std::vector<Config>(mixed.begin(), mixed.begin() + 64), genetic);
+  auto longer = run("genetic", "convolution-A100", 4, Budget{300, 1e30});
+  EXPECT_NE(mixed, longer) << "the local-search turn after 64 evaluations changed nothing";
+}
+
 TEST(StrategyRegistry, UnknownNameListsKnownOnes) {
   try {
     make_strategy("no-such");
