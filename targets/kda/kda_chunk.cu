@@ -205,6 +205,16 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   KC_MARK(0);
 
   // ---- phase 1: norms; gate and its cumulative sum.
+#if PREC == 2
+  // v to fp16 in place (exact: bf16 values in fp16 range), for phase 4's ldmatrix.
+#pragma unroll
+  for (int it = 0; it < KC_CH * 32 / KC_INTRA_THREADS; ++it) {
+    const int idx = it * KC_INTRA_THREADS + tid, j = idx >> 5, d = (idx & 31) * 4;
+    float vv[4];
+    kda::bf16x4_to_f32(Vs + j * KC_LDB + d, vv);
+    *reinterpret_cast<uint2*>(Vs + j * KC_LDB + d) = make_uint2(kda::pack_f16x2(vv[0], vv[1]), kda::pack_f16x2(vv[2], vv[3]));
+  }
+#endif
   {
     float sq[8], sk[8];
 #pragma unroll
@@ -269,14 +279,12 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     const int I = (0x11220333 >> (4 * warp)) & 15, u0 = (0x20300630 >> (4 * warp)) & 15;
     const int cnt = (0x22332233 >> (4 * warp)) & 15;
     const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
-    const float sq0 = rq[i0], sq1 = rq[i1], sk0 = rk[i0], sk1 = rk[i1];
+    // The norms 1/|q_i|, 1/|k_i|, 1/|k_j| scale the products' rows and columns afterwards.
     int jr[3];
-    float rkj[3];
 #pragma unroll
     for (int s = 0; s < 3; ++s) {
       const int uu = u0 + (s < cnt ? s : 0);
       jr[s] = 16 * (uu >> 1) + 8 * (uu & 1) + gq;
-      rkj[s] = rk[jr[s]];
     }
     kda::frag_c accP[3], accL[3];
 #pragma unroll
@@ -291,31 +299,40 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       const float e00 = kda::ex2(Gc[i0 * KC_LDK + d0] - gr0), e10 = kda::ex2(Gc[i1 * KC_LDK + d0] - gr0);
       const float e01 = kda::ex2(Gc[i0 * KC_LDK + d1] - gr1), e11 = kda::ex2(Gc[i1 * KC_LDK + d1] - gr1);
       kda::frag_a aq, ak;
-      aq.x[0] = kda::to_tf32(__bfloat162float(Qs[i0 * KC_LDB + d0]) * sq0 * e00);
-      aq.x[1] = kda::to_tf32(__bfloat162float(Qs[i1 * KC_LDB + d0]) * sq1 * e10);
-      aq.x[2] = kda::to_tf32(__bfloat162float(Qs[i0 * KC_LDB + d1]) * sq0 * e01);
-      aq.x[3] = kda::to_tf32(__bfloat162float(Qs[i1 * KC_LDB + d1]) * sq1 * e11);
-      ak.x[0] = kda::to_tf32(__bfloat162float(Ks[i0 * KC_LDB + d0]) * sk0 * e00);
-      ak.x[1] = kda::to_tf32(__bfloat162float(Ks[i1 * KC_LDB + d0]) * sk1 * e10);
-      ak.x[2] = kda::to_tf32(__bfloat162float(Ks[i0 * KC_LDB + d1]) * sk0 * e01);
-      ak.x[3] = kda::to_tf32(__bfloat162float(Ks[i1 * KC_LDB + d1]) * sk1 * e11);
+      aq.x[0] = kda::to_tf32_fast(__bfloat162float(Qs[i0 * KC_LDB + d0]) * e00);
+      aq.x[1] = kda::to_tf32_fast(__bfloat162float(Qs[i1 * KC_LDB + d0]) * e10);
+      aq.x[2] = kda::to_tf32_fast(__bfloat162float(Qs[i0 * KC_LDB + d1]) * e01);
+      aq.x[3] = kda::to_tf32_fast(__bfloat162float(Qs[i1 * KC_LDB + d1]) * e11);
+      ak.x[0] = kda::to_tf32_fast(__bfloat162float(Ks[i0 * KC_LDB + d0]) * e00);
+      ak.x[1] = kda::to_tf32_fast(__bfloat162float(Ks[i1 * KC_LDB + d0]) * e10);
+      ak.x[2] = kda::to_tf32_fast(__bfloat162float(Ks[i0 * KC_LDB + d1]) * e01);
+      ak.x[3] = kda::to_tf32_fast(__bfloat162float(Ks[i1 * KC_LDB + d1]) * e11);
 #pragma unroll
       for (int s = 0; s < 3; ++s) {
         if (s < cnt) {
           const int j = jr[s];
           kda::frag_b b;
-          b.x[0] = kda::to_tf32(__bfloat162float(Ks[j * KC_LDB + d0]) * rkj[s] * kda::ex2(gr0 - Gc[j * KC_LDK + d0]));
-          b.x[1] = kda::to_tf32(__bfloat162float(Ks[j * KC_LDB + d1]) * rkj[s] * kda::ex2(gr1 - Gc[j * KC_LDK + d1]));
+          b.x[0] = kda::to_tf32_fast(__bfloat162float(Ks[j * KC_LDB + d0]) * kda::ex2(gr0 - Gc[j * KC_LDK + d0]));
+          b.x[1] = kda::to_tf32_fast(__bfloat162float(Ks[j * KC_LDB + d1]) * kda::ex2(gr1 - Gc[j * KC_LDK + d1]));
           kda::mma(accP[s], aq, b);
           kda::mma(accL[s], ak, b);
         }
       }
     }
-    const float b0 = bs[i0], b1 = bs[i1];
+    const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
 #pragma unroll
     for (int s = 0; s < 3; ++s) {
       if (s < cnt) {
         const int uu = u0 + s, j = 16 * (uu >> 1) + 8 * (uu & 1) + 2 * tq;
+        const float2 kj = *reinterpret_cast<const float2*>(rk + j);
+        accP[s].x[0] *= q0 * kj.x;
+        accP[s].x[1] *= q0 * kj.y;
+        accP[s].x[2] *= q1 * kj.x;
+        accP[s].x[3] *= q1 * kj.y;
+        accL[s].x[0] *= kj.x;
+        accL[s].x[1] *= kj.y;
+        accL[s].x[2] *= kj.x;
+        accL[s].x[3] *= kj.y;
         if (i0 < len)
           kc_st2(Pc + i0 * KC_CH + j, j <= i0 ? KC_OUT(accP[s].x[0]) : 0.f, j + 1 <= i0 ? KC_OUT(accP[s].x[1]) : 0.f);
         if (i1 < len)
@@ -361,19 +378,16 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   // ---- phase 3: A = (I+L)^-1 in place in LA.
   if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
 #if PREC == 2
-  else {  // meanwhile warps 4-7 turn Ks into b k e^G and Vs into b v, fp16, in place
+  else {  // meanwhile warps 4-7 turn Ks into k e^G (normalized), fp16, in place
     for (int it = 0; it < KC_CH * 32 / 128; ++it) {
       const int idx = it * 128 + tid - 128, j = idx >> 5, d = (idx & 31) * 4;
-      float kv[4], vv[4];
+      float kv[4];
       kda::bf16x4_to_f32(Ks + j * KC_LDB + d, kv);
-      kda::bf16x4_to_f32(Vs + j * KC_LDB + d, vv);
       const float4 G = *reinterpret_cast<const float4*>(Gc + j * KC_LDK + d);
-      const float bv = bs[j], bk = bv * rk[j];
+      const float r = rk[j];
       *reinterpret_cast<uint2*>(Ks + j * KC_LDB + d) =
-          make_uint2(kda::pack_f16x2(kv[0] * bk * kda::ex2(G.x), kv[1] * bk * kda::ex2(G.y)),
-                     kda::pack_f16x2(kv[2] * bk * kda::ex2(G.z), kv[3] * bk * kda::ex2(G.w)));
-      *reinterpret_cast<uint2*>(Vs + j * KC_LDB + d) =
-          make_uint2(kda::pack_f16x2(vv[0] * bv, vv[1] * bv), kda::pack_f16x2(vv[2] * bv, vv[3] * bv));
+          make_uint2(kda::pack_f16x2(kv[0] * r * kda::ex2(G.x), kv[1] * r * kda::ex2(G.y)),
+                     kda::pack_f16x2(kv[2] * r * kda::ex2(G.z), kv[3] * r * kda::ex2(G.w)));
     }
   }
 #endif
@@ -425,6 +439,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       tile::u32 bk[4], bv[4];
       kda::ldsm_x4_t(bk, lb + ks * 16 * KC_LDB * 2);
       kda::ldsm_x4_t(bv, vb + ks * 16 * KC_LDB * 2);
+      // A diag(b): beta folded into A's columns (w = A diag(b) (k e^G), u = A diag(b) v)
+      const float2 b0 = *reinterpret_cast<const float2*>(bs + 16 * ks + 2 * tq);
+      const float2 b8 = *reinterpret_cast<const float2*>(bs + 16 * ks + 2 * tq + 8);
 #pragma unroll
       for (int I = 0; I < 4; ++I) {
         if (I >= ks) {
@@ -432,8 +449,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           const float* r1 = r0 + 8 * KC_LDL;
           const float2 x0 = *reinterpret_cast<const float2*>(r0), x1 = *reinterpret_cast<const float2*>(r1);
           const float2 x2 = *reinterpret_cast<const float2*>(r0 + 8), x3 = *reinterpret_cast<const float2*>(r1 + 8);
-          const tile::u32 a[4] = {kda::pack_f16x2(x0.x, x0.y), kda::pack_f16x2(x1.x, x1.y), kda::pack_f16x2(x2.x, x2.y),
-                                  kda::pack_f16x2(x3.x, x3.y)};
+          const tile::u32 a[4] = {kda::pack_f16x2(x0.x * b0.x, x0.y * b0.y), kda::pack_f16x2(x1.x * b0.x, x1.y * b0.y),
+                                  kda::pack_f16x2(x2.x * b8.x, x2.y * b8.y), kda::pack_f16x2(x3.x * b8.x, x3.y * b8.y)};
           kda::mma_f16(accW[I][0], a, bk[0], bk[1]);
           kda::mma_f16(accW[I][1], a, bk[2], bk[3]);
           kda::mma_f16(accU[I][0], a, bv[0], bv[1]);
@@ -450,10 +467,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
         const int d = 16 * warp + 8 * nt + gq;
-        bw[nt].x[0] = kda::to_tf32(__bfloat162float(Ks[j0 * KC_LDB + d]) * bk0 * kda::ex2(Gc[j0 * KC_LDK + d]));
-        bw[nt].x[1] = kda::to_tf32(__bfloat162float(Ks[j1 * KC_LDB + d]) * bk1 * kda::ex2(Gc[j1 * KC_LDK + d]));
-        bu[nt].x[0] = kda::to_tf32(__bfloat162float(Vs[j0 * KC_LDB + d]) * bv0);
-        bu[nt].x[1] = kda::to_tf32(__bfloat162float(Vs[j1 * KC_LDB + d]) * bv1);
+        bw[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Ks[j0 * KC_LDB + d]) * bk0 * kda::ex2(Gc[j0 * KC_LDK + d]));
+        bw[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Ks[j1 * KC_LDB + d]) * bk1 * kda::ex2(Gc[j1 * KC_LDK + d]));
+        bu[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Vs[j0 * KC_LDB + d]) * bv0);
+        bu[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Vs[j1 * KC_LDB + d]) * bv1);
       }
 #pragma unroll
       for (int I = 0; I < 4; ++I) {

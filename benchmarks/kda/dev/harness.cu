@@ -189,8 +189,9 @@ FastScratch fast_scratch(Problem& p) {
   s.u = (float*)p.sc(TH * 128 * 4); s.P = (float*)p.sc(NS * p.H * 64 * 64 * 4); s.gl = (float*)p.sc(NS * p.H * 128 * 4);
   return s;
 }
-// PREC 2 (fp16 intermediates and state kernel) beside the v4 tf32 variants (PREC 0/1)
-// and the first PREC 2 version (commit 29f82cd, extracted into bin/kda_chunk_p2a.cu).
+// PREC 2 (fp16 intermediates and state kernel) beside earlier versions extracted from
+// git into bin/: v4 (commit 62e9e2c, kda_chunk_v4.cu) and the previous PREC 2 (P2b,
+// commit f31f25c, kda_chunk_p2b.cu); see targets/kda/NOTES.md, "Reproducing".
 namespace fv0 {
 #define BV 128
 #define SW 8
@@ -209,22 +210,23 @@ namespace fv2 {
 #define BV 128
 #define SW 8
 #define PREC 1
-#define FAST_SUFFIX b128w8p1
+#define FAST_SUFFIX v4_b128w8p1
+#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_v4.cu"
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv3 {
 #define BV 128
 #define SW 8
 #define PREC 2
-#define FAST_SUFFIX p2a_b128w8p2
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_p2a.cu"
+#define FAST_SUFFIX p2b_b128w8p2
+#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_p2b.cu"
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv4 {
-#define BV 64
+#define BV 128
 #define SW 8
-#define PREC 0
-#define FAST_SUFFIX b64w8p0
+#define PREC 1
+#define FAST_SUFFIX b128w8p1
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv5 {
@@ -242,7 +244,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2"), FV(fv1, "BV64 SW8 P2"), FV(fv2, "v4 BV128 SW8 P1"),
-                        FV(fv3, "P2a BV128 SW8"), FV(fv4, "v4 BV64 SW8 P0"), FV(fv5, "BV32 SW8 P2")};
+                        FV(fv3, "P2b BV128 SW8"), FV(fv4, "BV128 SW8 P1"), FV(fv5, "BV32 SW8 P2")};
 const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif

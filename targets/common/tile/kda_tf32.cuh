@@ -39,6 +39,12 @@ __device__ __forceinline__ u32 tf32_bits(float f) {
   if constexpr (kRound) return to_tf32(f);
   else return __float_as_uint(f);
 }
+// fp32 -> tf32 operand bits, rounded to nearest with ties away from zero like
+// to_tf32, in one integer add instead of cvt's compare and add: the tensor core ignores
+// the low 13 bits, so adding half a tf32 ulp (0x1000) to the bits rounds the value the
+// mma sees. For finite |f| < 2^127 only (no NaN/Inf/overflow handling); the low 13
+// bits of the result are not cleared (not a tf32 value to store, see round_tf32).
+__device__ __forceinline__ u32 to_tf32_fast(float f) { return __float_as_uint(f) + 0x1000u; }
 // fp32 -> the nearest tf32 value, as a float (for storing pre-rounded operands).
 __device__ __forceinline__ float round_tf32(float f) { return __uint_as_float(to_tf32(f)); }
 
