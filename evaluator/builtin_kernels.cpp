@@ -125,6 +125,22 @@ extern "C" __global__ void tessera_read_flush(const uint4* p, long long n16, uns
   if (threadIdx.x == 0) sink[blockIdx.x] = acc;
 }
 
+// Holds the timing stream until the host has enqueued a whole batch: spins until
+// *word == want (written by a memset on another stream once the batch is queued) or
+// timeout_ns passes. Without it, the GPU ran each short launch as soon as the host
+// issued it, so host-side enqueue latency (~50 us per launch in episodes lasting up
+// to a second) landed between the events of the 0.05 ms rmsnorm shape (H200,
+// 2026-11-30).
+extern "C" __global__ void tessera_gate(const volatile unsigned* word, unsigned want, unsigned long long timeout_ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (*word != want) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 > timeout_ns) break;
+    __nanosleep(500);
+  }
+}
+
 TESSERA_FILL(bf16, __nv_bfloat16)
 TESSERA_FILL(f16, __half)
 TESSERA_FILL(f32, float)

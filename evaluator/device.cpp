@@ -121,6 +121,7 @@ Device::Device(std::shared_ptr<Driver> drv, int ordinal) : drv_(std::move(drv)) 
   TESSERA_CU(*drv_, cuDevicePrimaryCtxRetain(&ctx_, dev_));
   TESSERA_CU(*drv_, cuCtxSetCurrent(ctx_));
   TESSERA_CU(*drv_, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+  TESSERA_CU(*drv_, cuStreamCreate(&aux_, CU_STREAM_NON_BLOCKING));
   flush_bytes_ = static_cast<size_t>(std::max<long long>(info_.l2_bytes, 1 << 20)) * 2;
   TESSERA_CU(*drv_, cuMemAlloc(&flush_, flush_bytes_));
 }
@@ -129,6 +130,7 @@ Device::~Device() {
   for (auto e : event_pool_) drv_->cuEventDestroy(e);
   if (flush_) drv_->cuMemFree(flush_);
   if (stream_) drv_->cuStreamDestroy(stream_);
+  if (aux_) drv_->cuStreamDestroy(aux_);
   if (ctx_) drv_->cuDevicePrimaryCtxRelease(dev_);
 }
 

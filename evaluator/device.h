@@ -77,6 +77,8 @@ class Device {
   Driver& drv() { return *drv_; }
   std::shared_ptr<Driver> driver() { return drv_; }
   CUstream stream() const { return stream_; }
+  // A second stream, to release work the main stream holds behind a gate.
+  CUstream aux_stream() const { return aux_; }
   void sync();  // stream synchronize, throws on error
 
   // Evicts L2: overwrites a buffer twice the L2 size, as a stream operation
@@ -99,7 +101,7 @@ class Device {
   DeviceInfo info_;
   CUcontext ctx_ = nullptr;
   CUdevice dev_ = 0;
-  CUstream stream_ = nullptr;
+  CUstream stream_ = nullptr, aux_ = nullptr;
   CUdeviceptr flush_ = 0;
   size_t flush_bytes_ = 0;
   std::vector<CUevent> event_pool_;

@@ -558,7 +558,23 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
     if (graph) TESSERA_CU(d, cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL));
     else TESSERA_CU(d, cuEventRecord(e, s));
   };
+  // With events, the batch waits behind a gate until all of it is queued, so the
+  // GPU never catches up with the host inside a timed pair of events. (A graph is
+  // launched whole, and needs none.)
+  if (!graph && !gate_word_.bytes()) {
+    gate_word_ = Buffer(&dev_, sizeof(unsigned));
+    TESSERA_CU(d, cuMemsetD32(gate_word_.ptr(), 0, 1));
+  }
   auto enqueue = [&] {
+    unsigned want = 0;
+    if (!graph) {
+      want = ++gate_value_;
+      CUdeviceptr w = gate_word_.ptr();
+      unsigned long long timeout_ns = 100'000'000;  // never hold the stream longer than 0.1 s
+      void* args[] = {&w, &want, &timeout_ns};
+      int grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+      dev_.launch(builtins_->function("tessera_gate"), grid, block, 0, args);
+    }
     for (int r = 0; r < rounds; ++r) {
       runner.poison(co);
       flush(st);
@@ -571,6 +587,7 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
       runner.run(base, ws, bo);
       record(ev[4 * r + 3]);
     }
+    if (!graph) TESSERA_CU(d, cuMemsetD32Async(gate_word_.ptr(), want, 1, dev_.aux_stream()));
   };
   try {
     if (graph) {

@@ -96,6 +96,8 @@ class Judge {
   // Evicts L2 the way the settings say (a stream operation, capturable).
   void flush(const JudgeSettings& st);
   Buffer flush_sink_;  // one word per block of the read flush
+  Buffer gate_word_;   // tessera_gate's word: a batch runs once the host has queued all of it
+  unsigned gate_value_ = 0;
   // Bytes that differ between two equally sized buffers, counted on the device.
   long long count_differing_bytes(const Buffer& a, const Buffer& b);
   // Reference outputs (float64) of benchmark shapes, computed once per worker and kept on the device.

@@ -94,7 +94,7 @@ TEST(Compiler, TheEvaluatorsOwnKernelsCompileForEveryArchitecture) {
     auto r = c.compile({tessera::evaluator::kBuiltinKernelSource, "builtins.cu", arch, {}, {}});
     ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
     for (const char* k : {"tessera_fill_bf16", "tessera_fill_i64", "tessera_compare_bf16", "tessera_compare_f32",
-                          "tessera_compare_same_bf16", "tessera_count_diff", "tessera_read_flush"})
+                          "tessera_compare_same_bf16", "tessera_count_diff", "tessera_read_flush", "tessera_gate"})
       EXPECT_TRUE(r.kernels.count(k)) << k << " missing for " << arch;
   }
 }
