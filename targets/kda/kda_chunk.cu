@@ -345,7 +345,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     }
   }
   KC_MARK(5);
-  // qg = q e^G, kd = k e^{G_last - G} (normalized), G_last.
+#if PREC == 2
+  __syncthreads();  // P/L's reads of Ks are done: the loop below rewrites it
+#endif
+  // qg = q e^G, kd = k e^{G_last - G} (normalized), G_last; PREC 2: Ks <- k e^G
+  // (normalized, fp16, in place) for phase 4.
   {
     const float* Gl = Gc + (len - 1) * KC_LDK;
 #pragma unroll 4
@@ -363,6 +367,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
                KC_OUT(qv[2] * a * kda::ex2(G.z)), KC_OUT(qv[3] * a * kda::ex2(G.w)));
         kc_st4(kd + gi, KC_OUT(kv[0] * b * kda::ex2(GL.x - G.x)), KC_OUT(kv[1] * b * kda::ex2(GL.y - G.y)),
                KC_OUT(kv[2] * b * kda::ex2(GL.z - G.z)), KC_OUT(kv[3] * b * kda::ex2(GL.w - G.w)));
+#if PREC == 2
+        *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
+            make_uint2(kda::pack_f16x2(kv[0] * b * kda::ex2(G.x), kv[1] * b * kda::ex2(G.y)),
+                       kda::pack_f16x2(kv[2] * b * kda::ex2(G.z), kv[3] * b * kda::ex2(G.w)));
+#endif
       }
     }
     if (tid < 32) {  // G_last in natural-log units
@@ -377,20 +386,6 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 
   // ---- phase 3: A = (I+L)^-1 in place in LA.
   if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
-#if PREC == 2
-  else {  // meanwhile warps 4-7 turn Ks into k e^G (normalized), fp16, in place
-    for (int it = 0; it < KC_CH * 32 / 128; ++it) {
-      const int idx = it * 128 + tid - 128, j = idx >> 5, d = (idx & 31) * 4;
-      float kv[4];
-      kda::bf16x4_to_f32(Ks + j * KC_LDB + d, kv);
-      const float4 G = *reinterpret_cast<const float4*>(Gc + j * KC_LDK + d);
-      const float r = rk[j];
-      *reinterpret_cast<uint2*>(Ks + j * KC_LDB + d) =
-          make_uint2(kda::pack_f16x2(kv[0] * r * kda::ex2(G.x), kv[1] * r * kda::ex2(G.y)),
-                     kda::pack_f16x2(kv[2] * r * kda::ex2(G.z), kv[3] * r * kda::ex2(G.w)));
-    }
-  }
-#endif
   __syncthreads();
   {  // level 1: A10 = -A11 (L10 A00), A32 = -A33 (L32 A22); thread = 1x2 strip
     const int which = tid >> 7, e = tid & 127, a = e >> 3, b = (e & 7) * 2;
