@@ -41,7 +41,7 @@ TEST(StrategyQuality, DefaultStrategyOnDedispersion) {
 
 // Issue 4's question on the H200 gemm scan: within 3% of the optimum (here: the
 // optimum itself, the next configuration is 4% below) with a budget of 10% of the
-// space. 50 seeds: the default does so in 48% of runs, genetic (the former
+// space. 50 seeds: the default does so in 50% of runs, genetic (the former
 // default) in 26%, random in 10%; a 50-seed share has a standard error of ~7%.
 TEST(StrategyQuality, DefaultStrategyFindsTheGemmOptimumWithTenPercent) {
   EXPECT_GE(scored("gemm-mma-H200", default_strategy(), 50).within3_budget_10pct, 0.38);
