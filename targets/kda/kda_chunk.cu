@@ -59,7 +59,7 @@
 #define KC_LDL 68   // row stride of [CH][CH] arrays
 #define KC_LDS (BV + 8)  // row stride of [*][BV] arrays (B k-major)
 
-static_assert(SW == 4 || SW == 8, "SW must be 4 or 8");
+static_assert(SW == 4 || SW == 8 || (SW == 16 && PREC == 2), "SW must be 4 or 8 (or 16 with PREC 2)");
 static_assert(BV == 32 || BV == 64 || BV == 128, "BV must be 32, 64 or 128");
 static_assert(PREC == 0 || PREC == 1 || PREC == 2, "PREC must be 0, 1 or 2");
 
@@ -207,6 +207,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   // ---- phase 1: norms; gate and its cumulative sum.
 #if PREC == 2
   // v to fp16 in place (exact: bf16 values in fp16 range), for phase 4's ldmatrix.
+  // (Done by warps 4-7 during the diagonal inverse instead, the intra kernel was 2% slower.)
 #pragma unroll
   for (int it = 0; it < KC_CH * 32 / KC_INTRA_THREADS; ++it) {
     const int idx = it * KC_INTRA_THREADS + tid, j = idx >> 5, d = (idx & 31) * 4;
@@ -757,8 +758,9 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 buf, const __half* __rest
 }
 
 // grid (NSEQ, H, 128/BV), block SW*32, smem KC_STATE_SMEM bytes. The state slice
-// S[KD][BV] lives in fp32 registers (warp w owns rows 16 MTS w .. +16 MTS, all BV
-// columns, in the accumulator layout), its fp16 copy Sh in shared memory. Per chunk
+// S[KD][BV] lives in fp32 registers (warp w owns a 256/SW x BV/2 block: row group
+// w % (SW/2), column half w / (SW/2); accumulator layout), its fp16 copy Sh in shared
+// memory. Per chunk
 // (the next chunk's operands are copied into the other buffer meanwhile):
 //   A  v' = u - w Sh -> Vh (fp16),  o = qg Sh   (one pass over Sh for both)
 //   -- barrier --
@@ -777,8 +779,11 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
   (void)NSEQ;
   constexpr int WN = SW / 4;        // column groups in the [CH x BV] products
   constexpr int NTW = BV / 8 / WN;  // n8 tiles per warp there
-  constexpr int MTS = 8 / SW;       // 16-row blocks of S per warp
+  constexpr int RG = SW / 2;        // row groups of S (times 2 column halves)
+  constexpr int MTS = 16 / SW;      // 16-row blocks of S per warp
+  constexpr int NS = BV / 16;       // n8 tiles of S per warp
   static_assert(NTW % 2 == 0, "PREC 2 needs BV >= 16 * SW / 4");
+  // (SW 16: 16 warps hide more of the latency of the per-chunk chain than 8 do.)
   // (SW 4 is left out of the search by spec.json: BV 64 and 32 spill under NVRTC for sm_100a/sm_103a.)
   extern __shared__ __align__(128) unsigned char smb[];
   const tile::u32 sS = tile::smem_addr(smb), sV = sS + KC_KD * KC_RBS, sB = sV + KC_CH * KC_RBS;
@@ -788,20 +793,21 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int wm = warp & 3, wn = warp >> 2;
   const int i0 = 16 * wm + gq, i1 = i0 + 8;
+  const int sr0 = (warp % RG) * MTS * 16, sc0 = (warp / RG) * (BV / 2);  // this warp's block of S
   KC_PROF_START;
 
   const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
   if (bos0 < eos)
     kc_issue_f16(sB, qg, kd, w, u, P, gl, bos0, (int)min((long long)KC_CH, eos - bos0), slot0, H, h, v0);
   tile::cp_async_commit();
-  kda::frag_c S[MTS][BV / 8];
+  kda::frag_c S[MTS][NS];
   const float* h0s = h0 + ((n * H + h) * KC_KD + v0) * KC_KD;
 #pragma unroll
   for (int mt = 0; mt < MTS; ++mt) {
-    const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+    const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
 #pragma unroll
-    for (int nt = 0; nt < BV / 8; ++nt) {
-      const int e = nt * 8 + 2 * tq;
+    for (int nt = 0; nt < NS; ++nt) {
+      const int e = sc0 + nt * 8 + 2 * tq;
       S[mt][nt].x[0] = h0s[e * KC_KD + d0];
       S[mt][nt].x[1] = h0s[(e + 1) * KC_KD + d0];
       S[mt][nt].x[2] = h0s[e * KC_KD + d1];
@@ -869,23 +875,23 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     // C: S <- e^{G_last} S + kd^T v'; Sh <- fp16(S)
 #pragma unroll
     for (int mt = 0; mt < MTS; ++mt) {
-      const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+      const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
       const float f0 = __expf(Gs[d0]), f1 = __expf(Gs[d1]);
 #pragma unroll
-      for (int nt = 0; nt < BV / 8; ++nt) {
+      for (int nt = 0; nt < NS; ++nt) {
         S[mt][nt].x[0] *= f0;
         S[mt][nt].x[1] *= f0;
         S[mt][nt].x[2] *= f1;
         S[mt][nt].x[3] *= f1;
       }
     }
-    kda::mma_tile_f16_kk<KC_CH, MTS, BV / 8, 2 * KC_KD, KC_RBS>(S, bb + KC_OFF_KD, warp * MTS * 16, sV);
+    kda::mma_tile_f16_kk<KC_CH, MTS, NS, 2 * KC_KD, KC_RBS>(S, bb + KC_OFF_KD, sr0, sV, sc0);
 #pragma unroll
     for (int mt = 0; mt < MTS; ++mt) {
-      const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+      const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
 #pragma unroll
-      for (int nt = 0; nt < BV / 8; ++nt) {
-        const int e = nt * 8 + 2 * tq;
+      for (int nt = 0; nt < NS; ++nt) {
+        const int e = sc0 + nt * 8 + 2 * tq;
         kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d0, e), kda::pack_f16x2(S[mt][nt].x[0], S[mt][nt].x[1]));
         kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d1, e), kda::pack_f16x2(S[mt][nt].x[2], S[mt][nt].x[3]));
       }
@@ -898,10 +904,10 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
   float* hts = ht + ((n * H + h) * KC_KD + v0) * KC_KD;
 #pragma unroll
   for (int mt = 0; mt < MTS; ++mt) {
-    const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+    const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
 #pragma unroll
-    for (int nt = 0; nt < BV / 8; ++nt) {
-      const int e = nt * 8 + 2 * tq;
+    for (int nt = 0; nt < NS; ++nt) {
+      const int e = sc0 + nt * 8 + 2 * tq;
       hts[e * KC_KD + d0] = S[mt][nt].x[0];
       hts[(e + 1) * KC_KD + d0] = S[mt][nt].x[1];
       hts[e * KC_KD + d1] = S[mt][nt].x[2];

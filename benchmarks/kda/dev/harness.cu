@@ -190,20 +190,20 @@ FastScratch fast_scratch(Problem& p) {
   return s;
 }
 // PREC 2 (fp16 intermediates and state kernel) beside earlier versions extracted from
-// git into bin/: v4 (commit 62e9e2c, kda_chunk_v4.cu) and the previous PREC 2 (P2c,
-// commit cda2d7f, kda_chunk_p2c.cu); see targets/kda/NOTES.md, "Reproducing".
+// git into bin/: v4 (commit 62e9e2c, kda_chunk_v4.cu) and the previous PREC 2 (P2d,
+// commit 68f800e, kda_chunk_p2d.cu); see targets/kda/NOTES.md, "Reproducing".
 namespace fv0 {
 #define BV 128
-#define SW 8
+#define SW 16
 #define PREC 2
-#define FAST_SUFFIX b128w8p2
+#define FAST_SUFFIX b128w16p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv1 {
 #define BV 64
-#define SW 8
+#define SW 16
 #define PREC 2
-#define FAST_SUFFIX b64w8p2
+#define FAST_SUFFIX b64w16p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv2 {
@@ -218,24 +218,22 @@ namespace fv3 {
 #define BV 128
 #define SW 8
 #define PREC 2
-#define FAST_SUFFIX p2c_b128w8p2
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_p2c.cu"
+#define FAST_SUFFIX p2d_b128w8p2
+#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_p2d.cu"
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv4 {
 #define BV 128
 #define SW 8
 #define PREC 2
-#define KC_P2U 2
-#define FAST_SUFFIX b128w8p2u2
+#define FAST_SUFFIX b128w8p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv5 {
-#define BV 128
+#define BV 64
 #define SW 8
 #define PREC 2
-#define KC_P2U 8
-#define FAST_SUFFIX b128w8p2u8
+#define FAST_SUFFIX b64w8p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 struct FastVariant {
@@ -245,8 +243,8 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2"), FV(fv1, "BV64 SW8 P2"), FV(fv2, "v4 BV128 SW8 P1"),
-                        FV(fv3, "P2c BV128 SW8"), FV(fv4, "BV128 SW8 P2 u2"), FV(fv5, "BV128 SW8 P2 u8")};
+FastVariant g_fast[] = {FV(fv0, "BV128 SW16 P2"), FV(fv1, "BV64 SW16 P2"), FV(fv2, "v4 BV128 SW8 P1"),
+                        FV(fv3, "P2d BV128 SW8"), FV(fv4, "BV128 SW8 P2"), FV(fv5, "BV64 SW8 P2")};
 const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif

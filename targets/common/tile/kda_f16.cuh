@@ -19,9 +19,10 @@
 //       acc[r][j] += A_r(m0..m0+15, 0..K-1) B(0..K-1, n0+8j..n0+8j+7): NA row-major A
 //       tiles (element (m, k) at row m) sharing one k-major B tile (element (k, n) at
 //       row k, loaded with ldmatrix.trans). N even, m0 % 8 == 0, n0 % 16 == 0.
-//   mma_tile_f16_kk<K, MT, N, RBA, RBB>(acc[MT][N], a, m0, b)
-//       acc[i][j] += A(m0+16i.., 0..K-1) B(0..K-1, 8j..): A k-major (element (m, k) at
-//       row k: a transposed row-major tile, ldmatrix.trans), B k-major. m0 % 16 == 0.
+//   mma_tile_f16_kk<K, MT, N, RBA, RBB>(acc[MT][N], a, m0, b, n0 = 0)
+//       acc[i][j] += A(m0+16i.., 0..K-1) B(0..K-1, n0+8j..): A k-major (element (m, k)
+//       at row k: a transposed row-major tile, ldmatrix.trans), B k-major. m0 % 16 == 0,
+//       n0 % 16 == 0.
 // Tile addresses (a, b) are shared-state-space byte addresses (tile::smem_addr).
 #pragma once
 #include <cuda_fp16.h>
@@ -112,7 +113,7 @@ __device__ __forceinline__ void mma_strip_f16(frag_c (&acc)[NA][N], const u32 (&
 }
 
 template <int K, int MT, int N, int RBA, int RBB>
-__device__ __forceinline__ void mma_tile_f16_kk(frag_c (&acc)[MT][N], u32 a, int m0, u32 b) {
+__device__ __forceinline__ void mma_tile_f16_kk(frag_c (&acc)[MT][N], u32 a, int m0, u32 b, int n0 = 0) {
   static_assert(K % 16 == 0 && N % 2 == 0, "mma_tile_f16_kk: K % 16 == 0, N even");
   const int lane = threadIdx.x & 31;
   const u32 la = lane_sw<RBA>((lane & 7) | ((lane >> 4) << 3), (lane >> 3) & 1);
@@ -125,7 +126,7 @@ __device__ __forceinline__ void mma_tile_f16_kk(frag_c (&acc)[MT][N], u32 a, int
 #pragma unroll
     for (int j = 0; j < N / 2; ++j) {
       u32 bf[4];
-      ldsm_x4_t(bf, b + ks * 16 * RBB + (lb ^ (u32)(32 * j)));
+      ldsm_x4_t(bf, b + ks * 16 * RBB + (lb ^ (u32)((n0 + 16 * j) * 2)));
 #pragma unroll
       for (int i = 0; i < MT; ++i) {
         mma_f16(acc[i][2 * j], af[i], bf[0], bf[1]);
