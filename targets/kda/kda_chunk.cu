@@ -1,5 +1,6 @@
 // targets/kda/kda_chunk.cu — tunable chunked KDA forward on tf32 tensor cores
-// (mma.sync m16n8k8, fp32 accumulate), two kernels. K = V = 128, chunk CH = 64.
+// (mma.sync m16n8k8, fp32 accumulate) and, with PREC 2, fp16 ones where the value
+// range allows (m16n8k16, fp32 accumulate), two kernels. K = V = 128, chunk CH = 64.
 //
 //  kda_chunk_intra  one block (8 warps, two blocks per SM) per (chunk slot, head),
 //     fully parallel: the chunk's q, k, v, g are copied to shared memory at once
@@ -12,14 +13,16 @@
 //     the gates: |G_i - G_r| <= 15*5 inside a 16-row block and <= 0 across blocks),
 //     A = (I+L)^-1 (16x16 diagonal blocks by in-register forward substitution, the
 //     rest in two blocked levels, fp32), and the WY factors w = A (b k e^G),
-//     u = A (b v). Writes qg = q e^G, kd = k e^{G_last-G}, w, u (f32 [T,H,128]),
-//     P (f32 [slot,H,64,64]) and G_last (f32 [slot,H,128]).
+//     u = A (b v) (PREC 2: fp16 mma, as (A diag(b)) (k e^G) and (A diag(b)) v).
+//     Writes qg = q e^G, kd = k e^{G_last-G}, w, u ([T,H,128]), P ([slot,H,64,64]) —
+//     f32, or fp16 with PREC 2 — and G_last (f32 [slot,H,128]).
 //  kda_chunk_state  one block (SW warps) per (sequence, head, BV value columns),
 //     sequential over the sequence's chunks with the state slice S[128][BV] in
-//     shared memory:  v' = u - w S;  o = scale (qg S + P v');
-//     S <- e^{G_last} S + kd^T v'.  Writes o (bf16) and the final state.
+//     shared memory (PREC 2: in registers, see its kernel below):  v' = u - w S;
+//     o = scale (qg S + P v');  S <- e^{G_last} S + kd^T v'.  Writes o (bf16) and
+//     the final state.
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
-// PREC (where operands are rounded to tf32, see below).
+// PREC (operand precision: tf32 rounded on load or on store, or fp16; see below).
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
 #include <cuda_bf16.h>
 
