@@ -43,7 +43,7 @@ struct ShapeChange {
   std::string old_method, new_method;
   bool method_changed() const { return !old_method.empty() && !new_method.empty() && old_method != new_method; }
   // Either figure was taken while the machine was disturbed throughout (the
-  // baseline never came within 5 % of its usual time): shown, never judged.
+  // baseline never came within 15 % of its usual time): shown, never judged.
   bool disturbed = false;
   bool comparable() const { return !method_changed() && !disturbed; }
 };

@@ -101,9 +101,12 @@ double gpu_temperature_c(int ordinal) {
 }
 
 // A batch whose baseline median is more than this above the baseline's best is set
-// aside (batch_filter.h). The undisturbed batch medians of one shape agreed within
-// 1-2 %; the disturbed ones were 40-60 % slower (H200, 2026-11-30).
-constexpr double kBatchTolerance = 0.05;
+// aside (batch_filter.h). On the H200 (2026-11-30) the disturbed batches of the
+// rmsnorm episodes were 40-100 % slower; at 5 % the filter also fought the ordinary
+// drift of compute-bound cuBLAS shapes after heavy candidates (2-8 %: 42 % of the
+// gemm scan's batches set aside, evaluations waiting up to 4 s), which is the
+// machine's state, not a disturbance to wait out.
+constexpr double kBatchTolerance = 0.15;
 
 // ---- plan execution ------------------------------------------------------------
 

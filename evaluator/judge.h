@@ -49,7 +49,7 @@ struct JudgeSettings {
   std::string l2_flush = "write";
   // The baseline's usual median per shape label on this device (from the store; may
   // be empty). During the first half of the time cap, batches whose baseline runs
-  // more than 5 % above it are set aside, so a process that starts while the machine
+  // more than 15 % above it are set aside, so a process that starts while the machine
   // is disturbed waits instead of timing the disturbance.
   std::map<std::string, double> baseline_prior_ms;
 };

@@ -61,7 +61,7 @@ struct ShapeTiming {
   std::string method;  // "events", "graph", or why graph capture fell back to events
   int batches = 0;            // batches of A/B rounds taken
   int batches_set_aside = 0;  // of them, taken while the baseline ran slow (batch_filter.h)
-  // No batch came within 5 % of the baseline's usual time before the time cap: the
+  // No batch came within 15 % of the baseline's usual time before the time cap: the
   // machine was disturbed throughout, and the figures are not comparable.
   bool disturbed = false;
 };
