@@ -478,9 +478,12 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     std::string why;
     // The baseline's usual time on this shape: what this worker measured before, or
     // else what the store holds for this device (JudgeSettings::baseline_prior_ms).
+    // The store does not say how its figures were timed, so its prior is used only
+    // for the default method (events, write flush), which nearly all of them are.
     std::string best_key = fmt::format("{}#{}", method_key, st.l2_flush);
     double prior = base_best_.count(best_key) ? base_best_.at(best_key) : 0;
-    if (!prior && st.baseline_prior_ms.count(tm.shape)) prior = st.baseline_prior_ms.at(tm.shape);
+    if (!prior && !graph && st.l2_flush == "write" && st.baseline_prior_ms.count(tm.shape))
+      prior = st.baseline_prior_ms.at(tm.shape);
     BatchSelection sel;
     if (graph && time_batched(runner, cand, baseline_, *ws, co, bo, st, true, prior, cs, bs, &sel, &why)) {
       tm.method = "graph";
