@@ -547,7 +547,8 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
   CUstream s = dev_.stream();
   // Round 0 of every batch is a warm-up, timed and dropped: the first launch after
   // the host synchronization was slow in every batch (about 2x for memory-bound
-  // rmsnorm shapes, H200, 2026-11-30), which put a tenth of the samples in a tail.
+  // rmsnorm shapes, H200, 2026-11-30, measured before the gate below existed), which
+  // put a tenth of the samples in a tail. Kept as a warm-up with the gate.
   const int rounds = std::max(1, st.graph_rounds) + 1;
   std::vector<CUevent> ev(4 * static_cast<size_t>(rounds));
   const bool dumping = std::getenv("TESSERA_DUMP_SAMPLES") != nullptr;
