@@ -18,6 +18,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
+
+#include "search/strategy.h"
 #include <nlohmann/json.hpp>
 
 #include "tests/support/shell.h"
@@ -361,7 +363,7 @@ TEST(LlmLoop, HybridTunesAProposedTemplateWithTheSearch) {
   std::set<std::string> params;
   for (auto& t : tuned) {
     params.insert(t[0]);
-    EXPECT_EQ(t[1], "llm-template:genetic");
+    EXPECT_EQ(t[1], "llm-template:" + tessera::search::default_strategy()) << "tuned by the default strategy";
     EXPECT_EQ(t[2].rfind("search:", 0), 0u) << "the parent is the best search candidate shown";
     EXPECT_EQ(t[3], "1");
     EXPECT_EQ(t[4], "compiled");
