@@ -21,6 +21,24 @@ std::string default_db() {
 }
 
 namespace {
+// Per shape, how it was timed, from an evaluation's report: the method, the batches
+// the judge set aside because the baseline ran slow, and whether the machine was
+// disturbed throughout (docs/statuses.md, "Timing method").
+std::map<std::string, std::string> timing_notes(const std::string& report_json) {
+  std::map<std::string, std::string> out;
+  json rep = json::parse(report_json.empty() ? "{}" : report_json, nullptr, false);
+  if (!rep.is_object() || !rep.contains("timings") || !rep["timings"].is_array()) return out;
+  for (auto& t : rep["timings"]) {
+    if (!t.is_object() || !t.contains("shape") || !t["shape"].is_string()) continue;
+    std::string note = t.value("method", "");
+    int batches = t.value("batches", 0), aside = t.value("batches_set_aside", 0);
+    if (aside > 0) note += fmt::format("{}{} of {} batches set aside", note.empty() ? "" : ", ", aside, batches);
+    if (t.value("disturbed", false)) note += std::string(note.empty() ? "" : "; ") + "DISTURBED (not comparable)";
+    out[t["shape"].get<std::string>()] = note;
+  }
+  return out;
+}
+
 // Opening a database that does not exist is an error for read-only commands.
 std::unique_ptr<store::Store> open_existing(const std::string& db) {
   if (!std::filesystem::exists(db)) throw store::StoreError(fmt::format("no database at {} (run `tessera optimize` first, or pass --db)", db));
@@ -246,12 +264,14 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
       std::cout << fmt::format("  geomean {:.3f}x, max rel L2 {:.2e}, roofline {:.1f}%, SM clock {:.0f}→{:.0f} MHz\n",
                                ev.geomean_speedup, ev.max_rel_l2, 100 * ev.roofline_fraction, ev.clock_before,
                                ev.clock_after);
+    auto timing = timing_notes(ev.report_json);
     if (!ev.shapes.empty())
-      std::cout << fmt::format("  {:<28} {:>11} {:>11} {:>8} {:>9} {:>9}\n", "shape", "median ms", "base ms", "speedup",
-                               "floor ms", "roofline");
+      std::cout << fmt::format("  {:<28} {:>11} {:>11} {:>8} {:>9} {:>9}  {}\n", "shape", "median ms", "base ms",
+                               "speedup", "floor ms", "roofline", "timing");
     for (auto& s : ev.shapes)
-      std::cout << fmt::format("  {:<28} {:>11.4f} {:>11.4f} {:>7.3f}x {:>9.4f} {:>8.1f}%\n", s.shape, s.cand_median_ms,
-                               s.base_median_ms, s.speedup, s.floor_ms, 100 * s.roofline_fraction);
+      std::cout << fmt::format("  {:<28} {:>11.4f} {:>11.4f} {:>7.3f}x {:>9.4f} {:>8.1f}%  {}\n", s.shape,
+                               s.cand_median_ms, s.base_median_ms, s.speedup, s.floor_ms, 100 * s.roofline_fraction,
+                               timing.count(s.shape) ? timing.at(s.shape) : "");
   }
   if (comp && !comp->ok) std::cout << "\ncompiler log:\n" << comp->log << "\n";
   std::cout << "\n--- source ---\n" << src << "\n";

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/store.h"
 #include "tests/support/shell.h"
 
 namespace fs = std::filesystem;
@@ -92,6 +93,45 @@ TEST(Cli, OptimizeWithoutAGpuCompilesRecordsAndSaysSo) {
   ASSERT_EQ(run("optimize rmsnorm --gpus none --budget 4 --seed 5 --quiet --db " + db).code, 0);
   EXPECT_EQ(nlohmann::json::parse(run("leaderboard rmsnorm --json --limit 100 --db " + db).out).size(), 4u);
   EXPECT_EQ(run("show 99999 --db " + db).code, 1);
+}
+
+TEST(Cli, ShowSaysHowEachShapeWasTimed) {
+  std::string db = temp_db();
+  long long id = 0;
+  {
+    tessera::store::Store st(db);
+    tessera::store::CandidateInfo c;
+    c.op = "rmsnorm";
+    c.template_name = "rows";
+    c.params_json = "{}";
+    c.source_hash = "h-show";
+    c.arch = "sm_90a";
+    c.origin = "test";
+    id = st.add_candidate(c, "__global__ void k() {}");
+    tessera::store::EvaluationInfo e;
+    e.candidate_id = id;
+    e.device = "NVIDIA H200";
+    e.status = "ok";
+    e.geomean_speedup = 2;
+    e.shapes.push_back({"calm", 0.05, 0.049, 0.051, 10, 0.1, 10, 2, 0.02, 0.4, 1e-3});
+    e.shapes.push_back({"bumpy", 0.05, 0.049, 0.051, 10, 0.1, 10, 2, 0.02, 0.4, 1e-3});
+    e.shapes.push_back({"stormy", 0.09, 0.08, 0.1, 200, 0.17, 200, 1.9, 0.02, 0.2, 1e-3});
+    e.report_json = R"({"timings": [
+        {"shape": "calm", "method": "graph", "batches": 1, "batches_set_aside": 0},
+        {"shape": "bumpy", "method": "events", "batches": 20, "batches_set_aside": 3},
+        {"shape": "stormy", "method": "events", "batches": 90, "batches_set_aside": 0, "disturbed": true}]})";
+    st.add_evaluation(e);
+  }
+  auto r = run("show " + std::to_string(id) + " --db " + db);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto line = [&](const std::string& shape) {
+    auto at = r.out.find("  " + shape + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  EXPECT_NE(line("calm").find("graph"), std::string::npos) << r.out;
+  EXPECT_EQ(line("calm").find("set aside"), std::string::npos) << r.out;
+  EXPECT_NE(line("bumpy").find("events, 3 of 20 batches set aside"), std::string::npos) << r.out;
+  EXPECT_NE(line("stormy").find("DISTURBED"), std::string::npos) << r.out;
 }
 
 TEST(Cli, OptimizeForBlackwellWithoutAGpu) {
