@@ -159,9 +159,12 @@ void Session::progress(long long id, const std::string& status, double speedup, 
   if (status == st::ok && speedup > best_) best_ = speedup, best_id_ = id;
   if (o_.quiet) return;
   double el = std::chrono::duration<double>(Clock::now() - t0_).count();
-  std::string line = fmt::format("[{}/{}] #{} {}{}{} | best {} | {:.0f}s", done_, total_budget_, id, status,
+  // Verdicts answered from stored history cost no budget, so they are not counted
+  // against it on the line either ("[9/8]" read as overspending).
+  std::string count = note == "resumed" ? std::string("resumed") : fmt::format("{}/{}", done_ - resumed_, total_budget_);
+  std::string line = fmt::format("[{}] #{} {}{}{} | best {} | {:.0f}s", count, id, status,
                                  status == st::ok ? fmt::format(" {:.3f}x", speedup) : "",
-                                 note.empty() ? "" : " (" + note.substr(0, 60) + ")",
+                                 note.empty() || note == "resumed" ? "" : " (" + note.substr(0, 60) + ")",
                                  best_id_ ? fmt::format("#{} {:.3f}x", best_id_, best_) : "-", el);
   if (tty_) std::cerr << "\r\033[K" << line << std::flush;
   else std::cerr << line << "\n";

@@ -107,5 +107,9 @@ TEST(Pipeline, ResumedSearchSpendsItsBudgetOnNewCandidates) {
   SCOPED_TRACE(second);
   EXPECT_EQ(count(), 12u) << "the second run must measure six new candidates";
   EXPECT_NE(second.find("6 of them resumed from stored verdicts"), std::string::npos);
+  // The progress lines count only what the budget pays for.
+  EXPECT_NE(second.find("[resumed] #"), std::string::npos);
+  EXPECT_NE(second.find("[6/6] #"), std::string::npos);
+  EXPECT_EQ(second.find("[7/6]"), std::string::npos);
   fs::remove_all(targets);
 }
