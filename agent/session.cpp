@@ -303,7 +303,7 @@ void Session::run_template(const spec::Program& tpl, size_t budget, const std::s
   if (lin.origin.empty()) lin.origin = "search:" + strategy;
   TemplateCost cost(*this, tpl, lin);
   double left = o_.time_limit_s - std::chrono::duration<double>(Clock::now() - t0_).count();
-  search::Tuning tuning(space, cost, {budget, std::max(0.0, left)});
+  search::Tuning tuning(space, cost, {budget, std::max(0.0, left), std::max<size_t>(1, workers_.size())});
   if (!o_.quiet)
     std::cerr << fmt::format("template '{}': {} valid configurations of {}; strategy {}, budget {}\n", tpl.name,
                              space.valid_configs().size(), space.cartesian_size(), strategy, budget);

@@ -20,8 +20,9 @@ class Exhaustive final : public Strategy {
   std::string name() const override { return "exhaustive"; }
   void run(Tuning& t, uint64_t) override {
     const auto& all = t.space().valid_configs();
-    for (size_t i = 0; i < all.size() && !t.exhausted(); i += kBatch) {
-      std::vector<Config> batch(all.begin() + i, all.begin() + std::min(all.size(), i + kBatch));
+    const size_t width = t.batch_width(kBatch);
+    for (size_t i = 0; i < all.size() && !t.exhausted(); i += width) {
+      std::vector<Config> batch(all.begin() + i, all.begin() + std::min(all.size(), i + width));
       t.evaluate(batch);
     }
   }
@@ -35,8 +36,9 @@ class RandomSample final : public Strategy {
     std::vector<Config> order = t.space().valid_configs();
     std::mt19937_64 rng(seed);
     std::shuffle(order.begin(), order.end(), rng);
-    for (size_t i = 0; i < order.size() && !t.exhausted(); i += kBatch) {
-      std::vector<Config> batch(order.begin() + i, order.begin() + std::min(order.size(), i + kBatch));
+    const size_t width = t.batch_width(kBatch);
+    for (size_t i = 0; i < order.size() && !t.exhausted(); i += width) {
+      std::vector<Config> batch(order.begin() + i, order.begin() + std::min(order.size(), i + width));
       t.evaluate(batch);
     }
   }

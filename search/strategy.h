@@ -6,6 +6,7 @@
 // propose configurations; they are deterministic for a given seed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,6 +23,11 @@ namespace tessera::search {
 struct Budget {
   size_t max_evals = 100;
   double max_seconds = 1e30;  // wall or simulated seconds, as the CostFunction reports
+  // Evaluations that can run at once (the GPU workers of a real run; 1 in replay).
+  // Strategies propose at least two per worker in a batch (batch_width), so that a
+  // batch keeps every GPU busy and its tail (the last evaluation, while the other
+  // GPUs wait for the next batch) is a small part of it.
+  size_t parallel = 1;
 };
 
 struct Trial {
@@ -54,6 +60,8 @@ class Tuning {
   double seconds() const { return seconds_; }
   const Space& space() const { return space_; }
   const Budget& budget() const { return budget_; }
+  // A strategy's batch size: its own `base`, widened to 2 per parallel evaluation.
+  size_t batch_width(size_t base) const { return std::max(base, 2 * std::max<size_t>(1, budget_.parallel)); }
 
  private:
   const Space& space_;

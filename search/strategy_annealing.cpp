@@ -36,10 +36,12 @@ class SimulatedAnnealing final : public Strategy {
     int rejected = 0;
     while (!t.exhausted()) {
       std::vector<Config> batch = proposals(t, rng, current);
-      if (batch.empty()) {  // every neighbour seen: jump to a fresh point
-        auto fresh = random_unseen(t, rng);
-        if (!fresh) return;
-        batch.push_back(*fresh);
+      if (batch.empty()) {  // every neighbour seen: jump to a fresh point (the best of
+                            // one per GPU, so that the others do not idle)
+        for (size_t i = 0; i < std::max<size_t>(1, t.budget().parallel); ++i)
+          if (auto fresh = random_unseen(t, rng); fresh && std::find(batch.begin(), batch.end(), *fresh) == batch.end())
+            batch.push_back(*fresh);
+        if (batch.empty()) return;
       }
       auto got = t.evaluate(batch);
       size_t pick_at = 0;
@@ -75,14 +77,14 @@ class SimulatedAnnealing final : public Strategy {
     return uniform01(rng) < std::exp(-loss / temp);
   }
 
-  // Up to kBatch unseen neighbours, mostly adjacent, sometimes a wider hamming move.
+  // Up to batch_width(kBatch) unseen neighbours, mostly adjacent, sometimes a wider hamming move.
   static std::vector<Config> proposals(const Tuning& t, Rng& rng, const Config& at) {
     std::vector<Config> near = neighbours(t.space(), at, Neighbourhood::adjacent);
     std::vector<Config> far = neighbours(t.space(), at, Neighbourhood::hamming);
     std::erase_if(near, [&](const Config& c) { return t.seen(c); });
     std::erase_if(far, [&](const Config& c) { return t.seen(c); });
     std::vector<Config> out;
-    while (out.size() < kBatch && (!near.empty() || !far.empty())) {
+    while (out.size() < t.batch_width(kBatch) && (!near.empty() || !far.empty())) {
       bool wide = near.empty() || (!far.empty() && uniform01(rng) < 0.25);
       auto& from = wide ? far : near;
       size_t i = pick(rng, from.size());

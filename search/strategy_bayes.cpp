@@ -142,7 +142,7 @@ class BayesOpt final : public Strategy {
       ei.push_back(std::max(0.0, gain * normal_cdf(z) + s * normal_pdf(z)));
     }
     std::vector<Config> batch;
-    for (size_t q = 0; q < kBatch && q < cands.size(); ++q) {
+    for (size_t q = 0; q < t.batch_width(kBatch) && q < cands.size(); ++q) {
       size_t at = static_cast<size_t>(std::max_element(ei.begin(), ei.end()) - ei.begin());
       if (ei[at] < 0) break;
       batch.push_back(cands[at]);

@@ -60,8 +60,15 @@ class GreedyIls final : public Strategy {
       if (auto c = random_unseen(t, rng)) draws.push_back(std::move(*c));
     if (draws.empty()) return false;
     if (t.evals() >= kModelFrom) MainEffects(t).order(draws);
-    current = draws.front();
-    current_cost = cost_of(t.evaluate_one(current));
+    // With several GPUs the most promising few draws are judged at once (the others
+    // would idle) and the best of them is the new start; with one, only the first.
+    draws.resize(std::min(draws.size(), std::max<size_t>(1, t.budget().parallel)));
+    auto got = t.evaluate(draws);
+    size_t pick = 0;
+    for (size_t j = 1; j < draws.size(); ++j)
+      if (cost_of(got[j]) < cost_of(got[pick])) pick = j;
+    current = draws[pick];
+    current_cost = cost_of(got[pick]);
     return true;
   }
 
@@ -76,8 +83,10 @@ class GreedyIls final : public Strategy {
 
   // One improving move; false at a local optimum (or when the budget runs out).
   static bool descend(Tuning& t, Rng& rng, Config& current, double& current_cost) {
-    for (std::vector<Config>& cands : tiers(t.space(), current, rng)) {
-      // Seen neighbours cost nothing: take an improving one at once.
+    std::vector<std::vector<Config>> ts = tiers(t.space(), current, rng);
+    // Seen neighbours cost nothing: take an improving one at once. The rest are
+    // ordered by the model.
+    auto prepare = [&](std::vector<Config>& cands) {
       for (auto& c : cands) {
         if (!t.seen(c)) continue;
         double v = cost_of(t.evaluate_one(c));
@@ -89,8 +98,35 @@ class GreedyIls final : public Strategy {
       }
       std::erase_if(cands, [&](const Config& c) { return t.seen(c); });
       if (t.evals() >= kModelFrom) MainEffects(t).order(cands);
-      for (size_t i = 0; i < cands.size() && !t.exhausted(); i += kBatch) {
-        std::vector<Config> batch(cands.begin() + i, cands.begin() + std::min(cands.size(), i + kBatch));
+      return false;
+    };
+    for (size_t k = 0; k < ts.size(); ++k) {
+      std::vector<Config>& cands = ts[k];
+      if (prepare(cands)) return true;
+      // With several GPUs a neighbourhood smaller than a batch would leave some idle:
+      // the wider tiers follow the cheap one in the same batches (tier order kept).
+      // If even all of them are fewer, the batch is filled with the model's most
+      // promising unseen configurations elsewhere (drawn as for a restart).
+      const size_t width = t.batch_width(kBatch);
+      if (t.budget().parallel > 1) {
+        for (size_t m = k + 1; m < ts.size(); ++m) {
+          if (prepare(ts[m])) return true;
+          cands.insert(cands.end(), ts[m].begin(), ts[m].end());
+          ts[m].clear();
+        }
+        if (cands.size() < width) {
+          std::vector<Config> extra;
+          for (size_t i = 0; i < kRestartDraws * width && extra.size() < kRestartDraws * (width - cands.size()); ++i)
+            if (auto c = random_unseen(t, rng); c && std::find(cands.begin(), cands.end(), *c) == cands.end() &&
+                                                std::find(extra.begin(), extra.end(), *c) == extra.end())
+              extra.push_back(std::move(*c));
+          if (t.evals() >= kModelFrom) MainEffects(t).order(extra);
+          extra.resize(std::min(extra.size(), width - cands.size()));
+          cands.insert(cands.end(), extra.begin(), extra.end());
+        }
+      }
+      for (size_t i = 0; i < cands.size() && !t.exhausted(); i += width) {
+        std::vector<Config> batch(cands.begin() + i, cands.begin() + std::min(cands.size(), i + width));
         auto got = t.evaluate(batch);
         size_t best = batch.size();
         for (size_t j = 0; j < batch.size(); ++j)

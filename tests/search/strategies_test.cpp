@@ -127,6 +127,30 @@ TEST_P(EveryStrategy, HonoursSimulatedSecondsBudget) {
   EXPECT_GT(evals, 10u);
 }
 
+// With 8 GPU workers a batch of 8 leaves each GPU one candidate and the tail of
+// every batch idle: strategies widen their batches to two per worker (restarts to
+// one per worker), so most evaluations run in batches at least as wide as the node.
+TEST_P(EveryStrategy, BatchesKeepEightWorkersBusy) {
+  const Case& c = GetParam();
+  Recorder* one = nullptr;
+  Recorder* eight = nullptr;
+  run(c.strategy, c.space, 9, Budget{120, 1e30, 1}, &one);
+  run(c.strategy, c.space, 9, Budget{120, 1e30, 8}, &eight);
+  auto wide_share = [](const Recorder& r) {
+    size_t wide = 0, all = 0;
+    for (size_t b : r.batches_) all += b, wide += b >= 8 ? b : 0;
+    return all ? static_cast<double>(wide) / static_cast<double>(all) : 0.0;
+  };
+  auto sizes = [](const Recorder& r) {
+    std::string s;
+    for (size_t b : r.batches_) s += std::to_string(b) + " ";
+    return s;
+  };
+  EXPECT_GE(wide_share(*eight), 0.75) << "evaluations in batches of 8 or more, with 8 workers; batches: "
+                                      << sizes(*eight);
+  EXPECT_LE(eight->batches_.size(), one->batches_.size()) << "more batches (and idle tails) with more workers";
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (auto& s : strategy_names())
