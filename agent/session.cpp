@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "evaluator/driver.h"
 #include "evaluator/report.h"
 #include "evaluator/worker.h"
+#include "search/neighbourhood.h"
 #include "search/strategy.h"
 
 namespace tessera::agent {
@@ -133,6 +135,12 @@ bool Session::start(std::string* err) {
     }
     if (c) copy_bw_ = c->copy_bytes_per_s, tc_flops_ = c->bf16_flops_per_s;
     baseline_prior_ = db_.baseline_medians(op_.name, device, spec_hash_);
+    // Idle cores compile what the search will probably ask for next (speculator.h);
+    // TESSERA_SPECULATE=0 turns it off (to measure what it gives).
+    const char* spec_env = std::getenv("TESSERA_SPECULATE");
+    if (!spec_env || std::string(spec_env) != "0")
+      speculator_ = std::make_unique<Speculator>([this](const codegen::CompileRequest& r) { compiler_.compile(r); },
+                                                 std::max(1u, std::thread::hardware_concurrency() / 2));
   }
   store::RunInfo ri{op_.name, o_.strategy.empty() ? default_strategy() : o_.strategy, o_.proposer, arch_,
                     workers_.empty() ? "(no GPU)" : device, store::hostname(),
@@ -215,11 +223,22 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
         out[i] = {prev->status == st::ok, prev->status == st::ok ? 1.0 / prev->geomean_speedup : 0,
                   prev->status == st::ok ? "" : prev->status, 0, true};
         progress(ids[i], prev->status, prev->geomean_speedup, "resumed");
+        if (prev->status == st::ok) note_best(tpl, batch[i], out[i].cost);
         continue;
       }
     }
     reqs.push_back({src, fmt::format("{}_{}.cu", op_.name, tpl.name), arch_, includes_, {}});
     to_compile.push_back({i, ids[i]});
+  }
+  // The rest of the current best's neighbourhood is the likeliest next batch when
+  // this one brings no improvement: have it compiled while this one is judged.
+  if (speculator_) {
+    std::optional<search::Config> best;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (auto it = template_best_.find(tpl.name); it != template_best_.end()) best = it->second.second;
+    }
+    if (best) speculate_around(tpl, *best);
   }
   // Compile on every core and judge as the cubins arrive: the GPUs start on
   // the first variant while the rest still compile (the pipeline of issue 4).
@@ -248,7 +267,7 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
   unsigned compilers = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(reqs.size())));
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < compilers && !reqs.empty(); ++t) pool.emplace_back(compile_loop);
-  if (!workers_.empty()) judge_on_workers(tpl, queue, out);
+  if (!workers_.empty()) judge_on_workers(tpl, queue, out, &batch);
   for (auto& t : pool) t.join();
   if (ids_out) *ids_out = ids;
   return out;
@@ -257,6 +276,11 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
 std::optional<Session::Pending> Session::after_compile(long long id, size_t i, const codegen::CompileResult& r,
                                                        const std::map<std::string, long long>& params,
                                                        const std::string& device, std::vector<search::Outcome>& out) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++compiles_;
+    cache_hits_ += r.cache_hit ? 1 : 0;
+  }
   store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
   for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
   db_.add_compile(id, ci);
@@ -296,6 +320,37 @@ std::optional<Session::Pending> Session::after_compile(long long id, size_t i, c
     return std::nullopt;
   }
   return Pending{id, params, (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i};
+}
+
+bool Session::note_best(const spec::Program& tpl, const search::Config& c, double cost) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = template_best_.find(tpl.name);
+  if (it != template_best_.end() && it->second.first <= cost) return false;
+  template_best_[tpl.name] = {cost, c};
+  return true;
+}
+
+void Session::speculate_around(const spec::Program& tpl, const search::Config& at) {
+  if (!speculator_) return;
+  const search::Space* space;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = spaces_.find(tpl.name);
+    if (it == spaces_.end()) it = spaces_.emplace(tpl.name, template_space(tpl)).first;
+    space = &it->second;
+  }
+  // Greedy local search's tiers, in its order: adjacent steps and exchanges, then
+  // the rest of the hamming neighbourhood.
+  std::vector<search::Config> near = search::neighbours(*space, at, search::Neighbourhood::adjacent);
+  for (auto& c : search::exchanges(*space, at)) near.push_back(std::move(c));
+  for (auto& c : search::neighbours(*space, at, search::Neighbourhood::hamming))
+    if (std::find(near.begin(), near.end(), c) == near.end()) near.push_back(std::move(c));
+  std::string tsrc = codegen::read_file(tpl.source.string());
+  std::vector<codegen::CompileRequest> reqs;
+  for (auto& c : near)
+    reqs.push_back({codegen::render(tsrc, config_params(tpl, c)), fmt::format("{}_{}.cu", op_.name, tpl.name), arch_,
+                    includes_, {}});
+  speculator_->offer(reqs);
 }
 
 void Session::run_template(const spec::Program& tpl, size_t budget, const std::string& strategy, Lineage lin) {
@@ -409,6 +464,11 @@ int Session::finish() {
         "GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, waited {:.1f} s for the compiler, {} worker restarts\n",
         w->client->gpu(), w->device.value("name", ""), w->evaluated, 100.0 * w->busy_s / std::max(wall, 1e-9),
         w->waiting_s, w->client->restarts());
+  if (compiles_)
+    std::cout << fmt::format("compiler: {} of {} compiles were cache hits{}\n", cache_hits_, compiles_,
+                             speculator_ ? fmt::format(" ({} compiled ahead by the speculator, {} offered)",
+                                                       speculator_->compiled(), speculator_->offered())
+                                         : std::string(" (speculator off)"));
   if (best_id_) std::cout << fmt::format("best: candidate #{} at {:.3f}x the baseline (geomean)\n", best_id_, best_);
   else std::cout << "no candidate passed validation\n";
   return 0;

@@ -21,6 +21,7 @@
 #include "agent/optimize.h"
 #include "agent/proposer_llm.h"
 #include "agent/recheck.h"
+#include "agent/speculator.h"
 #include "codegen/compiler.h"
 #include "evaluator/worker_client.h"
 #include "search/cost.h"
@@ -95,7 +96,14 @@ class Session final : public Loop {
   std::optional<Pending> after_compile(long long id, size_t i, const codegen::CompileResult& r,
                                        const std::map<std::string, long long>& params, const std::string& device,
                                        std::vector<search::Outcome>& out);
-  void judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out);
+  // batch: the configurations behind `out` (template search), so that a new best
+  // one can be speculated around; null for re-judging stored candidates.
+  void judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out,
+                        const std::vector<search::Config>* batch = nullptr);
+  // Offers the neighbours of `at` (the moves local search makes next) to the
+  // speculator, and remembers `at` as the template's best when `cost` beats it.
+  void speculate_around(const spec::Program& tpl, const search::Config& at);
+  bool note_best(const spec::Program& tpl, const search::Config& c, double cost);
   search::Outcome record_report(long long id, const json& reply_or_error, Worker& w, bool* retry_impossible);
   void progress(long long id, const std::string& status, double speedup, const std::string& note);
   double timeout_for_next() const;
@@ -128,6 +136,10 @@ class Session final : public Loop {
   bool first_request_ = true;
   bool tty_ = isatty(2);
   std::vector<long long> recorded_ids_;  // every candidate run_batch recorded, in order
+  std::map<std::string, std::pair<double, search::Config>> template_best_;  // cost, config
+  std::map<std::string, search::Space> spaces_;                           // per template (speculation)
+  size_t cache_hits_ = 0, compiles_ = 0;  // real compiles answered by the on-disk cache, of all
+  std::unique_ptr<Speculator> speculator_;  // declared after compiler_: stops before it goes
 };
 
 class TemplateCost final : public search::CostFunction {

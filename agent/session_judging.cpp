@@ -22,7 +22,8 @@ namespace tessera::agent {
 namespace fs = std::filesystem;
 namespace st = evaluator::status;
 
-void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out) {
+void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out,
+                               const std::vector<search::Config>* batch) {
   auto loop = [&](Worker& w) {
     while (true) {
       Pending p;
@@ -71,6 +72,9 @@ void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::
         if (retry) continue;  // faster than the floor allows: measure once more
         oc.seconds = secs;
         out[p.slot] = oc;
+        // A new best: its neighbours are what local search asks for next; compile
+        // them while the rest of this batch is judged.
+        if (batch && oc.ok && note_best(tpl, (*batch)[p.slot], oc.cost)) speculate_around(tpl, (*batch)[p.slot]);
         break;
       }
     }

@@ -111,5 +111,11 @@ TEST(Pipeline, ResumedSearchSpendsItsBudgetOnNewCandidates) {
   EXPECT_NE(second.find("[resumed] #"), std::string::npos);
   EXPECT_NE(second.find("[6/6] #"), std::string::npos);
   EXPECT_EQ(second.find("[7/6]"), std::string::npos);
+  // Idle cores compiled the neighbours of each new best ahead (agent/speculator.h);
+  // the summary says how many real compiles the cache answered.
+  EXPECT_NE(first.find("compiled ahead by the speculator"), std::string::npos);
+  EXPECT_EQ(first.find("0 offered)"), std::string::npos) << "a new best was found, so neighbours were offered";
+  std::string off = run("TESSERA_SPECULATE=0 " + cmd);
+  EXPECT_NE(off.find("(speculator off)"), std::string::npos) << off;
   fs::remove_all(targets);
 }
