@@ -126,25 +126,27 @@ __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, lon
 constexpr int kP2U = KC_P2U;
 
 // grid (NSEQ + floor(T/64), H), block KC_INTRA_THREADS (256), smem KC_INTRA_SMEM bytes.
-// Shared memory (104,704 bytes: two blocks, 16 warps, per SM):
+// Shared memory (114,944 bytes: two blocks, 16 warps, per SM; the limit is 115,712):
 //   Gc  f32  [CH][LDK]  cumulative log-decay G, in log2 units (G log2 e)
 //   LA  f32  [CH][LDL]  first the raw gate (bf16 [CH][LDB]), then L, then (I+L)^-1
 //   Qs, Ks, Vs  bf16 [CH][LDB]  raw q, k, v of the chunk (Qs later: inverse scratch)
 //   rq, rk, bs [CH], tot [KD]
+//   Xp  f32  [20][32][4]  phase 2 partial P sums (one channel half)
 // Phases (barriers between):
 //   0  cp.async of q, k, v, g for the whole chunk (one memory latency); beta, gate
 //      parameters; zeros of P above the diagonal blocks
 //   1  row norms (warp per 8 rows); gate and cumulative sum per channel in
 //      registers (thread = channel x half chunk, halves joined through tot)
-//   2  P and L (tf32 mma), 20 units of (16-row block I, 16-col block J, 8-col half)
-//      spread 3/3/2/2 over the warps, reference row 16I; then qg, kd, G_last out
+//   2  P and L (tf32 mma), 20 units of (16-row block I, 16-col block J, 8-col half),
+//      reference row 16I; warp = (row block, channel half), the halves summed through
+//      Xp and LA; then qg, kd, G_last out
 //   3  (I+L)^-1: diagonal 16x16 blocks by in-register forward substitution, then the
 //      off-diagonal blocks in two levels (16-blocks, then the 32x32 block) on CUDA
 //      cores in fp32
 //   4  w = A (b k e^G), u = A (b v): warp = 16 output columns, all 4 row blocks
 #define KC_INTRA_THREADS 256
 #define KC_INTRA_SMEM \
-  (4 * KC_CH * KC_LDK + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * (3 * KC_CH + KC_KD))
+  (4 * KC_CH * KC_LDK + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * (3 * KC_CH + KC_KD) + 4 * 2560)
 extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intra(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
@@ -166,6 +168,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   float* rk = rq + KC_CH;
   float* bs = rk + KC_CH;
   float* tot = bs + KC_CH;
+  float* Xp = tot + KC_KD;  // phase 2: partial P sums of the kh = 1 warps (20 units x 32 lanes x 4)
   float* Xs = reinterpret_cast<float*>(Qs);  // phase 3 scratch (q no longer needed)
   const long long slot = blockIdx.x, h = blockIdx.y;
   long long n, c;
@@ -220,31 +223,19 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   }
 #endif
   {
-    float sq[8], sk[8];
+    float ss[16];  // squared norms of rows warp*8 + m: q in ss[m], k in ss[8 + m] (lane's 4 channels)
 #pragma unroll
     for (int rr = 0; rr < 8; ++rr) {
       const int i = warp * 8 + rr;
       float qv[4], kv[4];
       kda::bf16x4_to_f32(Qs + i * KC_LDB + lane * 4, qv);
       kda::bf16x4_to_f32(Ks + i * KC_LDB + lane * 4, kv);
-      sq[rr] = qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3];
-      sk[rr] = kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2] + kv[3] * kv[3];
+      ss[rr] = qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3];
+      ss[8 + rr] = kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2] + kv[3] * kv[3];
     }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-#pragma unroll
-      for (int rr = 0; rr < 8; ++rr) {
-        sq[rr] += __shfl_xor_sync(0xffffffffu, sq[rr], off);
-        sk[rr] += __shfl_xor_sync(0xffffffffu, sk[rr], off);
-      }
-#pragma unroll
-    for (int rr = 0; rr < 8; ++rr) {
-      const int i = warp * 8 + rr;
-      if (lane == rr) {
-        rq[i] = i < len ? rsqrtf(sq[rr] + 1e-6f) : 0.f;
-        rk[i] = i < len ? rsqrtf(sk[rr] + 1e-6f) : 0.f;
-      }
-    }
+    const float tot2 = kda::warp_sum16(ss);  // value (lane >> 1) & 15
+    const int m = (lane >> 1) & 15, i = warp * 8 + (m & 7);
+    if ((lane & 1) == 0) (m < 8 ? rq : rk)[i] = i < len ? rsqrtf(tot2 + 1e-6f) : 0.f;
   }
   float gv[KC_CH / 2];
 #pragma unroll
@@ -276,75 +267,89 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   __syncthreads();
   KC_MARK(1);
 
-  // ---- phase 2: P and L. Units of row block I: u = 2J + nt, J <= I (2(I+1) units);
-  // warps 0-7 take (I, first unit, count) = (3,0,3) (3,3,3) (3,6,2) (0,0,2) (2,0,3)
-  // (2,3,3) (1,0,2) (1,2,2).
+  // ---- phase 2: P and L (tf32 mma). Warp = (row block I = warp/2, channel half
+  // kh = warp%2): all 2(I+1) units (J, nt) of row block I (16 rows x 8 columns
+  // 16J+8nt.., J <= I) over the channels 64kh..64kh+63, reference row 16I, so every
+  // A element (q, k e^{G_i-G_r}) is built once; kh = 1 leaves its partial sums in Xp
+  // (P) and LA (L), kh = 0 adds them and writes P and L. Lane t takes the channel
+  // pair c, c+1 (c = 8ks+2t) as k = t, t+4 of the m16n8k8 step: 8-byte G loads and
+  // 4-byte bf16x2 loads (the k order inside a step is free if A and B agree).
   {
-    const int I = (0x11220333 >> (4 * warp)) & 15, u0 = (0x20300630 >> (4 * warp)) & 15;
-    const int cnt = (0x22332233 >> (4 * warp)) & 15;
+    const int I = warp >> 1, kh = warp & 1, cnt = 2 * (I + 1);
     const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
-    // The norms 1/|q_i|, 1/|k_i|, 1/|k_j| scale the products' rows and columns afterwards.
-    int jr[3];
+    kda::frag_c accP[8], accL[8];
 #pragma unroll
-    for (int s = 0; s < 3; ++s) {
-      const int uu = u0 + (s < cnt ? s : 0);
-      jr[s] = 16 * (uu >> 1) + 8 * (uu & 1) + gq;
-    }
-    kda::frag_c accP[3], accL[3];
-#pragma unroll
-    for (int s = 0; s < 3; ++s) {
+    for (int s = 0; s < 8; ++s) {
       kda::zero(accP[s]);
       kda::zero(accL[s]);
     }
 #pragma unroll kP2U
-    for (int ks = 0; ks < KC_KD / 8; ++ks) {
-      const int d0 = ks * 8 + tq, d1 = d0 + 4;
-      const float gr0 = Gc[r * KC_LDK + d0], gr1 = Gc[r * KC_LDK + d1];
-      const float e00 = kda::ex2(Gc[i0 * KC_LDK + d0] - gr0), e10 = kda::ex2(Gc[i1 * KC_LDK + d0] - gr0);
-      const float e01 = kda::ex2(Gc[i0 * KC_LDK + d1] - gr1), e11 = kda::ex2(Gc[i1 * KC_LDK + d1] - gr1);
+    for (int kk = 0; kk < KC_KD / 16; ++kk) {
+      const int c = 64 * kh + 8 * kk + 2 * tq;
+      const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDK + c);
+      const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDK + c);
+      const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDK + c);
+      const float e00 = kda::ex2(g0.x - gr.x), e01 = kda::ex2(g0.y - gr.y);
+      const float e10 = kda::ex2(g1.x - gr.x), e11 = kda::ex2(g1.y - gr.y);
+      const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
+      const float2 k0 = kda::bf16x2_to_f32(Ks + i0 * KC_LDB + c), k1 = kda::bf16x2_to_f32(Ks + i1 * KC_LDB + c);
       kda::frag_a aq, ak;
-      aq.x[0] = kda::to_tf32_fast(__bfloat162float(Qs[i0 * KC_LDB + d0]) * e00);
-      aq.x[1] = kda::to_tf32_fast(__bfloat162float(Qs[i1 * KC_LDB + d0]) * e10);
-      aq.x[2] = kda::to_tf32_fast(__bfloat162float(Qs[i0 * KC_LDB + d1]) * e01);
-      aq.x[3] = kda::to_tf32_fast(__bfloat162float(Qs[i1 * KC_LDB + d1]) * e11);
-      ak.x[0] = kda::to_tf32_fast(__bfloat162float(Ks[i0 * KC_LDB + d0]) * e00);
-      ak.x[1] = kda::to_tf32_fast(__bfloat162float(Ks[i1 * KC_LDB + d0]) * e10);
-      ak.x[2] = kda::to_tf32_fast(__bfloat162float(Ks[i0 * KC_LDB + d1]) * e01);
-      ak.x[3] = kda::to_tf32_fast(__bfloat162float(Ks[i1 * KC_LDB + d1]) * e11);
+      aq.x[0] = kda::to_tf32_fast(q0.x * e00);
+      aq.x[1] = kda::to_tf32_fast(q1.x * e10);
+      aq.x[2] = kda::to_tf32_fast(q0.y * e01);
+      aq.x[3] = kda::to_tf32_fast(q1.y * e11);
+      ak.x[0] = kda::to_tf32_fast(k0.x * e00);
+      ak.x[1] = kda::to_tf32_fast(k1.x * e10);
+      ak.x[2] = kda::to_tf32_fast(k0.y * e01);
+      ak.x[3] = kda::to_tf32_fast(k1.y * e11);
 #pragma unroll
-      for (int s = 0; s < 3; ++s) {
+      for (int s = 0; s < 8; ++s) {
         if (s < cnt) {
-          const int j = jr[s];
+          const int j = 8 * s + gq;  // = 16J + 8nt + g
+          const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDK + c);
+          const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + c);
           kda::frag_b b;
-          b.x[0] = kda::to_tf32_fast(__bfloat162float(Ks[j * KC_LDB + d0]) * kda::ex2(gr0 - Gc[j * KC_LDK + d0]));
-          b.x[1] = kda::to_tf32_fast(__bfloat162float(Ks[j * KC_LDB + d1]) * kda::ex2(gr1 - Gc[j * KC_LDK + d1]));
+          b.x[0] = kda::to_tf32_fast(kj.x * kda::ex2(gr.x - gj.x));
+          b.x[1] = kda::to_tf32_fast(kj.y * kda::ex2(gr.y - gj.y));
           kda::mma(accP[s], aq, b);
           kda::mma(accL[s], ak, b);
         }
       }
     }
-    const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
+    float4* Xw = reinterpret_cast<float4*>(Xp) + (I * (I + 1)) * 32 + lane;  // unit base I(I+1)
+    if (kh == 1) {
 #pragma unroll
-    for (int s = 0; s < 3; ++s) {
-      if (s < cnt) {
-        const int uu = u0 + s, j = 16 * (uu >> 1) + 8 * (uu & 1) + 2 * tq;
-        const float2 kj = *reinterpret_cast<const float2*>(rk + j);
-        accP[s].x[0] *= q0 * kj.x;
-        accP[s].x[1] *= q0 * kj.y;
-        accP[s].x[2] *= q1 * kj.x;
-        accP[s].x[3] *= q1 * kj.y;
-        accL[s].x[0] *= kj.x;
-        accL[s].x[1] *= kj.y;
-        accL[s].x[2] *= kj.x;
-        accL[s].x[3] *= kj.y;
-        if (i0 < len)
-          kc_st2(Pc + i0 * KC_CH + j, j <= i0 ? KC_OUT(accP[s].x[0]) : 0.f, j + 1 <= i0 ? KC_OUT(accP[s].x[1]) : 0.f);
-        if (i1 < len)
-          kc_st2(Pc + i1 * KC_CH + j, j <= i1 ? KC_OUT(accP[s].x[2]) : 0.f, j + 1 <= i1 ? KC_OUT(accP[s].x[3]) : 0.f);
-        *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
-            make_float2(j < i0 ? b0 * accL[s].x[0] : 0.f, j + 1 < i0 ? b0 * accL[s].x[1] : 0.f);
-        *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
-            make_float2(j < i1 ? b1 * accL[s].x[2] : 0.f, j + 1 < i1 ? b1 * accL[s].x[3] : 0.f);
+      for (int s = 0; s < 8; ++s) {
+        if (s < cnt) {
+          const int j = 8 * s + 2 * tq;
+          Xw[32 * s] = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
+          *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) = make_float2(accL[s].x[0], accL[s].x[1]);
+          *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) = make_float2(accL[s].x[2], accL[s].x[3]);
+        }
+      }
+    }
+    __syncthreads();  // the kh = 1 partial sums are in Xp and LA
+    if (kh == 0) {
+      const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
+#pragma unroll
+      for (int s = 0; s < 8; ++s) {
+        if (s < cnt) {
+          const int j = 8 * s + 2 * tq;
+          const float4 xp = Xw[32 * s];
+          const float2 l0 = *reinterpret_cast<const float2*>(LA + i0 * KC_LDL + j);
+          const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL + j);
+          const float2 kj = *reinterpret_cast<const float2*>(rk + j);
+          const float p00 = (accP[s].x[0] + xp.x) * (q0 * kj.x), p01 = (accP[s].x[1] + xp.y) * (q0 * kj.y);
+          const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
+          const float l00 = (accL[s].x[0] + l0.x) * kj.x, l01 = (accL[s].x[1] + l0.y) * kj.y;
+          const float l10 = (accL[s].x[2] + l1.x) * kj.x, l11 = (accL[s].x[3] + l1.y) * kj.y;
+          if (i0 < len) kc_st2(Pc + i0 * KC_CH + j, j <= i0 ? KC_OUT(p00) : 0.f, j + 1 <= i0 ? KC_OUT(p01) : 0.f);
+          if (i1 < len) kc_st2(Pc + i1 * KC_CH + j, j <= i1 ? KC_OUT(p10) : 0.f, j + 1 <= i1 ? KC_OUT(p11) : 0.f);
+          *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
+              make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
+          *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
+              make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
+        }
       }
     }
   }

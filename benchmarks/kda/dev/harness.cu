@@ -189,51 +189,52 @@ FastScratch fast_scratch(Problem& p) {
   s.u = (float*)p.sc(TH * 128 * 4); s.P = (float*)p.sc(NS * p.H * 64 * 64 * 4); s.gl = (float*)p.sc(NS * p.H * 128 * 4);
   return s;
 }
-// PREC 2 (fp16 intermediates and state kernel) beside earlier versions extracted from
-// git into bin/: v4 (commit 62e9e2c, kda_chunk_v4.cu) and the previous PREC 2 (P2d,
-// commit 68f800e, kda_chunk_p2d.cu); see targets/kda/NOTES.md, "Reproducing".
+// The current kda_chunk.cu beside earlier versions copied into bin/: kda_chunk_base.cu
+// (`git show a94d278:targets/kda/kda_chunk.cu`, PREC 2 as landed by the third session)
+// and kda_chunk_s1.cu (the fourth session's first step: K-split P/L, all tf32); see
+// targets/kda/NOTES.md, "Reproducing".
 namespace fv0 {
-#define BV 128
-#define SW 16
-#define PREC 2
-#define FAST_SUFFIX b128w16p2
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv1 {
-#define BV 64
-#define SW 16
-#define PREC 2
-#define FAST_SUFFIX b64w16p2
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv2 {
-#define BV 128
-#define SW 8
-#define PREC 1
-#define FAST_SUFFIX v4_b128w8p1
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_v4.cu"
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv3 {
-#define BV 128
-#define SW 8
-#define PREC 2
-#define FAST_SUFFIX p2d_b128w8p2
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_p2d.cu"
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv4 {
 #define BV 128
 #define SW 8
 #define PREC 2
 #define FAST_SUFFIX b128w8p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
-namespace fv5 {
+namespace fv1 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define FAST_SUFFIX s1_b128w8p2
+#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_s1.cu"
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv2 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define FAST_SUFFIX base_b128w8p2
+#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_base.cu"
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv3 {
 #define BV 64
 #define SW 8
 #define PREC 2
 #define FAST_SUFFIX b64w8p2
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv4 {
+#define BV 128
+#define SW 8
+#define PREC 1
+#define FAST_SUFFIX b128w8p1
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv5 {
+#define BV 64
+#define SW 8
+#define PREC 0
+#define FAST_SUFFIX b64w8p0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 struct FastVariant {
@@ -243,8 +244,8 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-FastVariant g_fast[] = {FV(fv0, "BV128 SW16 P2"), FV(fv1, "BV64 SW16 P2"), FV(fv2, "v4 BV128 SW8 P1"),
-                        FV(fv3, "P2d BV128 SW8"), FV(fv4, "BV128 SW8 P2"), FV(fv5, "BV64 SW8 P2")};
+FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2"), FV(fv1, "s1 BV128 SW8 P2"), FV(fv2, "base BV128 SW8 P2"),
+                        FV(fv3, "BV64 SW8 P2"), FV(fv4, "BV128 SW8 P1"), FV(fv5, "BV64 SW8 P0")};
 const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
@@ -507,7 +508,7 @@ int main(int argc, char** argv) {
     }
     best_ms[&s - &bench[0]] = tf;
 #ifdef KC_PROFILE
-    if (&s == &bench[0] || &s == &bench[2]) { fv0::profile(p, fs, g_fast[0].name); fv3::profile(p, fs, g_fast[3].name); }
+    if (&s == &bench[0] || &s == &bench[2]) { fv0::profile(p, fs, g_fast[0].name); fv1::profile(p, fs, g_fast[1].name); fv2::profile(p, fs, g_fast[2].name); }
 #endif
 #endif
     gb += log(tb); gf += log(tf);

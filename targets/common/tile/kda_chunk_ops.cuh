@@ -4,9 +4,15 @@
 //
 //   bf16x4_to_f32(p, out[4])        4 consecutive bf16 (8-byte aligned, shared or
 //                                  global) -> 4 floats, one 8-byte load.
+//   bf16x2_to_f32(p)                2 consecutive bf16 (4-byte aligned) -> float2, one
+//                                  4-byte load.
 //   ex2(x)                          2^x, one MUFU.EX2 (ex2.approx.ftz: ~2 ulp, results
 //                                  under 2^-126 flush to 0). Keep log-decays in log2
 //                                  units and every e^(a-b) costs one subtraction and this.
+//   warp_sum16(v[16])               one warp: returns the sum over the 32 lanes of
+//                                  v[(lane >> 1) & 15] (lanes 2m and 2m+1 hold the sum
+//                                  of value m): 16 sums in 16 shuffles (each level
+//                                  halves the values a lane keeps) instead of 80.
 //   inclusive_scan_regs(x[N])       x[i] <- x[0] + ... + x[i] in registers (a thread's
 //                                  column of a cumulative sum: N independent loads, then
 //                                  an N-add chain, no shared-memory round trips).
@@ -41,10 +47,32 @@ __device__ __forceinline__ void bf16x4_to_f32(const __nv_bfloat16* p, float (&ou
   out[3] = b.y;
 }
 
+__device__ __forceinline__ float2 bf16x2_to_f32(const __nv_bfloat16* p) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+}
+
 __device__ __forceinline__ float ex2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
+}
+
+__device__ __forceinline__ float warp_sum16(const float (&v)[16]) {
+  const int lane = threadIdx.x & 31;
+  float a[8], b[4], c[2];
+  const bool h4 = lane & 16, h3 = lane & 8, h2 = lane & 4;
+#pragma unroll
+  for (int i = 0; i < 8; ++i)  // keep values 8*h4 + i
+    a[i] = (h4 ? v[i + 8] : v[i]) + __shfl_xor_sync(0xffffffffu, h4 ? v[i] : v[i + 8], 16);
+#pragma unroll
+  for (int i = 0; i < 4; ++i)  // keep 8*h4 + 4*h3 + i
+    b[i] = (h3 ? a[i + 4] : a[i]) + __shfl_xor_sync(0xffffffffu, h3 ? a[i] : a[i + 4], 8);
+#pragma unroll
+  for (int i = 0; i < 2; ++i)  // keep 8*h4 + 4*h3 + 2*h2 + i
+    c[i] = (h2 ? b[i + 2] : b[i]) + __shfl_xor_sync(0xffffffffu, h2 ? b[i] : b[i + 2], 4);
+  const bool h1 = lane & 2;
+  float x = (h1 ? c[1] : c[0]) + __shfl_xor_sync(0xffffffffu, h1 ? c[0] : c[1], 2);
+  return x + __shfl_xor_sync(0xffffffffu, x, 1);
 }
 
 template <int N>

@@ -1,0 +1,17 @@
+#!/bin/bash
+# benchmarks/kda/dev/run_once.sh — the whole device round in one call, for a short
+# device budget: harness (validation + timing of every variant), compute-sanitizer
+# memcheck and racecheck (first two fast variants, small shapes), then the KC_PROFILE
+# build with few repetitions. Logs go to $OUT; the summary is printed last.
+cd "$(dirname "$0")/../../.."
+B=benchmarks/kda/dev/bin
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+SECONDS=0
+timeout 100 $B/harness $B/vectors > $OUT/harness.log 2>&1; echo "harness rc=$? ${SECONDS}s"
+KDA_SMALL=1 timeout 40 compute-sanitizer --tool memcheck --print-limit 5 $B/harness > $OUT/sanitizer_memcheck.log 2>&1
+echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|Error' $OUT/sanitizer_memcheck.log | head -3) ${SECONDS}s"
+KDA_SMALL=1 KDA_FAST_ONLY=1 timeout 45 compute-sanitizer --tool racecheck --print-limit 5 $B/harness > $OUT/sanitizer_racecheck.log 2>&1
+echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|Error' $OUT/sanitizer_racecheck.log | head -3) ${SECONDS}s"
+REPS=3 timeout 40 $B/harness_prof $B/vectors > $OUT/harness_prof.log 2>&1; echo "prof rc=$? ${SECONDS}s"
+grep -E "profile|intra:|state:" $OUT/harness_prof.log | head -12
+sed -n '/^validation/,$p' $OUT/harness.log
