@@ -332,6 +332,13 @@ bool Session::note_best(const spec::Program& tpl, const search::Config& c, doubl
 
 void Session::speculate_around(const spec::Program& tpl, const search::Config& at) {
   if (!speculator_) return;
+  try {  // a guess must never take a run down (this runs on the judging threads)
+    speculate_around_or_throw(tpl, at);
+  } catch (const std::exception&) {
+  }
+}
+
+void Session::speculate_around_or_throw(const spec::Program& tpl, const search::Config& at) {
   const search::Space* space;
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -103,6 +103,7 @@ class Session final : public Loop {
   // Offers the neighbours of `at` (the moves local search makes next) to the
   // speculator, and remembers `at` as the template's best when `cost` beats it.
   void speculate_around(const spec::Program& tpl, const search::Config& at);
+  void speculate_around_or_throw(const spec::Program& tpl, const search::Config& at);
   bool note_best(const spec::Program& tpl, const search::Config& c, double cost);
   search::Outcome record_report(long long id, const json& reply_or_error, Worker& w, bool* retry_impossible);
   void progress(long long id, const std::string& status, double speedup, const std::string& note);
