@@ -61,7 +61,7 @@ RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec
 }
 
 int search_bench_recorded(const std::string& db_path, const std::string& op, const std::string& tpl_name, int repeats,
-                          std::ostream& out, const std::vector<std::string>& only) {
+                          std::ostream& out, const std::vector<std::string>& only, size_t parallel) {
   if (!std::filesystem::exists(db_path)) {
     out << fmt::format("tessera: no database at {}\n", db_path);
     return 1;
@@ -82,7 +82,7 @@ int search_bench_recorded(const std::string& db_path, const std::string& op, con
     if (rs->candidates < 4) continue;
     std::string name = fmt::format("{}/{} on {} ({} recorded of {} valid)", op, tpl.name, rs->device, rs->candidates,
                                    template_space(tpl).valid_configs().size());
-    auto rows = search::score_strategies(name, rs->simulation, strategies, repeats);
+    auto rows = search::score_strategies(name, rs->simulation, strategies, repeats, 1, parallel);
     search::print_markdown(search::summarize(name, rs->simulation), rows, out);
     ++done;
   }

@@ -27,6 +27,6 @@ RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec
 
 // `tessera search-bench --db FILE --operator OP [--template T]`.
 int search_bench_recorded(const std::string& db, const std::string& op, const std::string& tpl, int repeats,
-                          std::ostream& out, const std::vector<std::string>& only = {});
+                          std::ostream& out, const std::vector<std::string>& only = {}, size_t parallel = 1);
 
 }  // namespace tessera::agent

@@ -122,6 +122,9 @@ int main(int argc, char** argv) {
   sb->add_option("--repeats", repeats, "runs per strategy (different seeds)")->check(CLI::PositiveNumber);
   std::vector<std::string> sb_only;
   sb->add_option("--strategies", sb_only, "only these strategies (default: all but exhaustive)")->delimiter(',');
+  size_t sb_parallel = 1;
+  sb->add_option("--parallel", sb_parallel, "evaluations judged at once, as on that many GPUs (batches widen)")
+      ->check(CLI::Range(1, 64));
 
   cli::NightlyFlags nf;
   auto* ng = app.add_subcommand("nightly", "the nightly job: re-check champions, search on, report (exit 3 regressions, 4 failures)");
@@ -200,13 +203,13 @@ int main(int argc, char** argv) {
           std::cerr << "tessera search-bench: --db needs --operator\n";
           return 2;
         }
-        return agent::search_bench_recorded(sb_db, sb_op, sb_tpl, repeats, std::cout, sb_only);
+        return agent::search_bench_recorded(sb_db, sb_op, sb_tpl, repeats, std::cout, sb_only, sb_parallel);
       }
       if (caches.empty()) {
         std::cerr << "tessera search-bench: give --cache FILE... or --db FILE --operator OP\n";
         return 2;
       }
-      return search::search_bench_main(caches, repeats, std::cout, sb_only);
+      return search::search_bench_main(caches, repeats, std::cout, sb_only, sb_parallel);
     }
   } catch (store::StoreError& e) {
     std::cerr << "tessera: " << e.what() << "\n";

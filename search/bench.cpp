@@ -24,9 +24,9 @@ constexpr double kWithin3 = 1.0 / 1.03;  // optimum / best of a run within 3% of
 
 // One run of `strategy` on a fresh replay of `sim`: the best cost after each evaluation.
 std::vector<double> run_once(const Simulation& sim, const std::string& strategy, size_t budget, uint64_t seed,
-                             double nothing_found, double& cpu_ms) {
+                             double nothing_found, double& cpu_ms, size_t parallel) {
   Simulation replay = sim;  // fresh call counter, shared records
-  Tuning tuning(replay.space(), replay, Budget{budget, 1e30});
+  Tuning tuning(replay.space(), replay, Budget{budget, 1e30, parallel});
   auto start = std::chrono::steady_clock::now();
   make_strategy(strategy)->run(tuning, seed);
   cpu_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -50,7 +50,7 @@ SpaceSummary summarize(const std::string& name, const Simulation& sim) {
 
 std::vector<StrategyScore> score_strategies(const std::string& space_name, const Simulation& sim,
                                             const std::vector<std::string>& strategies, int repeats,
-                                            uint64_t first_seed) {
+                                            uint64_t first_seed, size_t parallel) {
   RandomBaseline baseline = baseline_of(sim);
   SpaceSummary summary = summarize(space_name, sim);
   std::vector<double> curve = baseline.curve(summary.cutoff);
@@ -64,7 +64,7 @@ std::vector<StrategyScore> score_strategies(const std::string& space_name, const
     size_t tenth = share_of(summary.size, 0.10);
     for (int r = 0; r < repeats; ++r) {
       uint64_t seed = first_seed + static_cast<uint64_t>(r);
-      std::vector<double> best = run_once(sim, name, summary.budget, seed, baseline.worst(), cpu_ms);
+      std::vector<double> best = run_once(sim, name, summary.budget, seed, baseline.worst(), cpu_ms, parallel);
       scores.push_back(run_score(best, curve, baseline.optimum()));
       row.at_1pct += fraction_of_optimum(best, share_of(summary.size, 0.01), baseline);
       row.at_2pct += fraction_of_optimum(best, share_of(summary.size, 0.02), baseline);
@@ -74,7 +74,7 @@ std::vector<StrategyScore> score_strategies(const std::string& space_name, const
       row.within3_at_10pct += f10 >= kWithin3 ? 1 : 0;
       double ignored_ms = 0;
       std::vector<double> short_run =
-          tenth == summary.budget ? best : run_once(sim, name, tenth, seed, baseline.worst(), ignored_ms);
+          tenth == summary.budget ? best : run_once(sim, name, tenth, seed, baseline.worst(), ignored_ms, parallel);
       row.within3_budget_10pct += fraction_of_optimum(short_run, tenth, baseline) >= kWithin3 ? 1 : 0;
     }
     row.runs = repeats;
@@ -119,7 +119,7 @@ std::vector<std::string> bench_strategies(const std::vector<std::string>& only) 
 }
 
 int search_bench_main(const std::vector<std::string>& caches, int repeats, std::ostream& out,
-                      const std::vector<std::string>& only) {
+                      const std::vector<std::string>& only, size_t parallel) {
   if (caches.empty()) {
     out << "search-bench: give at least one Kernel Tuner cache file (--cache FILE)\n";
     return 1;
@@ -141,7 +141,7 @@ int search_bench_main(const std::vector<std::string>& caches, int repeats, std::
       Simulation sim = Simulation::from_kt_cache(cache);
       std::string name = path.substr(path.find_last_of('/') + 1);
       SpaceSummary summary = summarize(name, sim);
-      print_markdown(summary, score_strategies(name, sim, strategies, repeats), out);
+      print_markdown(summary, score_strategies(name, sim, strategies, repeats, 1, parallel), out);
       out.flush();
     } catch (const std::exception& e) {
       out << "search-bench: " << e.what() << "\n";

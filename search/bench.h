@@ -44,7 +44,7 @@ SpaceSummary summarize(const std::string& name, const Simulation& sim);
 // Runs `strategies` `repeats` times each (seeds first_seed, first_seed+1, ...).
 std::vector<StrategyScore> score_strategies(const std::string& space_name, const Simulation& sim,
                                             const std::vector<std::string>& strategies, int repeats,
-                                            uint64_t first_seed = 1);
+                                            uint64_t first_seed = 1, size_t parallel = 1);
 
 void print_markdown(const SpaceSummary& space, const std::vector<StrategyScore>& rows, std::ostream& out);
 
@@ -54,7 +54,8 @@ std::vector<std::string> bench_strategies(const std::vector<std::string>& only);
 
 // `tessera search-bench --cache FILE... --repeats R [--strategies a,b]`: the
 // strategies on every cache file. Returns an exit code (0, or 1 with a message on `out`).
+// parallel: evaluations judged at once, as on that many GPUs (Budget::parallel).
 int search_bench_main(const std::vector<std::string>& caches, int repeats, std::ostream& out,
-                      const std::vector<std::string>& only = {});
+                      const std::vector<std::string>& only = {}, size_t parallel = 1);
 
 }  // namespace tessera::search

@@ -52,4 +52,10 @@ TEST(Recorded, GemmRunKeepsItsFailuresAndSearchBenchReplaysIt) {
   EXPECT_NE(out.str().find("| genetic |"), std::string::npos) << out.str();
   std::ostringstream none;
   EXPECT_EQ(agent::search_bench_recorded(recorded_copy(), "rmsnorm", "no_such_template", 3, none), 1);
+  // As on 8 GPUs (search-bench --parallel 8): wider batches change what local search runs.
+  std::ostringstream one, eight;
+  EXPECT_EQ(agent::search_bench_recorded(recorded_copy(), "gemm", "mma", 5, one, {"greedy_ils"}, 1), 0);
+  EXPECT_EQ(agent::search_bench_recorded(recorded_copy(), "gemm", "mma", 5, eight, {"greedy_ils"}, 8), 0);
+  auto row = [](const std::string& text) { return text.substr(text.find("| greedy_ils |"), 60); };
+  EXPECT_NE(row(one.str()), row(eight.str())) << one.str() << eight.str();
 }
