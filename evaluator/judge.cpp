@@ -290,9 +290,10 @@ nlohmann::json Judge::run_inputs(const LoadedProgram& p, const spec::Shape& s,
   nlohmann::json result;
   std::vector<double> ms;
   if (repeat > 0) dev_.reset_persisting_l2();
-  // Every timed launch is enqueued before the first is read back, as the judge
-  // does, so the GPU does not idle between samples.
+  // Every timed launch is enqueued behind the gate before any runs, as the judge
+  // does, so the GPU neither idles between samples nor waits for the host inside one.
   std::vector<std::pair<CUevent, CUevent>> marks;
+  unsigned gate = repeat > 0 ? hold_gate() : 0;
   for (int i = 0; i < repeat; ++i) {
     runner.poison(outs);
     dev_.flush_l2();
@@ -300,6 +301,7 @@ nlohmann::json Judge::run_inputs(const LoadedProgram& p, const spec::Shape& s,
     runner.run(p, *ws, outs);
     marks.push_back({a, dev_.record()});
   }
+  if (repeat > 0) release_gate(gate);
   dev_.sync();
   for (auto [a, b] : marks) {
     ms.push_back(dev_.elapsed_ms(a, b));
@@ -568,20 +570,8 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
   // With events, the batch waits behind a gate until all of it is queued, so the
   // GPU never catches up with the host inside a timed pair of events. (A graph is
   // launched whole, and needs none.)
-  if (!graph && !gate_word_.bytes()) {
-    gate_word_ = Buffer(&dev_, sizeof(unsigned));
-    TESSERA_CU(d, cuMemsetD32(gate_word_.ptr(), 0, 1));
-  }
   auto enqueue = [&] {
-    unsigned want = 0;
-    if (!graph) {
-      want = ++gate_value_;
-      CUdeviceptr w = gate_word_.ptr();
-      unsigned long long timeout_ns = 100'000'000;  // never hold the stream longer than 0.1 s
-      void* args[] = {&w, &want, &timeout_ns};
-      int grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
-      dev_.launch(builtins_->function("tessera_gate"), grid, block, 0, args);
-    }
+    unsigned want = graph ? 0 : hold_gate();
     for (int r = 0; r < rounds; ++r) {
       runner.poison(co);
       flush(st);
@@ -594,7 +584,7 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
       runner.run(base, ws, bo);
       record(ev[4 * r + 3]);
     }
-    if (!graph) TESSERA_CU(d, cuMemsetD32Async(gate_word_.ptr(), want, 1, dev_.aux_stream()));
+    if (!graph) release_gate(want);
   };
   try {
     if (graph) {
@@ -683,6 +673,26 @@ void Judge::dump_samples(const std::string& shape, const std::string& method, co
                          {"batches_kept", sel.kept}, {"reference_ms", sel.reference_ms}};
   std::ofstream f(std::string(dir) + "/samples.jsonl", std::ios::app);
   f << line.dump() << "\n";
+}
+
+unsigned Judge::hold_gate() {
+  Driver& d = dev_.drv();
+  if (!gate_word_.bytes()) {
+    gate_word_ = Buffer(&dev_, sizeof(unsigned));
+    TESSERA_CU(d, cuMemsetD32(gate_word_.ptr(), 0, 1));
+  }
+  unsigned want = ++gate_value_;
+  CUdeviceptr w = gate_word_.ptr();
+  unsigned long long timeout_ns = 100'000'000;  // never hold the stream longer than 0.1 s
+  void* args[] = {&w, &want, &timeout_ns};
+  int grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+  dev_.launch(builtins_->function("tessera_gate"), grid, block, 0, args);
+  return want;
+}
+
+void Judge::release_gate(unsigned value) {
+  Driver& d = dev_.drv();
+  TESSERA_CU(d, cuMemsetD32Async(gate_word_.ptr(), value, 1, dev_.aux_stream()));
 }
 
 void Judge::flush(const JudgeSettings& st) {

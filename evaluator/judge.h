@@ -98,6 +98,11 @@ class Judge {
   Buffer flush_sink_;  // one word per block of the read flush
   Buffer gate_word_;   // tessera_gate's word: a batch runs once the host has queued all of it
   unsigned gate_value_ = 0;
+  // Holds the stream behind tessera_gate (at most 0.1 s) until release_gate(value):
+  // timed launches queued in between start back to back, so the GPU never catches up
+  // with the host inside a timed pair of events. Not capturable (graphs need none).
+  unsigned hold_gate();
+  void release_gate(unsigned value);
   // Bytes that differ between two equally sized buffers, counted on the device.
   long long count_differing_bytes(const Buffer& a, const Buffer& b);
   // Reference outputs (float64) of benchmark shapes, computed once per worker and kept on the device.
