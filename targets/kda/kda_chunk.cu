@@ -59,6 +59,9 @@
 #define KC_KD 128  // head dimension (K = V)
 #define KC_CH 64   // chunk length
 #define KC_LDK 132  // row stride of [CH][128] fp32 arrays (A row-major / B n-major)
+#ifndef KC_LDG
+#define KC_LDG 136  // row stride of the intra kernel's G [CH][128] (8-byte fragment loads conflict free)
+#endif
 #define KC_LDL 68   // row stride of [CH][CH] arrays
 #define KC_LDS (BV + 8)  // row stride of [*][BV] arrays (B k-major)
 
@@ -126,12 +129,12 @@ __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, lon
 constexpr int kP2U = KC_P2U;
 
 // grid (NSEQ + floor(T/64), H), block KC_INTRA_THREADS (256), smem KC_INTRA_SMEM bytes.
-// Shared memory (114,944 bytes: two blocks, 16 warps, per SM; the limit is 115,712):
-//   Gc  f32  [CH][LDK]  cumulative log-decay G, in log2 units (G log2 e)
+// Shared memory (115,456 bytes: two blocks, 16 warps, per SM; the limit is 115,712):
+//   Gc  f32  [CH][LDG]  cumulative log-decay G, in log2 units (G log2 e)
 //   LA  f32  [CH][LDL]  first the raw gate (bf16 [CH][LDB]), then L, then (I+L)^-1
 //   Qs, Ks, Vs  bf16 [CH][LDB]  raw q, k, v of the chunk (Qs later: inverse scratch)
-//   rq, rk, bs [CH], tot [KD]
-//   Xp  f32  [20][32][4]  phase 2 partial P sums (one channel half)
+//   rq, rk, bs [CH]
+//   Xp  f32  [20][32][4]  phase 2 partial P sums (one channel half); phase 1: tot [KD]
 // Phases (barriers between):
 //   0  cp.async of q, k, v, g for the whole chunk (one memory latency); beta, gate
 //      parameters; zeros of P above the diagonal blocks
@@ -146,7 +149,7 @@ constexpr int kP2U = KC_P2U;
 //   4  w = A (b k e^G), u = A (b v): warp = 16 output columns, all 4 row blocks
 #define KC_INTRA_THREADS 256
 #define KC_INTRA_SMEM \
-  (4 * KC_CH * KC_LDK + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * (3 * KC_CH + KC_KD) + 4 * 2560)
+  (4 * KC_CH * KC_LDG + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * 3 * KC_CH + 4 * 2560)
 extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intra(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
@@ -159,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   (void)T;
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
-  float* LA = Gc + KC_CH * KC_LDK;
+  float* LA = Gc + KC_CH * KC_LDG;
   __nv_bfloat16* Gs = reinterpret_cast<__nv_bfloat16*>(LA);
   __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(LA + KC_CH * KC_LDL);
   __nv_bfloat16* Ks = Qs + KC_CH * KC_LDB;
@@ -167,8 +170,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   float* rq = reinterpret_cast<float*>(Vs + KC_CH * KC_LDB);
   float* rk = rq + KC_CH;
   float* bs = rk + KC_CH;
-  float* tot = bs + KC_CH;
-  float* Xp = tot + KC_KD;  // phase 2: partial P sums of the kh = 1 warps (20 units x 32 lanes x 4)
+  float* Xp = bs + KC_CH;  // phase 2: partial P sums of the kh = 1 warps (20 units x 32 lanes x 4)
+  float* tot = Xp;         // phase 1 only
   float* Xs = reinterpret_cast<float*>(Qs);  // phase 3 scratch (q no longer needed)
   const long long slot = blockIdx.x, h = blockIdx.y;
   long long n, c;
@@ -247,14 +250,14 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   kda::inclusive_scan_regs(gv);
   if (half == 0) {
 #pragma unroll
-    for (int r = 0; r < KC_CH / 2; ++r) Gc[r * KC_LDK + dch] = gv[r];
+    for (int r = 0; r < KC_CH / 2; ++r) Gc[r * KC_LDG + dch] = gv[r];
     tot[dch] = gv[KC_CH / 2 - 1];
   }
   __syncthreads();  // tot; the raw gate (LA) is consumed
   if (half == 1) {
     const float off = tot[dch];
 #pragma unroll
-    for (int r = 0; r < KC_CH / 2; ++r) Gc[(KC_CH / 2 + r) * KC_LDK + dch] = gv[r] + off;
+    for (int r = 0; r < KC_CH / 2; ++r) Gc[(KC_CH / 2 + r) * KC_LDG + dch] = gv[r] + off;
   }
   // LA above the diagonal blocks is 0 (the blocked inverse sums over it).
   for (int idx = tid; idx < 384; idx += KC_INTRA_THREADS) {
@@ -275,6 +278,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   // pair c, c+1 (c = 8ks+2t) as k = t, t+4 of the m16n8k8 step: 8-byte G loads and
   // 4-byte bf16x2 loads (the k order inside a step is free if A and B agree).
   {
+    // (Row blocks (0, 3) and (1, 2) paired on a scheduler, warps w and w+4, made the kernel
+    // 3% slower.)
     const int I = warp >> 1, kh = warp & 1, cnt = 2 * (I + 1);
     const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
     kda::frag_c accP[8], accL[8];
@@ -286,9 +291,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #pragma unroll kP2U
     for (int kk = 0; kk < KC_KD / 16; ++kk) {
       const int c = 64 * kh + 8 * kk + 2 * tq;
-      const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDK + c);
-      const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDK + c);
-      const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDK + c);
+      const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDG + c);
+      const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDG + c);
+      const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDG + c);
       const float e00 = kda::ex2(g0.x - gr.x), e01 = kda::ex2(g0.y - gr.y);
       const float e10 = kda::ex2(g1.x - gr.x), e11 = kda::ex2(g1.y - gr.y);
       const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
@@ -306,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       for (int s = 0; s < 8; ++s) {
         if (s < cnt) {
           const int j = 8 * s + gq;  // = 16J + 8nt + g
-          const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDK + c);
+          const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDG + c);
           const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + c);
           kda::frag_b b;
           b.x[0] = kda::to_tf32_fast(kj.x * kda::ex2(gr.x - gj.x));
@@ -360,12 +365,12 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   // qg = q e^G, kd = k e^{G_last - G} (normalized), G_last; PREC 2: Ks <- k e^G
   // (normalized, fp16, in place) for phase 4.
   {
-    const float* Gl = Gc + (len - 1) * KC_LDK;
+    const float* Gl = Gc + (len - 1) * KC_LDG;
 #pragma unroll 4
     for (int it = 0; it < KC_CH * 32 / KC_INTRA_THREADS; ++it) {
       const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 5, d = (idx & 31) * 4;
       if (i < len) {
-        const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDK + d);
+        const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
         const float4 GL = *reinterpret_cast<const float4*>(Gl + d);
         float qv[4], kv[4];
         kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
@@ -471,8 +476,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
         const int d = 16 * warp + 8 * nt + gq;
-        bw[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Ks[j0 * KC_LDB + d]) * bk0 * kda::ex2(Gc[j0 * KC_LDK + d]));
-        bw[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Ks[j1 * KC_LDB + d]) * bk1 * kda::ex2(Gc[j1 * KC_LDK + d]));
+        bw[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Ks[j0 * KC_LDB + d]) * bk0 * kda::ex2(Gc[j0 * KC_LDG + d]));
+        bw[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Ks[j1 * KC_LDB + d]) * bk1 * kda::ex2(Gc[j1 * KC_LDG + d]));
         bu[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Vs[j0 * KC_LDB + d]) * bv0);
         bu[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Vs[j1 * KC_LDB + d]) * bv1);
       }

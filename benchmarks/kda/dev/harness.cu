@@ -217,10 +217,11 @@ namespace fv2 {
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv3 {
-#define BV 64
+#define BV 128
 #define SW 8
 #define PREC 2
-#define FAST_SUFFIX b64w8p2
+#define FAST_SUFFIX s1b_b128w8p2
+#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_s1.cu"
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv4 {
@@ -245,7 +246,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2"), FV(fv1, "s1 BV128 SW8 P2"), FV(fv2, "base BV128 SW8 P2"),
-                        FV(fv3, "BV64 SW8 P2"), FV(fv4, "BV128 SW8 P1"), FV(fv5, "BV64 SW8 P0")};
+                        FV(fv3, "s1 again"), FV(fv4, "BV128 SW8 P1"), FV(fv5, "BV64 SW8 P0")};
 const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif

@@ -15,3 +15,11 @@ echo "racecheck rc=$?: $(grep -E 'RACECHECK SUMMARY|Error' $OUT/sanitizer_racech
 REPS=3 timeout 40 $B/harness_prof $B/vectors > $OUT/harness_prof.log 2>&1; echo "prof rc=$? ${SECONDS}s"
 grep -E "profile|intra:|state:" $OUT/harness_prof.log | head -12
 sed -n '/^validation/,$p' $OUT/harness.log
+# NCU=1: ncu (warp states, scheduler, occupancy) on one launch of the first two variants'
+# intra kernels (h96_1x8192); NCU_KERNELS overrides the kernel regex.
+if [ -n "$NCU" ]; then
+  KDA_ONE=1 timeout 60 ncu --kernel-name regex:"${NCU_KERNELS:-kda_chunk_intra}" --launch-count 2 \
+    --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section Occupancy \
+    $B/harness > $OUT/ncu.txt 2>&1; echo "ncu rc=$? ${SECONDS}s"
+  grep -E "kda_chunk|Duration|Issued Ipc|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Registers|Stall" $OUT/ncu.txt | head -40
+fi
