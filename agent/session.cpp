@@ -443,7 +443,8 @@ json per_gpu_figures(const std::vector<std::unique_ptr<Worker>>& workers, double
                    {"name", w->device.value("name", "")},
                    {"evaluated", w->evaluated},
                    {"busy", wall_s > 0 ? w->busy_s / wall_s : 0.0},
-                   {"waited_s", w->waiting_s}});
+                   {"waited_s", w->waiting_s},
+                   {"tail_s", w->tail_s}});
   return out;
 }
 
@@ -468,9 +469,10 @@ int Session::finish() {
   }
   for (auto& w : workers_)
     std::cout << fmt::format(
-        "GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, waited {:.1f} s for the compiler, {} worker restarts\n",
+        "GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, waited {:.1f} s for the compiler{}, {} worker restarts\n",
         w->client->gpu(), w->device.value("name", ""), w->evaluated, 100.0 * w->busy_s / std::max(wall, 1e-9),
-        w->waiting_s, w->client->restarts());
+        w->waiting_s, workers_.size() > 1 ? fmt::format(" and {:.1f} s for the other GPUs at batch ends", w->tail_s) : "",
+        w->client->restarts());
   if (compiles_)
     std::cout << fmt::format("compiler: {} of {} compiles were cache hits{}\n", cache_hits_, compiles_,
                              speculator_ ? fmt::format(" ({} compiled ahead by the speculator, {} offered)",

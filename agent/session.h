@@ -39,10 +39,11 @@ struct Worker {
   json device;
   double busy_s = 0;
   double waiting_s = 0;  // idle while every candidate in hand was still compiling
+  double tail_s = 0;     // idle at the end of batches while other GPUs still judged theirs
   int evaluated = 0;
 };
 
-// One {"gpu", "name", "evaluated", "busy", "waited_s"} per worker, for runs.settings.
+// One {"gpu", "name", "evaluated", "busy", "waited_s", "tail_s"} per worker, for runs.settings.
 json per_gpu_figures(const std::vector<std::unique_ptr<Worker>>& workers, double wall_s);
 
 // Hash of what makes results comparable: the spec, its reference and baseline.

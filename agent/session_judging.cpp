@@ -79,9 +79,18 @@ void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::
       }
     }
   };
+  // Each worker's end of the batch, to count how long it then waited for the others.
+  std::vector<Clock::time_point> ended(workers_.size(), Clock::now());
   std::vector<std::thread> threads;
-  for (auto& w : workers_) threads.emplace_back(loop, std::ref(*w));
+  for (size_t k = 0; k < workers_.size(); ++k)
+    threads.emplace_back([&, k] {
+      loop(*workers_[k]);
+      ended[k] = Clock::now();
+    });
   for (auto& t : threads) t.join();
+  auto all_done = Clock::now();
+  for (size_t k = 0; k < workers_.size(); ++k)
+    workers_[k]->tail_s += std::chrono::duration<double>(all_done - ended[k]).count();
 }
 
 search::Outcome Session::record_report(long long id, const json& body, Worker& w, bool* retry_impossible) {

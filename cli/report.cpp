@@ -369,8 +369,9 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
       if (s.is_object() && s.contains("per_gpu") && s["per_gpu"].is_array() && s["per_gpu"].size() > 1) {
         std::string each;
         for (auto& g : s["per_gpu"])
-          each += fmt::format("{}GPU {} {} ({} evaluated)", each.empty() ? "" : ", ", g.value("gpu", 0),
-                              pct(g.value("busy", 0.0)), g.value("evaluated", 0));
+          each += fmt::format("{}GPU {} {} ({} evaluated; idle {:.1f} s for the compiler, {:.1f} s at batch ends)",
+                              each.empty() ? "" : ", ", g.value("gpu", 0), pct(g.value("busy", 0.0)),
+                              g.value("evaluated", 0), g.value("waited_s", 0.0), g.value("tail_s", 0.0));
         busy += " — " + each;
       }
       runrows.push_back({std::to_string(r.id), r.started, r.proposer + (r.strategy.empty() ? "" : "/" + r.strategy), r.host,

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,17 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
   EXPECT_NE(out.find("GPU 0 (Fake GPU)"), std::string::npos);
   EXPECT_NE(out.find("GPU 1 (Fake GPU)"), std::string::npos);
   EXPECT_NE(out.find("best: candidate"), std::string::npos);
+  // A GPU that finished its part of a batch waits for the other (whose hanging
+  // candidates take the 3 s timeout): that idle is counted apart from the compile wait.
+  {
+    std::regex tail_re(R"(and ([0-9.]+) s for the other GPUs at batch ends)");
+    double tails = 0;
+    int lines = 0;
+    for (std::sregex_iterator it(out.begin(), out.end(), tail_re), end; it != end; ++it, ++lines)
+      tails += std::stod((*it)[1].str());
+    EXPECT_EQ(lines, 2);
+    EXPECT_GT(tails, 0.5);
+  }
 
   auto rows = nlohmann::json::parse(
       run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
@@ -82,7 +94,8 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
   std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("GPU 0 "), std::string::npos) << rout << text;
   EXPECT_NE(text.find("GPU 1 "), std::string::npos) << text;
-  EXPECT_NE(text.find(" evaluated)"), std::string::npos) << text;
+  EXPECT_NE(text.find(" evaluated; idle "), std::string::npos) << text;
+  EXPECT_NE(text.find(" s at batch ends)"), std::string::npos) << text;
   fs::remove_all(targets);
 }
 
