@@ -150,6 +150,7 @@ constexpr int kP2U = KC_P2U;
 #define KC_INTRA_THREADS 256
 #define KC_INTRA_SMEM \
   (4 * KC_CH * KC_LDG + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * 3 * KC_CH + 4 * 2560)
+#define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intra(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
@@ -158,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
     float* __restrict__ gl, long long T, long long H, long long K, long long V, long long NSEQ,
     float lower_bound) {
-  if (K != KC_KD || V != KC_KD) __trap();
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   (void)T;
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
@@ -548,13 +549,14 @@ __device__ __forceinline__ void kc_async_tile(float* X, int ldx, const float* __
 // P and u are copied (cp.async) a chunk ahead, during phase C, into their own buffers.
 #define KC_STATE_SMEM \
   (4 * (KC_KD * KC_LDS + 2 * KC_CH * KC_LDS + 2 * KC_CH * KC_LDK + KC_CH * KC_LDL + KC_KD))
+#define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const float* __restrict__ qg,
     const float* __restrict__ kd, const float* __restrict__ w, const float* __restrict__ u,
     const float* __restrict__ P, const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
     float* __restrict__ ht, long long T, long long H, long long K, long long V, long long NSEQ,
     float scale) {
-  if (K != KC_KD || V != KC_KD) __trap();
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
   (void)T;
   (void)NSEQ;
   extern __shared__ __align__(16) float sm[];
@@ -714,6 +716,7 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
 #define KC_RBS (2 * BV)  // bytes per row of Sh, Vh, U
 #define KC_BUF (3 * KC_CH * 2 * KC_KD + KC_CH * 2 * KC_CH + KC_CH * KC_RBS + 4 * KC_KD)
 #define KC_STATE_SMEM ((KC_KD + KC_CH) * KC_RBS + 2 * KC_BUF)
+#define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 #define KC_OFF_Q (KC_CH * 2 * KC_KD)
 #define KC_OFF_KD (2 * KC_OFF_Q)
 #define KC_OFF_P (3 * KC_OFF_Q)
@@ -787,7 +790,7 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     const __half* __restrict__ P, const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
     float* __restrict__ ht, long long T, long long H, long long K, long long V, long long NSEQ,
     float scale) {
-  if (K != KC_KD || V != KC_KD) __trap();
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
   (void)T;
   (void)NSEQ;
   constexpr int WN = SW / 4;        // column groups in the [CH x BV] products

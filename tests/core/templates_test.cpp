@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "agent/template_space.h"
 #include "codegen/compiler.h"
 #include "codegen/render.h"
@@ -52,7 +54,20 @@ TEST_P(Templates, SampledVariantsCompileWithoutSpills) {
       if (!applicable) continue;  // recorded as not_applicable by optimize, never compiled
       for (int i = 0; i < kSamples && i < static_cast<int>(configs.size()); ++i) {
         auto params = agent::config_params(tpl, configs[i]);
-        auto r = compile(op, codegen::render(source, params), arch);
+        // A kernel may state the dynamic shared memory its layout needs as
+        // TESSERA_SMEM_<kernel>: then the spec's launch must give at least that much
+        // (checked by the compiler, at the first benchmark shape).
+        std::string contract;
+        if (!op.benchmark_shapes.empty()) {
+          spec::Bindings b = op.bindings(op.benchmark_shapes.front());
+          for (auto& [k, v] : params) b[k] = static_cast<double>(v);
+          for (auto& k : tpl.launch)
+            contract += fmt::format(
+                "\n#ifdef TESSERA_SMEM_{0}\nstatic_assert(TESSERA_SMEM_{0} <= {1}LL, \"spec.json gives {0} {1} bytes of "
+                "shared memory, less than its layout needs\");\n#endif\n",
+                k.kernel, spec::eval_int(k.smem, b));
+        }
+        auto r = compile(op, codegen::render(source, params) + contract, arch);
         SCOPED_TRACE(tpl.name + " " + arch + " " + space.key(configs[i]));
         ASSERT_TRUE(r.ok) << r.log;
         for (auto& k : tpl.launch) EXPECT_TRUE(r.kernels.count(k.kernel)) << "kernel " << k.kernel << " missing";

@@ -27,6 +27,15 @@ __device__ __forceinline__ u32 swz128(u32 byte_off) {
   return byte_off ^ (((byte_off >> 7) & 7u) << 4);
 }
 
+// Bytes of dynamic shared memory this launch was given. A kernel whose layout needs
+// more than its spec's launch provides can refuse to run (__trap) instead of
+// reading and writing past the allocation.
+__device__ __forceinline__ u32 dynamic_smem_bytes() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
 // Pack two floats into a bf16x2 register (lo in the low half).
 __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
