@@ -21,6 +21,9 @@
 
 namespace tessera::agent {
 
+// Per template (name and source file: an LLM program may reuse a spec template's name).
+static std::string template_key(const spec::Program& tpl) { return tpl.name + '\n' + tpl.source.string(); }
+
 namespace fs = std::filesystem;
 namespace st = evaluator::status;
 
@@ -236,7 +239,7 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
     std::optional<search::Config> best;
     {
       std::lock_guard<std::mutex> l(mu_);
-      if (auto it = template_best_.find(tpl.name); it != template_best_.end()) best = it->second.second;
+      if (auto it = template_best_.find(template_key(tpl)); it != template_best_.end()) best = it->second.second;
     }
     if (best) speculate_around(tpl, *best);
   }
@@ -324,9 +327,9 @@ std::optional<Session::Pending> Session::after_compile(long long id, size_t i, c
 
 bool Session::note_best(const spec::Program& tpl, const search::Config& c, double cost) {
   std::lock_guard<std::mutex> l(mu_);
-  auto it = template_best_.find(tpl.name);
+  auto it = template_best_.find(template_key(tpl));
   if (it != template_best_.end() && it->second.first <= cost) return false;
-  template_best_[tpl.name] = {cost, c};
+  template_best_[template_key(tpl)] = {cost, c};
   return true;
 }
 
@@ -342,8 +345,8 @@ void Session::speculate_around_or_throw(const spec::Program& tpl, const search::
   const search::Space* space;
   {
     std::lock_guard<std::mutex> l(mu_);
-    auto it = spaces_.find(tpl.name);
-    if (it == spaces_.end()) it = spaces_.emplace(tpl.name, template_space(tpl)).first;
+    auto it = spaces_.find(template_key(tpl));
+    if (it == spaces_.end()) it = spaces_.emplace(template_key(tpl), template_space(tpl)).first;
     space = &it->second;
   }
   // Greedy local search's tiers, in its order: adjacent steps and exchanges, then
