@@ -328,9 +328,11 @@ std::optional<Session::Pending> Session::after_compile(long long id, size_t i, c
 bool Session::note_best(const spec::Program& tpl, const search::Config& c, double cost) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = template_best_.find(template_key(tpl));
-  if (it != template_best_.end() && it->second.first <= cost) return false;
-  template_best_[template_key(tpl)] = {cost, c};
-  return true;
+  if (it == template_best_.end() || cost < it->second.first) {
+    template_best_[template_key(tpl)] = {cost, c};
+    return true;
+  }
+  return cost < it->second.first * Speculator::kNearBest;
 }
 
 void Session::speculate_around(const spec::Program& tpl, const search::Config& at) {

@@ -97,14 +97,15 @@ class Session final : public Loop {
   std::optional<Pending> after_compile(long long id, size_t i, const codegen::CompileResult& r,
                                        const std::map<std::string, long long>& params, const std::string& device,
                                        std::vector<search::Outcome>& out);
-  // batch: the configurations behind `out` (template search), so that a new best
-  // one can be speculated around; null for re-judging stored candidates.
+  // batch: the configurations behind `out` (template search), so that the best and
+  // near-best ones can be speculated around; null for re-judging stored candidates.
   void judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out,
                         const std::vector<search::Config>* batch = nullptr);
-  // Offers the neighbours of `at` (the moves local search makes next) to the
-  // speculator, and remembers `at` as the template's best when `cost` beats it.
+  // Offers the neighbours of `at` (the moves local search makes next) to the speculator.
   void speculate_around(const spec::Program& tpl, const search::Config& at);
   void speculate_around_or_throw(const spec::Program& tpl, const search::Config& at);
+  // Remembers c as the template's best when its cost beats it; true when c is the
+  // best or within Speculator::kNearBest of it (worth speculating around).
   bool note_best(const spec::Program& tpl, const search::Config& c, double cost);
   search::Outcome record_report(long long id, const json& reply_or_error, Worker& w, bool* retry_impossible);
   void progress(long long id, const std::string& status, double speedup, const std::string& note);

@@ -72,8 +72,8 @@ void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::
         if (retry) continue;  // faster than the floor allows: measure once more
         oc.seconds = secs;
         out[p.slot] = oc;
-        // A new best: its neighbours are what local search asks for next; compile
-        // them while the rest of this batch is judged.
+        // A new best, or close to it: its neighbours are what local search may ask
+        // for next; compile them while the rest of this batch is judged.
         if (batch && oc.ok && note_best(tpl, (*batch)[p.slot], oc.cost)) speculate_around(tpl, (*batch)[p.slot]);
         break;
       }
