@@ -56,8 +56,10 @@ def tessera_run(args, flag, inputs, outputs, repeat):
     cmd = [args.tessera, "run", "kda", *flag, "--inputs", inputs, "--outputs", outputs, "--db", args.db, "--json"]
     if repeat:
         cmd += ["--repeat", str(repeat)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stderr.strip() or r.stdout.strip()}")
+    return json.loads(r.stdout)
 
 
 def main():
