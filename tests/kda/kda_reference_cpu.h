@@ -35,4 +35,20 @@ void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q,
                        const std::vector<double>& h0, std::vector<double>& o,
                        std::vector<double>& ht);
 
+// The same outputs computed the way a kernel that splits long sequences across blocks
+// would (the algebra of a state hand-off, checked here in float64 before any kernel
+// relies on it). Per token the state update is affine, S_t = A_t S_{t-1} + B_t with
+// A_t = (I - b_t k_t k_t^T) Diag(e^{g_t}) (K x K) and B_t = b_t k_t v_t^T, so each
+// segment of `segment` tokens is run independently:
+//   pass 1 (parallel): from a zero state, giving S^0_t, o^0_t, the segment's
+//          transition M_t = A_t ... A_first and, per token, c_t = M_t^T q_t;
+//   pass 2 (sequential, one K x K by K x V product per segment):
+//          S_start(next) = M_end S_start + S^0_end, starting from h0;
+//   pass 3 (parallel): o_t = o^0_t + scale S_start^T c_t.
+void kda_reference_cpu_split(const KdaShape& s, int segment, const std::vector<double>& q,
+                             const std::vector<double>& k, const std::vector<double>& v,
+                             const std::vector<double>& g, const std::vector<double>& beta,
+                             const std::vector<double>& A_log, const std::vector<double>& dt_bias,
+                             const std::vector<double>& h0, std::vector<double>& o, std::vector<double>& ht);
+
 }  // namespace tessera::kda_test

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <filesystem>
 #include <string>
 
@@ -121,6 +122,45 @@ TEST(KdaReference, VarlenSequencesAreIndependent) {
                                          o1, ht1);
     for (size_t i = 0; i < o1.size(); ++i) ASSERT_EQ(o1[i], o[cu[n] * H * V + i]);
     for (size_t i = 0; i < ht1.size(); ++i) ASSERT_EQ(ht1[i], ht[n * H * V * K + i]);
+  }
+}
+
+// A long sequence split across blocks with a state hand-off (kda_reference_cpu_split:
+// segments run from a zero state, then the initial state is carried through each
+// segment's transition) gives the token-by-token result, for segment lengths that
+// do and do not divide the sequences, one segment longer than a sequence, gates from
+// near 0 to the lower bound, and a large initial state.
+TEST(KdaReference, SequenceSplitWithStateHandOffIsExact) {
+  KdaShape s;
+  s.H = 2, s.K = 16, s.V = 12;
+  s.cu_seqlens = {0, 37, 137, 138};
+  s.scale = 1.0 / std::sqrt(16.0);
+  const std::int64_t T = s.cu_seqlens.back();
+  const int nseq = static_cast<int>(s.cu_seqlens.size()) - 1;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  auto draw = [&](size_t count, double sd) {
+    std::vector<double> x(count);
+    for (auto& e : x) e = sd * n01(rng);
+    return x;
+  };
+  auto q = draw(T * s.H * s.K, 0.5), k = draw(T * s.H * s.K, 0.5), v = draw(T * s.H * s.V, 0.5);
+  auto g = draw(T * s.H * s.K, 2.0), beta = draw(T * s.H, 1.0), dt_bias = draw(s.H * s.K, 1.0);
+  std::vector<double> A_log = {0.0, 1.5};  // head 1's gates reach close to the bound
+  auto h0 = draw(static_cast<size_t>(nseq) * s.H * s.V * s.K, 8.0);
+  std::vector<double> o_ref, ht_ref;
+  tessera::kda_test::kda_reference_cpu(s, q, k, v, g, beta, A_log, dt_bias, h0, o_ref, ht_ref);
+  auto max_rel = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) num = std::max(num, std::abs(a[i] - b[i])), den = std::max(den, std::abs(b[i]));
+    return num / den;
+  };
+  for (int segment : {1, 5, 16, 64, 200}) {
+    std::vector<double> o, ht;
+    tessera::kda_test::kda_reference_cpu_split(s, segment, q, k, v, g, beta, A_log, dt_bias, h0, o, ht);
+    ASSERT_EQ(o.size(), o_ref.size());
+    EXPECT_LT(max_rel(o, o_ref), 1e-12) << "segment " << segment;
+    EXPECT_LT(max_rel(ht, ht_ref), 1e-12) << "segment " << segment;
   }
 }
 
