@@ -7,73 +7,10 @@
 
 namespace tessera::kda_test {
 
-void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q,
-                       const std::vector<double>& k, const std::vector<double>& v,
-                       const std::vector<double>& g, const std::vector<double>& beta,
-                       const std::vector<double>& A_log, const std::vector<double>& dt_bias,
-                       const std::vector<double>& h0, std::vector<double>& o,
-                       std::vector<double>& ht) {
-  const int H = s.H, K = s.K, V = s.V;
-  const int nseq = static_cast<int>(s.cu_seqlens.size()) - 1;
-  const std::int64_t T = s.cu_seqlens.back();
-  o.assign(static_cast<size_t>(T * H * V), 0.0);
-  ht.assign(static_cast<size_t>(nseq) * H * V * K, 0.0);
-  std::vector<double> St(static_cast<size_t>(V) * K), qn(K), kn(K), decay(K);
-  for (int n = 0; n < nseq; ++n) {
-    for (int h = 0; h < H; ++h) {
-      const double* s0 = &h0[(static_cast<size_t>(n) * H + h) * V * K];
-      for (int i = 0; i < V * K; ++i) St[i] = s0[i];
-      const double a = std::exp(A_log[h]);
-      for (std::int64_t t = s.cu_seqlens[n]; t < s.cu_seqlens[n + 1]; ++t) {
-        const size_t tk = (static_cast<size_t>(t) * H + h) * K;
-        double sq = 0, sk = 0;
-        for (int d = 0; d < K; ++d) {
-          sq += q[tk + d] * q[tk + d];
-          sk += k[tk + d] * k[tk + d];
-        }
-        double rq, rk;
-        if (s.l2norm == L2Norm::kSqrtSumPlusEps) {
-          rq = 1.0 / std::sqrt(sq + 1e-6);
-          rk = 1.0 / std::sqrt(sk + 1e-6);
-        } else {
-          rq = 1.0 / std::max(std::sqrt(sq), 1e-6);
-          rk = 1.0 / std::max(std::sqrt(sk), 1e-6);
-        }
-        for (int d = 0; d < K; ++d) {
-          qn[d] = q[tk + d] * rq;
-          kn[d] = k[tk + d] * rk;
-          const double x = a * (g[tk + d] + dt_bias[static_cast<size_t>(h) * K + d]);
-          const double gd = s.lower_bound / (1.0 + std::exp(-x));
-          decay[d] = std::exp(gd);
-        }
-        const double b = 1.0 / (1.0 + std::exp(-beta[static_cast<size_t>(t) * H + h]));
-        const size_t tv = (static_cast<size_t>(t) * H + h) * V;
-        for (int e = 0; e < V; ++e) {
-          double* row = &St[static_cast<size_t>(e) * K];
-          double kv = 0;
-          for (int d = 0; d < K; ++d) {
-            row[d] *= decay[d];
-            kv += row[d] * kn[d];
-          }
-          const double u = b * (v[tv + e] - kv);
-          double acc = 0;
-          for (int d = 0; d < K; ++d) {
-            row[d] += kn[d] * u;
-            acc += row[d] * qn[d];
-          }
-          o[tv + e] = s.scale * acc;
-        }
-      }
-      double* out = &ht[(static_cast<size_t>(n) * H + h) * V * K];
-      for (int i = 0; i < V * K; ++i) out[i] = St[i];
-    }
-  }
-}
-
 namespace {
 
-// Per token of one head: normalized q, k, the decay e^{g} and sigmoid(beta), as the
-// recurrence above computes them.
+// Per token of one head: normalized q, k, the decay e^{g} and sigmoid(beta), as
+// OPERATORS.md defines them (shared by the recurrence and the split form below).
 struct Token {
   std::vector<double> qn, kn, decay;
   double b = 0;
@@ -99,7 +36,50 @@ Token prepare(const KdaShape& s, const std::vector<double>& q, const std::vector
   return tok;
 }
 
+// One token of the recurrence on the V-first state St: decay, delta-rule update, and
+// o_t = scale S_t^T q_t.
+void step(const KdaShape& s, const Token& tok, const std::vector<double>& v, std::int64_t t, int h,
+          std::vector<double>& St, std::vector<double>& o) {
+  const int H = s.H, K = s.K, V = s.V;
+  const size_t tv = (static_cast<size_t>(t) * H + h) * V;
+  for (int e = 0; e < V; ++e) {
+    double* row = &St[static_cast<size_t>(e) * K];
+    double kv = 0;
+    for (int d = 0; d < K; ++d) row[d] *= tok.decay[d], kv += row[d] * tok.kn[d];
+    const double u = tok.b * (v[tv + e] - kv);
+    double acc = 0;
+    for (int d = 0; d < K; ++d) row[d] += tok.kn[d] * u, acc += row[d] * tok.qn[d];
+    o[tv + e] = s.scale * acc;
+  }
+}
+
 }  // namespace
+
+void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q,
+                       const std::vector<double>& k, const std::vector<double>& v,
+                       const std::vector<double>& g, const std::vector<double>& beta,
+                       const std::vector<double>& A_log, const std::vector<double>& dt_bias,
+                       const std::vector<double>& h0, std::vector<double>& o,
+                       std::vector<double>& ht) {
+  const int H = s.H, K = s.K, V = s.V;
+  const int nseq = static_cast<int>(s.cu_seqlens.size()) - 1;
+  const std::int64_t T = s.cu_seqlens.back();
+  o.assign(static_cast<size_t>(T * H * V), 0.0);
+  ht.assign(static_cast<size_t>(nseq) * H * V * K, 0.0);
+  std::vector<double> St(static_cast<size_t>(V) * K);
+  for (int n = 0; n < nseq; ++n) {
+    for (int h = 0; h < H; ++h) {
+      const double* s0 = &h0[(static_cast<size_t>(n) * H + h) * V * K];
+      for (int i = 0; i < V * K; ++i) St[i] = s0[i];
+      const double a = std::exp(A_log[h]);
+      for (std::int64_t t = s.cu_seqlens[n]; t < s.cu_seqlens[n + 1]; ++t)
+        step(s, prepare(s, q, k, g, beta, a, dt_bias, t, h), v, t, h, St, o);
+      double* out = &ht[(static_cast<size_t>(n) * H + h) * V * K];
+      for (int i = 0; i < V * K; ++i) out[i] = St[i];
+    }
+  }
+}
+
 
 void kda_reference_cpu_split(const KdaShape& s, int segment, const std::vector<double>& q,
                              const std::vector<double>& k, const std::vector<double>& v,
@@ -125,16 +105,7 @@ void kda_reference_cpu_split(const KdaShape& s, int segment, const std::vector<d
         for (int d = 0; d < K; ++d) M[static_cast<size_t>(d) * K + d] = 1.0;
         for (std::int64_t t = a0; t < a1; ++t) {
           Token tok = prepare(s, q, k, g, beta, a, dt_bias, t, h);
-          const size_t tv = (static_cast<size_t>(t) * H + h) * V;
-          for (int e = 0; e < V; ++e) {
-            double* row = &St[static_cast<size_t>(e) * K];
-            double kv = 0;
-            for (int d = 0; d < K; ++d) row[d] *= tok.decay[d], kv += row[d] * tok.kn[d];
-            const double u = tok.b * (v[tv + e] - kv);
-            double acc = 0;
-            for (int d = 0; d < K; ++d) row[d] += tok.kn[d] * u, acc += row[d] * tok.qn[d];
-            o[tv + e] = s.scale * acc;
-          }
+          step(s, tok, v, t, h, St, o);
           // M <- (I - b k k^T) Diag(decay) M
           for (int d = 0; d < K; ++d)
             for (int j = 0; j < K; ++j) M[static_cast<size_t>(d) * K + j] *= tok.decay[d];
