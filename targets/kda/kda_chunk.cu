@@ -22,7 +22,9 @@
 //     o = scale (qg S + P v');  S <- e^{G_last} S + kd^T v'.  Writes o (bf16) and
 //     the final state.
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
-// PREC (operand precision: tf32 rounded on load or on store, or fp16; see below).
+// PREC (operand precision: tf32 rounded on load or on store, or fp16; see below),
+// STG (PREC 2 only: how the state kernel buffers a chunk's operands; 1 lets BV 64 run
+// two blocks per SM, see the fp16 state kernel).
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
 #include <cuda_bf16.h>
 
@@ -711,35 +713,54 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
 
 // Shared memory of the fp16 state kernel (bytes; every fp16 tile swizzled, see
 // tile/kda_f16.cuh):  Sh f16 [KD][BV] (the state's fp16 copy, the operand of A),
-// Vh f16 [CH][BV] (v'), then two chunk buffers of W, Q, Kd f16 [CH][KD] (w, qg, kd),
-// Pm f16 [CH][CH], U f16 [CH][BV] (this block's columns of u), G f32 [KD] (G_last).
+// Vh f16 [CH][BV] (v'), then the chunk operands: a "big" part W, Q, Kd f16 [CH][KD]
+// (w, qg, kd) and a "small" part Pm f16 [CH][CH], U f16 [CH][BV] (this block's columns
+// of u), G f32 [KD] (G_last).
+//   STG 0: two whole buffers (big + small), the next chunk's copied during this one's
+//          products (one block per SM for BV >= 64).
+//   STG 1: one big part, refilled as it is consumed (Kd at the top of the chunk, for
+//          phase C; W and Q once phase A is done, for the next chunk), and two small
+//          parts: 107,520 bytes for BV 64, so two blocks share an SM.
+#ifndef STG
+#define STG 0
+#endif
+static_assert(STG == 0 || (STG == 1 && PREC == 2), "STG 1 is a layout of the PREC 2 state kernel");
+#define KC_STATE_THREADS (SW * 32)
 #define KC_RBS (2 * BV)  // bytes per row of Sh, Vh, U
-#define KC_BUF (3 * KC_CH * 2 * KC_KD + KC_CH * 2 * KC_CH + KC_CH * KC_RBS + 4 * KC_KD)
-#define KC_STATE_SMEM ((KC_KD + KC_CH) * KC_RBS + 2 * KC_BUF)
+#define KC_BIG (3 * KC_CH * 2 * KC_KD)
+#define KC_SMALL (KC_CH * 2 * KC_CH + KC_CH * KC_RBS + 4 * KC_KD)
+#define KC_BUF (KC_BIG + KC_SMALL)
+#define KC_STATE_SMEM ((KC_KD + KC_CH) * KC_RBS + (STG == 0 ? 2 * KC_BUF : KC_BIG + 2 * KC_SMALL))
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 #define KC_OFF_Q (KC_CH * 2 * KC_KD)
 #define KC_OFF_KD (2 * KC_OFF_Q)
-#define KC_OFF_P (3 * KC_OFF_Q)
-#define KC_OFF_U (KC_OFF_P + KC_CH * 2 * KC_CH)
+#define KC_OFF_U (KC_CH * 2 * KC_CH)  // in the small part
 #define KC_OFF_G (KC_OFF_U + KC_CH * KC_RBS)
+#define KC_WQ 1     // kc_issue_f16 parts: W and Q,
+#define KC_KDP 2    //   Kd,
+#define KC_SMP 4    //   P, U and G_last
+#define KC_ALL 7
 
-// Issues the cp.async copies of one chunk's operands into the buffer at shared address
-// buf; rows past len are zero-filled (cp.async with 0 source bytes).
-__device__ __forceinline__ void kc_issue_f16(tile::u32 buf, const __half* __restrict__ qg,
-                                             const __half* __restrict__ kd, const __half* __restrict__ w,
-                                             const __half* __restrict__ u, const __half* __restrict__ P,
-                                             const float* __restrict__ gl, long long bos, int len, long long slot,
-                                             long long H, long long h, int v0) {
+// Issues the cp.async copies of the chosen parts of one chunk's operands: W, Q, Kd into
+// the big part at shared address big, P, U, G_last into the small part at small; rows
+// past len are zero-filled (cp.async with 0 source bytes).
+__device__ __forceinline__ void kc_issue_f16(tile::u32 big, tile::u32 small, int parts,
+                                             const __half* __restrict__ qg, const __half* __restrict__ kd,
+                                             const __half* __restrict__ w, const __half* __restrict__ u,
+                                             const __half* __restrict__ P, const float* __restrict__ gl,
+                                             long long bos, int len, long long slot, long long H, long long h,
+                                             int v0) {
   // Thread tid copies the 16-byte chunks tid % CPR of rows tid / CPR + k * (SW*32 / CPR)
   // (CPR chunks per row); rows at or past len copy 0 bytes from row 0 (a valid address).
   const int tid = threadIdx.x;
   const long long rs = H * KC_KD, o0 = (bos * H + h) * KC_KD;
-  {  // W, Q, Kd: 16 chunks per row
+  if (parts & (KC_WQ | KC_KDP)) {  // W, Q, Kd: 16 chunks per row
     const int r0 = tid >> 4, ch = tid & 15;
-    const tile::u32 d0 = buf + kda::sw_off<2 * KC_KD>(r0, ch * 8);
+    const tile::u32 d0 = big + kda::sw_off<2 * KC_KD>(r0, ch * 8);
     const long long s0 = o0 + r0 * rs + ch * 8;
 #pragma unroll
     for (int t = 0; t < 3; ++t) {
+      if (!(parts & (t < 2 ? KC_WQ : KC_KDP))) continue;
       const __half* base = (t == 0 ? w : t == 1 ? qg : kd);
 #pragma unroll
       for (int k = 0; k < KC_CH * 16 / (SW * 32); ++k) {
@@ -749,10 +770,11 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 buf, const __half* __rest
       }
     }
   }
+  if (!(parts & KC_SMP)) return;
   {  // P: 8 chunks per row
     const int r0 = tid >> 3, ch = tid & 7;
     const __half* Pc = P + (slot * H + h) * KC_CH * KC_CH;
-    const tile::u32 d0 = buf + KC_OFF_P + kda::sw_off<2 * KC_CH>(r0, ch * 8);
+    const tile::u32 d0 = small + kda::sw_off<2 * KC_CH>(r0, ch * 8);
 #pragma unroll
     for (int k = 0; k < KC_CH * 8 / (SW * 32); ++k) {
       const int i = r0 + k * (SW * 4);
@@ -762,7 +784,7 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 buf, const __half* __rest
   {  // U: BV/8 chunks per row
     constexpr int CPR = BV / 8, RPI = SW * 32 / CPR;  // chunks per row, rows per iteration
     const int r0 = tid / CPR, ch = tid % CPR;
-    const tile::u32 d0 = buf + KC_OFF_U + kda::sw_off<KC_RBS>(r0, ch * 8);
+    const tile::u32 d0 = small + KC_OFF_U + kda::sw_off<KC_RBS>(r0, ch * 8);
     const __half* s0 = u + o0 + r0 * rs + v0 + ch * 8;
 #pragma unroll
     for (int k = 0; k < KC_CH / RPI; ++k) {
@@ -770,10 +792,10 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 buf, const __half* __rest
       tile::cp_async16(d0 + k * RPI * KC_RBS, i < len ? s0 + k * RPI * rs : u + o0, i < len ? 16u : 0u);
     }
   }
-  if (tid < KC_KD / 4) tile::cp_async16(buf + KC_OFF_G + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
+  if (tid < KC_KD / 4) tile::cp_async16(small + KC_OFF_G + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
 }
 
-// grid (NSEQ, H, 128/BV), block SW*32, smem KC_STATE_SMEM bytes. The state slice
+// grid (NSEQ, H, 128/BV), block KC_STATE_THREADS, smem KC_STATE_SMEM bytes. The state slice
 // S[KD][BV] lives in fp32 registers (warp w owns a 256/SW x BV/2 block: row group
 // w % (SW/2), column half w / (SW/2); accumulator layout), its fp16 copy Sh in shared
 // memory. Per chunk
@@ -784,7 +806,9 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 buf, const __half* __rest
 //   C  S <- e^{G_last} S + kd^T v' (registers), Sh <- fp16(S)   (Sh is not read after
 //      the barrier, so it is rewritten in place)
 //   -- wait for the copies, barrier --
-extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
+// (STG 1: Kd is copied at the top of the chunk and waited for before the first barrier;
+// the next chunk's W and Q are copied after it.)
+extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <= 64) ? 2 : 1) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
     const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
     const __half* __restrict__ P, const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
@@ -803,7 +827,9 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
   // (SW 4 is left out of the search by spec.json: BV 64 and 32 spill under NVRTC for sm_100a/sm_103a.)
   extern __shared__ __align__(128) unsigned char smb[];
   const tile::u32 sS = tile::smem_addr(smb), sV = sS + KC_KD * KC_RBS, sB = sV + KC_CH * KC_RBS;
-  const float* Gs0 = reinterpret_cast<const float*>(smb + (KC_KD + KC_CH) * KC_RBS + KC_OFF_G);
+  // The big and small parts of chunk c's buffer (STG 0: buffer c % 2; STG 1: one big part).
+  auto big_of = [&](int cur) -> tile::u32 { return sB + (STG == 0 ? cur * KC_BUF : 0); };
+  auto small_of = [&](int cur) -> tile::u32 { return sB + KC_BIG + cur * (STG == 0 ? KC_BUF : KC_SMALL); };
   const long long n = blockIdx.x, h = blockIdx.y;
   const int v0 = blockIdx.z * BV;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -814,7 +840,8 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
 
   const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
   if (bos0 < eos)
-    kc_issue_f16(sB, qg, kd, w, u, P, gl, bos0, (int)min((long long)KC_CH, eos - bos0), slot0, H, h, v0);
+    kc_issue_f16(big_of(0), small_of(0), STG == 0 ? KC_ALL : KC_WQ | KC_SMP, qg, kd, w, u, P, gl, bos0,
+                 (int)min((long long)KC_CH, eos - bos0), slot0, H, h, v0);
   tile::cp_async_commit();
   kda::frag_c S[MTS][NS];
   const float* h0s = h0 + ((n * H + h) * KC_KD + v0) * KC_KD;
@@ -838,13 +865,18 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
     const int len = (int)min((long long)KC_CH, eos - bos);
     const int cur = (int)(c & 1);
-    const tile::u32 bb = sB + cur * KC_BUF;
-    const float* Gs = reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(Gs0) + cur * KC_BUF);
-    if (bos + KC_CH < eos) {
-      kc_issue_f16(sB + (cur ^ 1) * KC_BUF, qg, kd, w, u, P, gl, bos + KC_CH,
-                   (int)min((long long)KC_CH, eos - bos - KC_CH), slot + 1, H, h, v0);
+    const tile::u32 bb = big_of(cur), sm = small_of(cur);
+    const float* Gs = reinterpret_cast<const float*>(smb + (sm - sS) + KC_OFF_G);
+    const bool more = bos + KC_CH < eos;
+    const int nlen = more ? (int)min((long long)KC_CH, eos - bos - KC_CH) : 0;
+    if (STG == 1) {  // this chunk's Kd (its previous contents were last read before the barrier)
+      kc_issue_f16(bb, sm, KC_KDP, qg, kd, w, u, P, gl, bos, len, slot, H, h, v0);
       tile::cp_async_commit();
     }
+    if (more)  // STG 0: the whole next chunk; STG 1: its small part
+      kc_issue_f16(big_of(cur ^ 1), small_of(cur ^ 1), STG == 0 ? KC_ALL : KC_SMP, qg, kd, w, u, P, gl,
+                   bos + KC_CH, nlen, slot + 1, H, h, v0);
+    tile::cp_async_commit();  // (possibly empty: STG 1 counts groups)
     KC_MARK(14);
     // A: [w; qg] Sh
     kda::frag_c acc[2][NTW];
@@ -859,22 +891,28 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
 #pragma unroll
     for (int nt = 0; nt < NTW; ++nt) {
       const int e = (wn * NTW + nt) * 8 + 2 * tq;
-      const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_OFF_U + kda::sw_off<KC_RBS>(i0, e)));
-      const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_OFF_U + kda::sw_off<KC_RBS>(i1, e)));
+      const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(sm + KC_OFF_U + kda::sw_off<KC_RBS>(i0, e)));
+      const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(sm + KC_OFF_U + kda::sw_off<KC_RBS>(i1, e)));
       kda::st_shared_u32(sV + kda::sw_off<KC_RBS>(i0, e),
                          i0 < len ? kda::pack_f16x2(u0.x - acc[0][nt].x[0], u0.y - acc[0][nt].x[1]) : 0u);
       kda::st_shared_u32(sV + kda::sw_off<KC_RBS>(i1, e),
                          i1 < len ? kda::pack_f16x2(u1.x - acc[0][nt].x[2], u1.y - acc[0][nt].x[3]) : 0u);
     }
     KC_MARK(8);
+    if (STG == 1) tile::cp_async_wait<1>();  // this chunk's Kd (the next small part may still be in flight)
     __syncthreads();
+    if (STG == 1) {  // W and Q are consumed: the next chunk's
+      if (more)
+        kc_issue_f16(bb, sm, KC_WQ, qg, kd, w, u, P, gl, bos + KC_CH, nlen, slot + 1, H, h, v0);
+      tile::cp_async_commit();
+    }
     KC_MARK(9);
     // B: o = scale (qg Sh + P v')
     {
       kda::frag_c pv[1][NTW];
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) pv[0][nt] = acc[1][nt];
-      const tile::u32 a1[1] = {bb + KC_OFF_P};
+      const tile::u32 a1[1] = {sm};
       kda::mma_strip_f16<KC_CH, NTW, 1, 2 * KC_CH, KC_RBS>(pv, a1, 16 * wm, sV, wn * NTW * 8);
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) {

@@ -189,14 +189,14 @@ FastScratch fast_scratch(Problem& p) {
   s.u = (float*)p.sc(TH * 128 * 4); s.P = (float*)p.sc(NS * p.H * 64 * 64 * 4); s.gl = (float*)p.sc(NS * p.H * 128 * 4);
   return s;
 }
-// The current kda_chunk.cu beside earlier versions copied into bin/: kda_chunk_base.cu
-// (`git show a94d278:targets/kda/kda_chunk.cu`, PREC 2 as landed by the third session)
-// and kda_chunk_s1.cu (the fourth session's first step: K-split P/L, all tf32); see
-// targets/kda/NOTES.md, "Reproducing".
+// Variants of the current kda_chunk.cu (the list is edited per round; older sources can be
+// timed beside it with FAST_SRC, see targets/kda/NOTES.md, "Reproducing").
 namespace fv0 {
 #define BV 128
 #define SW 8
 #define PREC 2
+#define STG 0
+#define WS 0
 #define FAST_SUFFIX b128w8p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
@@ -204,38 +204,45 @@ namespace fv1 {
 #define BV 128
 #define SW 8
 #define PREC 2
-#define FAST_SUFFIX s1_b128w8p2
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_s1.cu"
+#define STG 0
+#define WS 1
+#define FAST_SUFFIX b128w8p2ws
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv2 {
 #define BV 128
 #define SW 8
 #define PREC 2
-#define FAST_SUFFIX base_b128w8p2
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_base.cu"
+#define STG 1
+#define WS 1
+#define FAST_SUFFIX b128w8p2s1ws
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv3 {
-#define BV 128
+#define BV 64
 #define SW 8
 #define PREC 2
-#define FAST_SUFFIX s1b_b128w8p2
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_s1.cu"
+#define STG 0
+#define WS 1
+#define FAST_SUFFIX b64w8p2ws
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv4 {
-#define BV 128
+#define BV 64
 #define SW 8
-#define PREC 1
-#define FAST_SUFFIX b128w8p1
+#define PREC 2
+#define STG 1
+#define WS 0
+#define FAST_SUFFIX b64w8p2s1
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv5 {
-#define BV 64
+#define BV 32
 #define SW 8
-#define PREC 0
-#define FAST_SUFFIX b64w8p0
+#define PREC 2
+#define STG 0
+#define WS 1
+#define FAST_SUFFIX b32w8p2ws
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 struct FastVariant {
@@ -245,8 +252,8 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2"), FV(fv1, "s1 BV128 SW8 P2"), FV(fv2, "base BV128 SW8 P2"),
-                        FV(fv3, "s1 again"), FV(fv4, "BV128 SW8 P1"), FV(fv5, "BV64 SW8 P0")};
+FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2"), FV(fv1, "BV128 SW8 P2 WS"), FV(fv2, "BV128 SW8 P2 STG1 WS"),
+                        FV(fv3, "BV64 SW8 P2 WS"), FV(fv4, "BV64 SW8 P2 STG1"), FV(fv5, "BV32 SW8 P2 WS")};
 const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
