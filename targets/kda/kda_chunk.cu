@@ -32,6 +32,7 @@
 #include "tile/kda_chunk_ops.cuh"
 #include "tile/kda_f16.cuh"
 #include "tile/kda_tf32.cuh"
+#include "tile/wgmma.cuh"
 
 #ifndef BV
 #define BV 64
@@ -50,6 +51,16 @@
 #ifndef PREC
 #define PREC 0
 #endif
+// GM 1 (PREC 2, BV 128, SW 8): the state kernel's products on wgmma (sm_90a; other
+// targets compile the mma.sync kernel for it, GM 0's).
+#ifndef GM
+#define GM 0
+#endif
+#if GM == 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
+#undef GM
+#define GM 0
+#endif
+static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 needs PREC 2, BV 128, SW 8");
 #define KC_RND (PREC == 0)
 #define KC_OUT(x) (PREC == 1 ? kda::round_tf32(x) : (x))
 #if PREC == 2
@@ -709,7 +720,7 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     ht[((n * H + h) * KC_KD + v0 + e) * KC_KD + d] = S[d * KC_LDS + e];
   }
 }
-#else  // PREC == 2: the fp16 state kernel
+#elif GM == 0  // PREC == 2: the fp16 state kernel
 
 // Shared memory of the fp16 state kernel (bytes; every fp16 tile swizzled, see
 // tile/kda_f16.cuh):  Sh f16 [KD][BV] (the state's fp16 copy, the operand of A),
@@ -966,6 +977,219 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
       hts[(e + 1) * KC_KD + d0] = S[mt][nt].x[1];
       hts[e * KC_KD + d1] = S[mt][nt].x[2];
       hts[(e + 1) * KC_KD + d1] = S[mt][nt].x[3];
+    }
+  }
+}
+#else  // PREC == 2, GM == 1: the fp16 state kernel on wgmma
+
+// Shared memory (bytes; every tile an sw128 tile of tile/wgmma.cuh, 1024-byte aligned):
+//   Sh [128 d][128 e] (32 KB), Vh [64 i][128 e] (16 KB), then two chunk buffers of
+//   W, Q, Kd [64 i][128 d] (16 KB each), Pm [64 i][64 j] (8 KB), U [64 i][128 e]
+//   (16 KB), G f32 [128] (512 B), padded to 75,776; plus 1024 bytes of alignment slack.
+#define KC_GBUF 75776
+#define KC_GOFF_Q 16384
+#define KC_GOFF_KD 32768
+#define KC_GOFF_P 49152
+#define KC_GOFF_U 57344
+#define KC_GOFF_G 73728
+#define KC_STATE_SMEM (49152 + 2 * KC_GBUF + 1024)
+#define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
+
+// cp.async copies of one chunk's operands into the buffer at shared address buf (rows
+// past len: 0 bytes from row 0, i.e. zeros).
+__device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restrict__ qg,
+                                            const __half* __restrict__ kd, const __half* __restrict__ w,
+                                            const __half* __restrict__ u, const __half* __restrict__ P,
+                                            const float* __restrict__ gl, long long bos, int len, long long slot,
+                                            long long H, long long h) {
+  const int tid = threadIdx.x;
+  const long long rs = H * KC_KD, o0 = (bos * H + h) * KC_KD;
+  {  // W, Q, Kd, U: [64][128] f16, 16 chunks per row; thread: chunk tid % 16 of rows tid / 16 + 16k
+    const int r0 = tid >> 4, ch = tid & 15;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const __half* base = t == 0 ? w : t == 1 ? qg : t == 2 ? kd : u;
+      const tile::u32 dst = buf + (t == 0 ? 0 : t == 1 ? KC_GOFF_Q : t == 2 ? KC_GOFF_KD : KC_GOFF_U);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int i = r0 + 16 * k;
+        tile::cp_async16(dst + kda::sw128_off<KC_CH>(i, ch * 8), i < len ? base + o0 + i * rs + ch * 8 : base + o0,
+                         i < len ? 16u : 0u);
+      }
+    }
+  }
+  {  // Pm: [64][64] f16, 8 chunks per row
+    const int r0 = tid >> 3, ch = tid & 7;
+    const __half* Pc = P + (slot * H + h) * KC_CH * KC_CH;
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const int i = r0 + 32 * k;
+      tile::cp_async16(buf + KC_GOFF_P + kda::sw128_off<KC_CH>(i, ch * 8), Pc + (i < len ? i * KC_CH + ch * 8 : 0),
+                       i < len ? 16u : 0u);
+    }
+  }
+  if (tid < KC_KD / 4) tile::cp_async16(buf + KC_GOFF_G + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
+}
+
+// grid (NSEQ, H, 1), block 256 (two warpgroups), smem KC_STATE_SMEM bytes. Warpgroup eh
+// owns the value columns 64eh..64eh+63: its slice of S (all 128 rows d, fp32 registers
+// in the wgmma accumulator layout, two m64 blocks) and of every product. Per chunk:
+//   A  [w; qg] Sh[:, eh] (wgmma, 2 x 8 k-steps; the next chunk's copies are issued
+//      meanwhile); v' = u - w Sh -> Vh (fp16)
+//   -- barrier --
+//   B  o = scale (qg Sh + P v') (4 k-steps onto the same accumulators) -> global
+//   C  (issued right behind B) S <- e^{G_last} S + kd^T v' (kd as an MN-major A
+//      operand; 2 x 4 k-steps), Sh[:, eh] <- fp16(S)
+//   -- the copies waited for, barrier --
+extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
+    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
+    const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
+    const __half* __restrict__ P, const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
+    float* __restrict__ ht, long long T, long long H, long long K, long long V, long long NSEQ,
+    float scale) {
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
+  (void)T;
+  (void)NSEQ;
+  extern __shared__ __align__(1024) unsigned char smb[];
+  const tile::u32 s0 = tile::smem_addr(smb), sS = (s0 + 1023u) & ~1023u;
+  const tile::u32 sV = sS + 32768, sB = sS + 49152;
+  const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
+  const long long n = blockIdx.x, h = blockIdx.y;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int eh = warp >> 2, wi = warp & 3, e0 = 64 * eh;
+  const int i0 = 16 * wi + gq, i1 = i0 + 8;  // rows of this thread in an m64 block
+  KC_PROF_START;
+
+  const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
+  if (bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, bos0, (int)min((long long)KC_CH, eos - bos0), slot0, H, h);
+  tile::cp_async_commit();
+  kda::frag_c S[2][8];  // S[d = 64 db + i0/i1][e = e0 + 8j + 2tq (+1)]
+  const float* h0s = h0 + (n * H + h) * KC_KD * KC_KD;
+#pragma unroll
+  for (int db = 0; db < 2; ++db) {
+    const int d0 = 64 * db + i0, d1 = d0 + 8;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int e = e0 + 8 * j + 2 * tq;
+      S[db][j].x[0] = h0s[e * KC_KD + d0];
+      S[db][j].x[1] = h0s[(e + 1) * KC_KD + d0];
+      S[db][j].x[2] = h0s[e * KC_KD + d1];
+      S[db][j].x[3] = h0s[(e + 1) * KC_KD + d1];
+      kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d0, e), kda::pack_f16x2(S[db][j].x[0], S[db][j].x[1]));
+      kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d1, e), kda::pack_f16x2(S[db][j].x[2], S[db][j].x[3]));
+    }
+  }
+  kda::cp_async_wait_all();
+  kda::fence_async_shared();
+  __syncthreads();
+  for (long long c = 0; bos0 + c * KC_CH < eos; ++c) {
+    const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
+    const int len = (int)min((long long)KC_CH, eos - bos);
+    const int cur = (int)(c & 1);
+    const tile::u32 bb = sB + cur * KC_GBUF;
+    const float* Gs = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);
+    // A: [w; qg] Sh[:, eh]; the next chunk's copies are issued while the tensor cores work
+    kda::frag_c aw[8], aq[8];  // (written by the first k-step: ACC 0)
+    kda::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) {
+      const tile::u32 ka = (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32;
+      const unsigned long long db = kda::desc_mnmajor(sS + eh * (KC_KD * 128) + ks * 2048, KC_KD * 128);
+      if (ks == 0) {
+        kda::wgmma_m64n64k16<0, 1, 0>(aw, kda::desc_kmajor(bb + ka), db);
+        kda::wgmma_m64n64k16<0, 1, 0>(aq, kda::desc_kmajor(bb + KC_GOFF_Q + ka), db);
+      } else {
+        kda::wgmma_m64n64k16<0, 1>(aw, kda::desc_kmajor(bb + ka), db);
+        kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + KC_GOFF_Q + ka), db);
+      }
+    }
+    kda::wgmma_commit();
+    if (bos + KC_CH < eos)
+      kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, bos + KC_CH,
+                  (int)min((long long)KC_CH, eos - bos - KC_CH), slot + 1, H, h);
+    tile::cp_async_commit();
+    KC_MARK(14);
+    kda::wgmma_wait<0>();
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int e = e0 + 8 * j + 2 * tq;
+      const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_GOFF_U + kda::sw128_off<KC_CH>(i0, e)));
+      const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_GOFF_U + kda::sw128_off<KC_CH>(i1, e)));
+      kda::st_shared_u32(sV + kda::sw128_off<KC_CH>(i0, e),
+                         i0 < len ? kda::pack_f16x2(u0.x - aw[j].x[0], u0.y - aw[j].x[1]) : 0u);
+      kda::st_shared_u32(sV + kda::sw128_off<KC_CH>(i1, e),
+                         i1 < len ? kda::pack_f16x2(u1.x - aw[j].x[2], u1.y - aw[j].x[3]) : 0u);
+    }
+    kda::fence_async_shared();
+    KC_MARK(8);
+    __syncthreads();
+    KC_MARK(9);
+    // B: o = scale (qg Sh + P v'), and C behind it: S <- e^{G_last} S + kd^T v' (the
+    // decay first, so that no register is touched between the two groups)
+#pragma unroll
+    for (int db = 0; db < 2; ++db) {
+      const float f0 = __expf(Gs[64 * db + i0]), f1 = __expf(Gs[64 * db + i1]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        S[db][j].x[0] *= f0;
+        S[db][j].x[1] *= f0;
+        S[db][j].x[2] *= f1;
+        S[db][j].x[3] *= f1;
+      }
+    }
+    kda::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + KC_GOFF_P + ks * 32),
+                                 kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
+    kda::wgmma_commit();
+#pragma unroll
+    for (int db = 0; db < 2; ++db)
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+        kda::wgmma_m64n64k16<1, 1>(S[db], kda::desc_mnmajor(bb + KC_GOFF_KD + db * (KC_CH * 128) + ks * 2048, KC_CH * 128),
+                                   kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
+    kda::wgmma_commit();
+    kda::wgmma_wait<1>();  // B is done
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int e = e0 + 8 * j + 2 * tq;
+      if (i0 < len)
+        *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i0) * H + h) * KC_KD + e) =
+            __floats2bfloat162_rn(scale * aq[j].x[0], scale * aq[j].x[1]);
+      if (i1 < len)
+        *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i1) * H + h) * KC_KD + e) =
+            __floats2bfloat162_rn(scale * aq[j].x[2], scale * aq[j].x[3]);
+    }
+    KC_MARK(10);
+    kda::wgmma_wait<0>();
+#pragma unroll
+    for (int db = 0; db < 2; ++db) {
+      const int d0 = 64 * db + i0, d1 = d0 + 8;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int e = e0 + 8 * j + 2 * tq;
+        kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d0, e), kda::pack_f16x2(S[db][j].x[0], S[db][j].x[1]));
+        kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d1, e), kda::pack_f16x2(S[db][j].x[2], S[db][j].x[3]));
+      }
+    }
+    KC_MARK(12);
+    kda::cp_async_wait_all();
+    kda::fence_async_shared();
+    __syncthreads();
+    KC_MARK(13);
+  }
+  float* hts = ht + (n * H + h) * KC_KD * KC_KD;
+#pragma unroll
+  for (int db = 0; db < 2; ++db) {
+    const int d0 = 64 * db + i0, d1 = d0 + 8;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int e = e0 + 8 * j + 2 * tq;
+      hts[e * KC_KD + d0] = S[db][j].x[0];
+      hts[(e + 1) * KC_KD + d0] = S[db][j].x[1];
+      hts[e * KC_KD + d1] = S[db][j].x[2];
+      hts[(e + 1) * KC_KD + d1] = S[db][j].x[3];
     }
   }
 }

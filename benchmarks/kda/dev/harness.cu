@@ -179,6 +179,7 @@ void launch_baseline(Problem& p, BaseScratch& s) {
 #include "targets/common/tile/kda_chunk_ops.cuh"
 #include "targets/common/tile/kda_f16.cuh"
 #include "targets/common/tile/cp_async.cuh"
+#include "targets/common/tile/wgmma.cuh"
 #define FAST_CAT2(a, b) a##b
 #define FAST_CAT(a, b) FAST_CAT2(a, b)
 struct FastScratch { float *qg, *kd, *w, *u, *P, *gl; };
@@ -196,8 +197,8 @@ namespace fv0 {
 #define SW 8
 #define PREC 2
 #define STG 0
-#define WS 0
-#define FAST_SUFFIX b128w8p2
+#define GM 1
+#define FAST_SUFFIX b128w8p2gm
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv1 {
@@ -205,44 +206,17 @@ namespace fv1 {
 #define SW 8
 #define PREC 2
 #define STG 0
-#define WS 1
-#define FAST_SUFFIX b128w8p2ws
+#define GM 0
+#define FAST_SUFFIX b128w8p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv2 {
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 1
-#define WS 1
-#define FAST_SUFFIX b128w8p2s1ws
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv3 {
-#define BV 64
-#define SW 8
-#define PREC 2
-#define STG 0
-#define WS 1
-#define FAST_SUFFIX b64w8p2ws
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv4 {
 #define BV 64
 #define SW 8
 #define PREC 2
 #define STG 1
-#define WS 0
+#define GM 0
 #define FAST_SUFFIX b64w8p2s1
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv5 {
-#define BV 32
-#define SW 8
-#define PREC 2
-#define STG 0
-#define WS 1
-#define FAST_SUFFIX b32w8p2ws
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 struct FastVariant {
@@ -252,9 +226,8 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2"), FV(fv1, "BV128 SW8 P2 WS"), FV(fv2, "BV128 SW8 P2 STG1 WS"),
-                        FV(fv3, "BV64 SW8 P2 WS"), FV(fv4, "BV64 SW8 P2 STG1"), FV(fv5, "BV32 SW8 P2 WS")};
-const int kNumFast = 6;
+FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2 GM"), FV(fv1, "BV128 SW8 P2"), FV(fv2, "BV64 SW8 P2 STG1")};
+const int kNumFast = 3;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
 

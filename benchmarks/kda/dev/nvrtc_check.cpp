@@ -22,13 +22,14 @@ int main() {
   const std::string src = ss.str();
   int bad = 0;
   for (const char* arch : {"sm_90a", "sm_103a"})
+    for (int gm : {0, 1})
     for (int stg : {0, 1})
     for (int prec : {0, 1, 2})
       for (int sw : {4, 8})
         for (int bv : {32, 64, 128}) {
-          if (bv < 2 * sw || (prec == 2 && sw != 8) || (stg == 1 && prec != 2)) continue;
+          if (bv < 2 * sw || (prec == 2 && sw != 8) || (stg == 1 && prec != 2) || (gm == 1 && (prec != 2 || bv != 128 || stg != 0))) continue;
           std::string s = "#define BV " + std::to_string(bv) + "\n#define SW " + std::to_string(sw) +
-                          "\n#define PREC " + std::to_string(prec) + "\n#define STG " + std::to_string(stg) + "\n" + src;
+                          "\n#define PREC " + std::to_string(prec) + "\n#define STG " + std::to_string(stg) + "\n#define GM " + std::to_string(gm) + "\n" + src;
           nvrtcProgram prog;
           nvrtcCreateProgram(&prog, s.c_str(), "kda_chunk.cu", 0, nullptr, nullptr);
           std::vector<std::string> opts = {std::string("--gpu-architecture=") + arch, "-std=c++17",
@@ -52,7 +53,7 @@ int main() {
           }
           const bool fail = rc != NVRTC_SUCCESS || spill;
           bad += fail;
-          printf("%s BV%d SW%d P%d STG%d:%s%s\n", arch, bv, sw, prec, stg, summary.c_str(), fail ? (rc != NVRTC_SUCCESS ? "  COMPILE FAILED" : "  SPILLS") : "");
+          printf("%s BV%d SW%d P%d STG%d GM%d:%s%s\n", arch, bv, sw, prec, stg, gm, summary.c_str(), fail ? (rc != NVRTC_SUCCESS ? "  COMPILE FAILED" : "  SPILLS") : "");
           if (rc != NVRTC_SUCCESS) printf("%s\n", log.c_str());
         }
   printf("%s\n", bad ? "FAIL" : "ok: no spills");

@@ -1,0 +1,97 @@
+// tile/wgmma.cuh — Hopper warpgroup matrix multiply (wgmma, sm_90a only) on shared tiles
+// in the 128-byte-swizzled canonical layout.
+//
+// Layout ("sw128 tile", what wgmma's 128B-swizzle descriptors describe): a [rows][cols]
+// tile of 16-bit elements is stored as cols/64 column blocks, each [rows][64] with
+// 128-byte rows, 16-byte chunks XOR-swizzled by (row % 8) (tile::swz128); blocks are
+// rows*128 bytes apart and the tile base is 1024-byte aligned. The same bytes serve as
+// a K-major operand (rows = M or N, cols = K) and as an MN-major one (rows = K,
+// cols = M or N), so one copy routine fills both.
+//   sw128_off<ROWS>(r, c)      byte offset of element (r, c)
+//   desc_kmajor(addr)          descriptor of a 64-row K-major operand block (K <= 64 per
+//                              block: step k16 by adding 32 bytes, next K block at
+//                              +ROWS*128)
+//   desc_mnmajor(addr, lbo)    descriptor of an MN-major operand (64 MN columns per block,
+//                              lbo = block stride; step k16 by adding 16 rows = 2048 bytes)
+//   wgmma_m64n64k16<TA, TB, ACC = 1>(d, da, db)
+//                              d[8] += A(64x16) B(16x64) (ACC 0: d = A B, d's old values
+//                              unread), fp16 in, fp32 accumulate; TA / TB 1 = MN-major. d[j] is the m16n8 accumulator fragment of
+//                              rows 16*(warp%4).., columns 8j.. (as frag_c of mma.sync).
+//   wgmma_fence(), wgmma_commit(), wgmma_wait<N>()   the wgmma ordering instructions
+//   fence_async_shared()       makes generic-proxy writes of shared memory (st.shared,
+//                              cp.async) visible to wgmma; then a barrier.
+// Every thread of a warpgroup (4 consecutive warps, the first a multiple of 4) calls
+// the wgmma functions together. On targets without wgmma they trap.
+#pragma once
+#include "base.cuh"
+#include "kda_tf32.cuh"
+
+namespace kda {
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TILE_HAS_WGMMA 1
+#else
+#define TILE_HAS_WGMMA 0
+#endif
+
+template <int ROWS>
+__device__ __forceinline__ u32 sw128_off(int r, int c) {
+  return (u32)(c >> 6) * (ROWS * 128) + tile::swz128((u32)r * 128 + (u32)(c & 63) * 2);
+}
+
+__device__ __forceinline__ unsigned long long desc_sw128(u32 addr, u32 lbo, u32 sbo) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFFu) << 16) |
+         ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ unsigned long long desc_kmajor(u32 addr) { return desc_sw128(addr, 16, 1024); }
+__device__ __forceinline__ unsigned long long desc_mnmajor(u32 addr, u32 lbo) { return desc_sw128(addr, lbo, 1024); }
+
+__device__ __forceinline__ void wgmma_fence() {
+#if TILE_HAS_WGMMA
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+__device__ __forceinline__ void wgmma_commit() {
+#if TILE_HAS_WGMMA
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+#if TILE_HAS_WGMMA
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ void fence_async_shared() {
+#if TILE_HAS_WGMMA
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+template <int TA, int TB, int ACC = 1>
+__device__ __forceinline__ void wgmma_m64n64k16(frag_c (&d)[8], unsigned long long da, unsigned long long db) {
+#if TILE_HAS_WGMMA
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %36, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %34, %35;\n}\n"
+      : "+f"(d[0].x[0]), "+f"(d[0].x[1]), "+f"(d[0].x[2]), "+f"(d[0].x[3]),
+        "+f"(d[1].x[0]), "+f"(d[1].x[1]), "+f"(d[1].x[2]), "+f"(d[1].x[3]),
+        "+f"(d[2].x[0]), "+f"(d[2].x[1]), "+f"(d[2].x[2]), "+f"(d[2].x[3]),
+        "+f"(d[3].x[0]), "+f"(d[3].x[1]), "+f"(d[3].x[2]), "+f"(d[3].x[3]),
+        "+f"(d[4].x[0]), "+f"(d[4].x[1]), "+f"(d[4].x[2]), "+f"(d[4].x[3]),
+        "+f"(d[5].x[0]), "+f"(d[5].x[1]), "+f"(d[5].x[2]), "+f"(d[5].x[3]),
+        "+f"(d[6].x[0]), "+f"(d[6].x[1]), "+f"(d[6].x[2]), "+f"(d[6].x[3]),
+        "+f"(d[7].x[0]), "+f"(d[7].x[1]), "+f"(d[7].x[2]), "+f"(d[7].x[3])
+      : "l"(da), "l"(db), "n"(TA), "n"(TB), "n"(ACC));
+#else
+  (void)d;
+  (void)da;
+  (void)db;
+  __trap();
+#endif
+}
+
+}  // namespace kda
