@@ -996,7 +996,8 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
 // cp.async copies of one chunk's operands into the buffer at shared address buf (rows
-// past len: 0 bytes from row 0, i.e. zeros).
+// past len: 0 bytes from row 0, i.e. zeros): part 1 W and Q, part 2 Kd, U, Pm and G.
+template <int PARTS>
 __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u, const __half* __restrict__ P,
@@ -1008,6 +1009,7 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
     const int r0 = tid >> 4, ch = tid & 15;
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
+      if (!(PARTS & (t < 2 ? 1 : 2))) continue;
       const __half* base = t == 0 ? w : t == 1 ? qg : t == 2 ? kd : u;
       const tile::u32 dst = buf + (t == 0 ? 0 : t == 1 ? KC_GOFF_Q : t == 2 ? KC_GOFF_KD : KC_GOFF_U);
 #pragma unroll
@@ -1018,6 +1020,7 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
       }
     }
   }
+  if (!(PARTS & 2)) return;
   {  // Pm: [64][64] f16, 8 chunks per row
     const int r0 = tid >> 3, ch = tid & 7;
     const __half* Pc = P + (slot * H + h) * KC_CH * KC_CH;
@@ -1061,7 +1064,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
   KC_PROF_START;
 
   const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
-  if (bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, bos0, (int)min((long long)KC_CH, eos - bos0), slot0, H, h);
+  if (bos0 < eos) kc_issue_gm<3>(sB, qg, kd, w, u, P, gl, bos0, (int)min((long long)KC_CH, eos - bos0), slot0, H, h);
   tile::cp_async_commit();
   kda::frag_c S[2][8];  // S[d = 64 db + i0/i1][e = e0 + 8j + 2tq (+1)]
   const float* h0s = h0 + (n * H + h) * KC_KD * KC_KD;
@@ -1104,10 +1107,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
       }
     }
     kda::wgmma_commit();
-    if (bos + KC_CH < eos)
-      kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, bos + KC_CH,
-                  (int)min((long long)KC_CH, eos - bos - KC_CH), slot + 1, H, h);
-    tile::cp_async_commit();
+    const bool more = bos + KC_CH < eos;
+    const int nlen = more ? (int)min((long long)KC_CH, eos - bos - KC_CH) : 0;
+    if (more) kc_issue_gm<1>(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, bos + KC_CH, nlen, slot + 1, H, h);
     KC_MARK(14);
     kda::wgmma_wait<0>();
 #pragma unroll
@@ -1150,16 +1152,28 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
         kda::wgmma_m64n64k16<1, 1>(S[db], kda::desc_mnmajor(bb + KC_GOFF_KD + db * (KC_CH * 128) + ks * 2048, KC_CH * 128),
                                    kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
     kda::wgmma_commit();
+    if (more) kc_issue_gm<2>(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, bos + KC_CH, nlen, slot + 1, H, h);
+    tile::cp_async_commit();
     kda::wgmma_wait<1>();  // B is done
+    {  // o through the dead U tile (bf16, sw128): a warp's 16 rows x 64 columns, then
+       // 16-byte coalesced stores (four 128-byte rows per warp instruction)
+      const tile::u32 ot = bb + KC_GOFF_U;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int e = e0 + 8 * j + 2 * tq;
-      if (i0 < len)
-        *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i0) * H + h) * KC_KD + e) =
-            __floats2bfloat162_rn(scale * aq[j].x[0], scale * aq[j].x[1]);
-      if (i1 < len)
-        *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i1) * H + h) * KC_KD + e) =
-            __floats2bfloat162_rn(scale * aq[j].x[2], scale * aq[j].x[3]);
+      for (int j = 0; j < 8; ++j) {
+        const int e = e0 + 8 * j + 2 * tq;
+        kda::st_shared_u32(ot + kda::sw128_off<KC_CH>(i0, e), tile::pack_bf16x2(scale * aq[j].x[0], scale * aq[j].x[1]));
+        kda::st_shared_u32(ot + kda::sw128_off<KC_CH>(i1, e), tile::pack_bf16x2(scale * aq[j].x[2], scale * aq[j].x[3]));
+      }
+      __syncwarp();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int r = 16 * wi + 4 * k + (lane >> 3), c8 = e0 + 8 * (lane & 7);
+        uint4 v;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(ot + kda::sw128_off<KC_CH>(r, c8)));
+        if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + c8) = v;
+      }
     }
     KC_MARK(10);
     kda::wgmma_wait<0>();

@@ -206,17 +206,18 @@ namespace fv1 {
 #define SW 8
 #define PREC 2
 #define STG 0
-#define GM 0
-#define FAST_SUFFIX b128w8p2
+#define GM 1
+#define FAST_SUFFIX b128w8p2gm1
+#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_gm1.cu"
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv2 {
-#define BV 64
+#define BV 128
 #define SW 8
 #define PREC 2
-#define STG 1
+#define STG 0
 #define GM 0
-#define FAST_SUFFIX b64w8p2s1
+#define FAST_SUFFIX b128w8p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 struct FastVariant {
@@ -226,7 +227,7 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-FastVariant g_fast[] = {FV(fv0, "BV128 SW8 P2 GM"), FV(fv1, "BV128 SW8 P2"), FV(fv2, "BV64 SW8 P2 STG1")};
+FastVariant g_fast[] = {FV(fv0, "BV128 P2 GM"), FV(fv1, "BV128 P2 GM (dc79af5)"), FV(fv2, "BV128 SW8 P2")};
 const int kNumFast = 3;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
