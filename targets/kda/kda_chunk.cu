@@ -33,6 +33,7 @@
 #include "tile/kda_f16.cuh"
 #include "tile/kda_tf32.cuh"
 #include "tile/wgmma.cuh"
+#include "tile/bulk_copy.cuh"
 
 #ifndef BV
 #define BV 64
@@ -117,6 +118,27 @@ __device__ __forceinline__ void kc_st4(float* p, float a, float b, float c, floa
 }
 __device__ __forceinline__ void kc_st4(__half* p, float a, float b, float c, float d) {
   *reinterpret_cast<uint2*>(p) = make_uint2(kda::pack_f16x2(a, b), kda::pack_f16x2(c, d));
+}
+
+// Element index of (row i, column d) of chunk (slot, h)'s [64][128] intermediates (qg,
+// kd, w, u) and of (i, j) in its P block. GM 0: rows bos + i of [T, H, 128], P
+// row-major. GM 1: the chunk's sw128 images (tile/wgmma.cuh; 8192 and 4096 elements per
+// (slot, head)), which the wgmma state kernel copies whole, with one bulk copy each.
+__device__ __forceinline__ long long kc_idx(long long bos, long long slot, long long H, long long h, int i, int d) {
+#if GM == 1
+  (void)bos;
+  return (slot * H + h) * (KC_CH * KC_KD) + (kda::sw128_off<KC_CH>(i, d) >> 1);
+#else
+  (void)slot;
+  return ((bos + i) * H + h) * KC_KD + d;
+#endif
+}
+__device__ __forceinline__ int kc_pidx(int i, int j) {
+#if GM == 1
+  return (int)(kda::sw128_off<KC_CH>(i, j) >> 1);
+#else
+  return i * KC_CH + j;
+#endif
 }
 
 __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, long long* n_out,
@@ -221,7 +243,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
     else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
     else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
-    if (i < len) kc_st4(Pc + i * KC_CH + 4 * c4, 0.f, 0.f, 0.f, 0.f);
+    if (i < len) kc_st4(Pc + kc_pidx(i, 4 * c4), 0.f, 0.f, 0.f, 0.f);
   }
   kda::cp_async_wait_all();
   __syncthreads();
@@ -362,8 +384,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
           const float l00 = (accL[s].x[0] + l0.x) * kj.x, l01 = (accL[s].x[1] + l0.y) * kj.y;
           const float l10 = (accL[s].x[2] + l1.x) * kj.x, l11 = (accL[s].x[3] + l1.y) * kj.y;
-          if (i0 < len) kc_st2(Pc + i0 * KC_CH + j, j <= i0 ? KC_OUT(p00) : 0.f, j + 1 <= i0 ? KC_OUT(p01) : 0.f);
-          if (i1 < len) kc_st2(Pc + i1 * KC_CH + j, j <= i1 ? KC_OUT(p10) : 0.f, j + 1 <= i1 ? KC_OUT(p11) : 0.f);
+          if (i0 < len) kc_st2(Pc + kc_pidx(i0, j), j <= i0 ? KC_OUT(p00) : 0.f, j + 1 <= i0 ? KC_OUT(p01) : 0.f);
+          if (i1 < len) kc_st2(Pc + kc_pidx(i1, j), j <= i1 ? KC_OUT(p10) : 0.f, j + 1 <= i1 ? KC_OUT(p11) : 0.f);
           *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
               make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
           *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
@@ -390,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
         kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
         const float a = rq[i], b = rk[i];
-        const long long gi = ((bos + i) * H + h) * KC_KD + d;
+        const long long gi = kc_idx(bos, slot, H, h, i, d);
         kc_st4(qg + gi, KC_OUT(qv[0] * a * kda::ex2(G.x)), KC_OUT(qv[1] * a * kda::ex2(G.y)),
                KC_OUT(qv[2] * a * kda::ex2(G.z)), KC_OUT(qv[3] * a * kda::ex2(G.w)));
         kc_st4(kd + gi, KC_OUT(kv[0] * b * kda::ex2(GL.x - G.x)), KC_OUT(kv[1] * b * kda::ex2(GL.y - G.y)),
@@ -400,6 +422,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
             make_uint2(kda::pack_f16x2(kv[0] * b * kda::ex2(G.x), kv[1] * b * kda::ex2(G.y)),
                        kda::pack_f16x2(kv[2] * b * kda::ex2(G.z), kv[3] * b * kda::ex2(G.w)));
 #endif
+      } else if (GM == 1) {  // whole images: rows past the sequence are zeros (kd^T v' reads them)
+        const long long gi = kc_idx(bos, slot, H, h, i, d);
+        kc_st4(qg + gi, 0.f, 0.f, 0.f, 0.f);
+        kc_st4(kd + gi, 0.f, 0.f, 0.f, 0.f);
       }
     }
     if (tid < 32) {  // G_last in natural-log units
@@ -515,13 +541,16 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
         const int e = 16 * warp + 8 * nt + 2 * tq;
-        if (i0 < len) {
-          kc_st2(w + ((bos + i0) * H + h) * KC_KD + e, KC_OUT(accW[I][nt].x[0]), KC_OUT(accW[I][nt].x[1]));
-          kc_st2(u + ((bos + i0) * H + h) * KC_KD + e, accU[I][nt].x[0], accU[I][nt].x[1]);
+        const bool z0 = i0 >= len, z1 = i1 >= len;  // (written as zeros with GM 1, else skipped)
+        if (!z0 || GM == 1) {
+          const long long g0 = kc_idx(bos, slot, H, h, i0, e);
+          kc_st2(w + g0, z0 ? 0.f : KC_OUT(accW[I][nt].x[0]), z0 ? 0.f : KC_OUT(accW[I][nt].x[1]));
+          kc_st2(u + g0, z0 ? 0.f : accU[I][nt].x[0], z0 ? 0.f : accU[I][nt].x[1]);
         }
-        if (i1 < len) {
-          kc_st2(w + ((bos + i1) * H + h) * KC_KD + e, KC_OUT(accW[I][nt].x[2]), KC_OUT(accW[I][nt].x[3]));
-          kc_st2(u + ((bos + i1) * H + h) * KC_KD + e, accU[I][nt].x[2], accU[I][nt].x[3]);
+        if (!z1 || GM == 1) {
+          const long long g1 = kc_idx(bos, slot, H, h, i1, e);
+          kc_st2(w + g1, z1 ? 0.f : KC_OUT(accW[I][nt].x[2]), z1 ? 0.f : KC_OUT(accW[I][nt].x[3]));
+          kc_st2(u + g1, z1 ? 0.f : accU[I][nt].x[2], z1 ? 0.f : accU[I][nt].x[3]);
         }
       }
     }
@@ -985,65 +1014,47 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 // Shared memory (bytes; every tile an sw128 tile of tile/wgmma.cuh, 1024-byte aligned):
 //   Sh [128 d][128 e] (32 KB), Vh [64 i][128 e] (16 KB), then two chunk buffers of
 //   W, Q, Kd [64 i][128 d] (16 KB each), Pm [64 i][64 j] (8 KB), U [64 i][128 e]
-//   (16 KB), G f32 [128] (512 B), padded to 75,776; plus 1024 bytes of alignment slack.
+//   (16 KB), G f32 [128] (512 B) and an mbarrier, padded to 75,776; plus 1024 bytes of
+//   alignment slack.
 #define KC_GBUF 75776
 #define KC_GOFF_Q 16384
 #define KC_GOFF_KD 32768
 #define KC_GOFF_P 49152
 #define KC_GOFF_U 57344
 #define KC_GOFF_G 73728
+#define KC_GOFF_MB 74240  // the buffer's mbarrier
 #define KC_STATE_SMEM (49152 + 2 * KC_GBUF + 1024)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
-// cp.async copies of one chunk's operands into the buffer at shared address buf (rows
-// past len: 0 bytes from row 0, i.e. zeros): part 1 W and Q, part 2 Kd, U, Pm and G.
-template <int PARTS>
+// One thread copies a chunk's operands into the buffer at shared address buf: the
+// intra kernel wrote each as the sw128 image of its tile (rows past the sequence are
+// zeros), so each is one bulk copy; completion is counted on the buffer's mbarrier.
+#define KC_GBYTES (4 * 16384 + 8192 + 512)
 __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u, const __half* __restrict__ P,
-                                            const float* __restrict__ gl, long long bos, int len, long long slot,
-                                            long long H, long long h) {
-  const int tid = threadIdx.x;
-  const long long rs = H * KC_KD, o0 = (bos * H + h) * KC_KD;
-  {  // W, Q, Kd, U: [64][128] f16, 16 chunks per row; thread: chunk tid % 16 of rows tid / 16 + 16k
-    const int r0 = tid >> 4, ch = tid & 15;
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      if (!(PARTS & (t < 2 ? 1 : 2))) continue;
-      const __half* base = t == 0 ? w : t == 1 ? qg : t == 2 ? kd : u;
-      const tile::u32 dst = buf + (t == 0 ? 0 : t == 1 ? KC_GOFF_Q : t == 2 ? KC_GOFF_KD : KC_GOFF_U);
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int i = r0 + 16 * k;
-        tile::cp_async16(dst + kda::sw128_off<KC_CH>(i, ch * 8), i < len ? base + o0 + i * rs + ch * 8 : base + o0,
-                         i < len ? 16u : 0u);
-      }
-    }
-  }
-  if (!(PARTS & 2)) return;
-  {  // Pm: [64][64] f16, 8 chunks per row
-    const int r0 = tid >> 3, ch = tid & 7;
-    const __half* Pc = P + (slot * H + h) * KC_CH * KC_CH;
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int i = r0 + 32 * k;
-      tile::cp_async16(buf + KC_GOFF_P + kda::sw128_off<KC_CH>(i, ch * 8), Pc + (i < len ? i * KC_CH + ch * 8 : 0),
-                       i < len ? 16u : 0u);
-    }
-  }
-  if (tid < KC_KD / 4) tile::cp_async16(buf + KC_GOFF_G + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
+                                            const float* __restrict__ gl, long long slot, long long H, long long h) {
+  const tile::u32 mb = buf + KC_GOFF_MB;
+  const long long img = (slot * H + h) * (KC_CH * KC_KD), pim = (slot * H + h) * (KC_CH * KC_CH);
+  tile::mbar_expect_tx(mb, KC_GBYTES);
+  tile::bulk_g2s(buf, w + img, 16384, mb);
+  tile::bulk_g2s(buf + KC_GOFF_Q, qg + img, 16384, mb);
+  tile::bulk_g2s(buf + KC_GOFF_KD, kd + img, 16384, mb);
+  tile::bulk_g2s(buf + KC_GOFF_U, u + img, 16384, mb);
+  tile::bulk_g2s(buf + KC_GOFF_P, P + pim, 8192, mb);
+  tile::bulk_g2s(buf + KC_GOFF_G, gl + (slot * H + h) * KC_KD, 512, mb);
 }
 
 // grid (NSEQ, H, 1), block 256 (two warpgroups), smem KC_STATE_SMEM bytes. Warpgroup eh
 // owns the value columns 64eh..64eh+63: its slice of S (all 128 rows d, fp32 registers
 // in the wgmma accumulator layout, two m64 blocks) and of every product. Per chunk:
-//   A  [w; qg] Sh[:, eh] (wgmma, 2 x 8 k-steps; the next chunk's copies are issued
-//      meanwhile); v' = u - w Sh -> Vh (fp16)
+//   (thread 0 issues the next chunk's bulk copies; all wait for this chunk's)
+//   A  [w; qg] Sh[:, eh] (wgmma, 2 x 8 k-steps); v' = u - w Sh -> Vh (fp16)
 //   -- barrier --
 //   B  o = scale (qg Sh + P v') (4 k-steps onto the same accumulators) -> global
 //   C  (issued right behind B) S <- e^{G_last} S + kd^T v' (kd as an MN-major A
 //      operand; 2 x 4 k-steps), Sh[:, eh] <- fp16(S)
-//   -- the copies waited for, barrier --
+//   -- barrier --
 extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
     const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
@@ -1064,8 +1075,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
   KC_PROF_START;
 
   const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
-  if (bos0 < eos) kc_issue_gm<3>(sB, qg, kd, w, u, P, gl, bos0, (int)min((long long)KC_CH, eos - bos0), slot0, H, h);
-  tile::cp_async_commit();
+  if (tid == 0) {
+    tile::mbar_init(sB + KC_GOFF_MB, 1);
+    tile::mbar_init(sB + KC_GBUF + KC_GOFF_MB, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h);
   kda::frag_c S[2][8];  // S[d = 64 db + i0/i1][e = e0 + 8j + 2tq (+1)]
   const float* h0s = h0 + (n * H + h) * KC_KD * KC_KD;
 #pragma unroll
@@ -1082,7 +1098,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
       kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d1, e), kda::pack_f16x2(S[db][j].x[2], S[db][j].x[3]));
     }
   }
-  kda::cp_async_wait_all();
   kda::fence_async_shared();
   __syncthreads();
   for (long long c = 0; bos0 + c * KC_CH < eos; ++c) {
@@ -1091,7 +1106,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     const int cur = (int)(c & 1);
     const tile::u32 bb = sB + cur * KC_GBUF;
     const float* Gs = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);
-    // A: [w; qg] Sh[:, eh]; the next chunk's copies are issued while the tensor cores work
+    const bool more = bos + KC_CH < eos;
+    if (tid == 0 && more) kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h);
+    tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
+    KC_MARK(14);
+    // A: [w; qg] Sh[:, eh]
     kda::frag_c aw[8], aq[8];  // (written by the first k-step: ACC 0)
     kda::wgmma_fence();
 #pragma unroll
@@ -1107,10 +1126,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
       }
     }
     kda::wgmma_commit();
-    const bool more = bos + KC_CH < eos;
-    const int nlen = more ? (int)min((long long)KC_CH, eos - bos - KC_CH) : 0;
-    if (more) kc_issue_gm<1>(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, bos + KC_CH, nlen, slot + 1, H, h);
-    KC_MARK(14);
     kda::wgmma_wait<0>();
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -1152,8 +1167,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
         kda::wgmma_m64n64k16<1, 1>(S[db], kda::desc_mnmajor(bb + KC_GOFF_KD + db * (KC_CH * 128) + ks * 2048, KC_CH * 128),
                                    kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
     kda::wgmma_commit();
-    if (more) kc_issue_gm<2>(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, bos + KC_CH, nlen, slot + 1, H, h);
-    tile::cp_async_commit();
     kda::wgmma_wait<1>();  // B is done
     {  // o through the dead U tile (bf16, sw128): a warp's 16 rows x 64 columns, then
        // 16-byte coalesced stores (four 128-byte rows per warp instruction)
@@ -1188,8 +1201,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
       }
     }
     KC_MARK(12);
-    kda::cp_async_wait_all();
-    kda::fence_async_shared();
+    kda::fence_async_shared();  // (also orders this chunk's reads and o staging before the next bulk copy into bb)
     __syncthreads();
     KC_MARK(13);
   }
