@@ -157,6 +157,56 @@ __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, lon
   return true;
 }
 
+__device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
+  tile::u32 d;
+  asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+#ifndef KC_HX
+#define KC_HX 0
+#endif
+// KC_HX (developer knob, default 0) selects variants measured against the default (H200,
+// intra geomean, one run): 1 P/L k16 loop unrolled 2 (+1.1%), 2 no A16 (+2.3%), 4 g in its
+// own cp.async group, the gate started while k and q land (+0.4%), 8 v converted to fp16
+// by a pass after the qg/kd loop instead of in phase 4 (+0.7%).
+constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
+#undef KC_SPLIT
+#define KC_SPLIT ((KC_HX & 4) != 0)
+#undef KC_VPASS
+#define KC_VPASS (PREC == 2 && (KC_HX & 8))
+#undef KC_A16
+#if PREC == 2 && !(KC_HX & 2)
+#define KC_A16 1  // phase 3 also writes A diag(b) as fp16 (A16), phase 4 reads it by ldmatrix
+#else
+#define KC_A16 0
+#endif
+#define KC_LDA16 72  // row stride (fp16 elements) of A16: conflict-free ldmatrix
+
+// kda::inv_unit_lower16, also writing the result times diag(b) as fp16 into A16 (row
+// stride KC_LDA16): lanes 0-15 store the fp32 block, lanes 16-31 the fp16 one.
+template <int LD>
+__device__ __forceinline__ void kc_inv16(float* T, __half* a16, const float* bcol) {
+  const int m = threadIdx.x & 15;
+  float x[16];  // x[i] = (I+L)^-1 [i][m]
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    float acc = (i == m) ? 1.f : 0.f;
+#pragma unroll
+    for (int j = 0; j < i; ++j) acc -= T[i * LD + j] * x[j];
+    x[i] = acc;
+  }
+  __syncwarp();  // every lane has read L before any lane overwrites it
+  if ((threadIdx.x & 31) < 16) {  // lanes m and m + 16 hold the same column
+#pragma unroll
+    for (int i = 0; i < 16; ++i) T[i * LD + m] = x[i];
+  } else {
+    const float bm = bcol[m];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) a16[i * KC_LDA16 + m] = __float2half_rn(x[i] * bm);
+  }
+  __syncwarp();
+}
 #define KC_LDB 136  // row stride (bf16 elements) of the bf16 chunk tiles
 #ifndef KC_P2U
 #define KC_P2U 4  // unroll of the k-loop of the P/L products (developer knob)
@@ -167,21 +217,28 @@ constexpr int kP2U = KC_P2U;
 // Shared memory (115,456 bytes: two blocks, 16 warps, per SM; the limit is 115,712):
 //   Gc  f32  [CH][LDG]  cumulative log-decay G, in log2 units (G log2 e)
 //   LA  f32  [CH][LDL]  first the raw gate (bf16 [CH][LDB]), then L, then (I+L)^-1
-//   Qs, Ks, Vs  bf16 [CH][LDB]  raw q, k, v of the chunk (Qs later: inverse scratch)
+//   Qs, Ks  bf16 [CH][LDB]  raw q, k of the chunk (Qs later: inverse scratch Xs, 6 KB,
+//      then A16 = A diag(b) fp16 [CH][72]; Ks later: k e^G fp16 for phase 4)
+//   Vs  [CH][LDB] x 2 bytes: phases 1-2 KB = k_j e^{G_{16(J+1)}-G_j} fp16 (rows 0-47) and
+//      the factor vectors Fv (3 x 128 fp16, at row 48); then v (bf16, copied after P/L)
 //   rq, rk, bs [CH]
-//   Xp  f32  [20][32][4]  phase 2 partial P sums (one channel half); phase 1: tot [KD]
+//   Xp  f32  [20][32][4]  phase 2 partial P sums (one channel half); phase 1: quarter
+//      totals and first gates of the cumulative sum
 // Phases (barriers between):
-//   0  cp.async of q, k, v, g for the whole chunk (one memory latency); beta, gate
+//   0  cp.async of q, k, g for the whole chunk (one memory latency); beta, gate
 //      parameters; zeros of P above the diagonal blocks
-//   1  row norms (warp per 8 rows); gate and cumulative sum per channel in
-//      registers (thread = channel x half chunk, halves joined through tot)
-//   2  P and L (tf32 mma), 20 units of (16-row block I, 16-col block J, 8-col half),
-//      reference row 16I; warp = (row block, channel half), the halves summed through
-//      Xp and LA; then qg, kd, G_last out
+//   1  gate and its cumulative sum (thread = channel pair x 16-row quarter, quarters
+//      joined through Xp); row norms (warp per 8 rows); KB and Fv
+//   2  P and L, 20 units of (16-row block I, 16-col block J, 8-col half), reference row
+//      16I; warp = (row block, channel half), the halves summed through Xp and LA:
+//      diagonal blocks on tf32 mma (factors up to e^{+-75}), the 12 off-diagonal units
+//      on fp16 m16n8k16 (B = KB by ldmatrix, times Fv for J < I - 1; both factors <= 1);
+//      then v copied (cp.async) into Vs; qg, kd, G_last out, Ks <- k e^G (fp16)
 //   3  (I+L)^-1: diagonal 16x16 blocks by in-register forward substitution, then the
 //      off-diagonal blocks in two levels (16-blocks, then the 32x32 block) on CUDA
-//      cores in fp32
-//   4  w = A (b k e^G), u = A (b v): warp = 16 output columns, all 4 row blocks
+//      cores in fp32; each final block also written as A diag(b) in fp16 (A16)
+//   4  w = A (b k e^G), u = A (b v) on fp16 mma (A16 and Ks, Vs by ldmatrix; v
+//      converted bf16 -> fp16 in registers): warp = 16 output columns, 4 row blocks
 #define KC_INTRA_THREADS 256
 #define KC_INTRA_SMEM \
   (4 * KC_CH * KC_LDG + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * 3 * KC_CH + 4 * 2560)
@@ -207,7 +264,6 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   float* rk = rq + KC_CH;
   float* bs = rk + KC_CH;
   float* Xp = bs + KC_CH;  // phase 2: partial P sums of the kh = 1 warps (20 units x 32 lanes x 4)
-  float* tot = Xp;         // phase 1 only
   float* Xs = reinterpret_cast<float*>(Qs);  // phase 3 scratch (q no longer needed)
   const long long slot = blockIdx.x, h = blockIdx.y;
   long long n, c;
@@ -220,9 +276,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 
   // ---- phase 0: the chunk's q, k, v, g rows into shared memory, all in flight.
 #pragma unroll
-  for (int tsr = 0; tsr < 4; ++tsr) {
-    const __nv_bfloat16* src = tsr == 0 ? q : tsr == 1 ? k : tsr == 2 ? v : g;
-    __nv_bfloat16* dst = tsr == 0 ? Qs : tsr == 1 ? Ks : tsr == 2 ? Vs : Gs;
+  for (int tsr = 0; tsr < 3; ++tsr) {  // v is copied later (after P/L) into Vs, which holds KB until then
+    // g first, in its own group: the gate and its cumulative sum start while k and q land.
+    const __nv_bfloat16* src = tsr == 0 ? g : tsr == 1 ? k : q;
+    __nv_bfloat16* dst = tsr == 0 ? Gs : tsr == 1 ? Ks : Qs;
 #pragma unroll
     for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
       const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
@@ -230,11 +287,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       if (i < len) kda::cp_async16(dp, src + ((bos + i) * H + h) * KC_KD + c8);
       else *reinterpret_cast<uint4*>(dp) = make_uint4(0u, 0u, 0u, 0u);
     }
+    if (tsr == 0) kda::cp_async_commit();
   }
   kda::cp_async_commit();
-  const int dch = tid & (KC_KD - 1), half = tid >> 7;  // phase 1: channel, half chunk
   // Log-decays are kept in log2 units (G2 = G log2 e) so every e^(a-b) is ex2(a2-b2).
-  const float ga2 = expf(A_log[h]) * 1.4426950408889634f, dtb = dt_bias[h * KC_KD + dch];
+  const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
   if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
   // P is 0 above the diagonal 16x16 blocks: rows 16I..16I+15, columns 16(I+1)..63.
@@ -245,22 +302,39 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
     if (i < len) kc_st4(Pc + kc_pidx(i, 4 * c4), 0.f, 0.f, 0.f, 0.f);
   }
+#if KC_SPLIT
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // g (this thread's copies)
+#else
   kda::cp_async_wait_all();
+#endif
   __syncthreads();
   KC_MARK(0);
 
-  // ---- phase 1: norms; gate and its cumulative sum.
-#if PREC == 2
-  // v to fp16 in place (exact: bf16 values in fp16 range), for phase 4's ldmatrix.
-  // (Done by warps 4-7 during the diagonal inverse instead, the intra kernel was 2% slower.)
+  // ---- phase 1: gate and its cumulative sum; norms; KB and Fv for the fp16 P/L units.
+  // Gate and cumulative sum: thread = channel pair (c, c+1) x quarter qr (rows 16qr..16qr+15);
+  // quarter totals (and first gates) exchanged through the phase-2 scratch.
+  const int cpc = 2 * (tid & 63), qr = tid >> 6;
+  float* totq = Xp;              // [4][128] quarter totals
+  float* gfq = Xp + 4 * KC_KD;   // [4][128] first (masked) gate of each quarter
+  float s0[16], s1[16];
+  {
+    const float2 dtb2 = *reinterpret_cast<const float2*>(dt_bias + h * KC_KD + cpc);
+    const float nga2 = -ga2, o0 = nga2 * dtb2.x, o1 = nga2 * dtb2.y;
 #pragma unroll
-  for (int it = 0; it < KC_CH * 32 / KC_INTRA_THREADS; ++it) {
-    const int idx = it * KC_INTRA_THREADS + tid, j = idx >> 5, d = (idx & 31) * 4;
-    float vv[4];
-    kda::bf16x4_to_f32(Vs + j * KC_LDB + d, vv);
-    *reinterpret_cast<uint2*>(Vs + j * KC_LDB + d) = make_uint2(kda::pack_f16x2(vv[0], vv[1]), kda::pack_f16x2(vv[2], vv[3]));
+    for (int r = 0; r < 16; ++r) {
+      const int i = 16 * qr + r;
+      const float2 gg = kda::bf16x2_to_f32(Gs + i * KC_LDB + cpc);
+      const float e0 = kda::ex2(fmaf(gg.x, nga2, o0)), e1 = kda::ex2(fmaf(gg.y, nga2, o1));
+      s0[r] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
+      s1[r] = i < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
+    }
+    kda::inclusive_scan_regs(s0);
+    kda::inclusive_scan_regs(s1);
+    *reinterpret_cast<float2*>(totq + qr * KC_KD + cpc) = make_float2(s0[15], s1[15]);
+    *reinterpret_cast<float2*>(gfq + qr * KC_KD + cpc) = make_float2(s0[0], s1[0]);
   }
-#endif
+  kda::cp_async_wait_all();  // k, q (this thread's copies)
+  __syncthreads();  // totals; the raw gate (LA) is consumed; k, q in place
   {
     float ss[16];  // squared norms of rows warp*8 + m: q in ss[m], k in ss[8 + m] (lane's 4 channels)
 #pragma unroll
@@ -276,24 +350,44 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     const int m = (lane >> 1) & 15, i = warp * 8 + (m & 7);
     if ((lane & 1) == 0) (m < 8 ? rq : rk)[i] = i < len ? rsqrtf(tot2 + 1e-6f) : 0.f;
   }
-  float gv[KC_CH / 2];
+  {
+    float off0 = 0.f, off1 = 0.f;
 #pragma unroll
-  for (int r = 0; r < KC_CH / 2; ++r) {
-    const int i = half * (KC_CH / 2) + r;
-    const float x2 = ga2 * (__bfloat162float(Gs[i * KC_LDB + dch]) + dtb);
-    gv[r] = i < len ? __fdividef(lb2, 1.0f + kda::ex2(-x2)) : 0.f;
-  }
-  kda::inclusive_scan_regs(gv);
-  if (half == 0) {
+    for (int q2 = 0; q2 < 3; ++q2)
+      if (q2 < qr) {
+        const float2 t = *reinterpret_cast<const float2*>(totq + q2 * KC_KD + cpc);
+        off0 += t.x;
+        off1 += t.y;
+      }
 #pragma unroll
-    for (int r = 0; r < KC_CH / 2; ++r) Gc[r * KC_LDG + dch] = gv[r];
-    tot[dch] = gv[KC_CH / 2 - 1];
-  }
-  __syncthreads();  // tot; the raw gate (LA) is consumed
-  if (half == 1) {
-    const float off = tot[dch];
+    for (int r = 0; r < 16; ++r)
+      *reinterpret_cast<float2*>(Gc + (16 * qr + r) * KC_LDG + cpc) = make_float2(s0[r] + off0, s1[r] + off1);
+    if (qr < 3) {
+      // KB[j][c] = k_j e^{G_{16(J+1)} - G_j} (<= 1 factor; fp16) for j in quarter J = qr.
+      const float2 gn = *reinterpret_cast<const float2*>(gfq + (qr + 1) * KC_KD + cpc);
+      const float t0 = s0[15] + gn.x, t1 = s1[15] + gn.y;
+      __half* KB = reinterpret_cast<__half*>(Vs);
 #pragma unroll
-    for (int r = 0; r < KC_CH / 2; ++r) Gc[(KC_CH / 2 + r) * KC_LDG + dch] = gv[r] + off;
+      for (int r = 0; r < 16; ++r) {
+        const int j = 16 * qr + r;
+        const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + cpc);
+        *reinterpret_cast<tile::u32*>(KB + j * KC_LDB + cpc) =
+            kda::pack_f16x2(kj.x * kda::ex2(t0 - s0[r]), kj.y * kda::ex2(t1 - s1[r]));
+      }
+    } else {
+      // Factor vectors e^{G_{16I} - G_{16(J+1)}} (<= 1) for (I, J) = (2, 0), (3, 0), (3, 1).
+      const float2 t1v = *reinterpret_cast<const float2*>(totq + 1 * KC_KD + cpc);
+      const float2 t2v = *reinterpret_cast<const float2*>(totq + 2 * KC_KD + cpc);
+      const float2 f1 = *reinterpret_cast<const float2*>(gfq + 1 * KC_KD + cpc);
+      const float2 f2 = *reinterpret_cast<const float2*>(gfq + 2 * KC_KD + cpc);
+      const float2 f3 = *reinterpret_cast<const float2*>(gfq + 3 * KC_KD + cpc);
+      const float a0 = t1v.x + f2.x - f1.x, a1 = t1v.y + f2.y - f1.y;  // G_32 - G_16
+      const float b0 = t2v.x + f3.x - f2.x, b1 = t2v.y + f3.y - f2.y;  // G_48 - G_32
+      __half* Fv = reinterpret_cast<__half*>(Vs) + 48 * KC_LDB;
+      *reinterpret_cast<tile::u32*>(Fv + cpc) = kda::pack_f16x2(kda::ex2(a0), kda::ex2(a1));
+      *reinterpret_cast<tile::u32*>(Fv + KC_KD + cpc) = kda::pack_f16x2(kda::ex2(a0 + b0), kda::ex2(a1 + b1));
+      *reinterpret_cast<tile::u32*>(Fv + 2 * KC_KD + cpc) = kda::pack_f16x2(kda::ex2(b0), kda::ex2(b1));
+    }
   }
   // LA above the diagonal blocks is 0 (the blocked inverse sums over it).
   for (int idx = tid; idx < 384; idx += KC_INTRA_THREADS) {
@@ -306,10 +400,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   __syncthreads();
   KC_MARK(1);
 
-  // ---- phase 2: P and L (tf32 mma). Warp = (row block I = warp/2, channel half
-  // kh = warp%2): all 2(I+1) units (J, nt) of row block I (16 rows x 8 columns
-  // 16J+8nt.., J <= I) over the channels 64kh..64kh+63, reference row 16I, so every
-  // A element (q, k e^{G_i-G_r}) is built once; kh = 1 leaves its partial sums in Xp
+  // ---- phase 2: P and L (tf32 mma on the diagonal blocks, fp16 off them). Warp = (row
+  // block I = warp/2, channel half kh = warp%2): all 2(I+1) units (J, nt) of row block I
+  // (16 rows x 8 columns 16J+8nt.., J <= I) over the channels 64kh..64kh+63, reference row
+  // 16I (off the diagonal: 16(J+1), see KB), so every A element (q, k e^{G_i-G_r}) is built once; kh = 1 leaves its partial sums in Xp
   // (P) and LA (L), kh = 0 adds them and writes P and L. Lane t takes the channel
   // pair c, c+1 (c = 8ks+2t) as k = t, t+4 of the m16n8k8 step: 8-byte G loads and
   // 4-byte bf16x2 loads (the k order inside a step is free if A and B agree).
@@ -324,36 +418,74 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       kda::zero(accP[s]);
       kda::zero(accL[s]);
     }
-#pragma unroll kP2U
-    for (int kk = 0; kk < KC_KD / 16; ++kk) {
-      const int c = 64 * kh + 8 * kk + 2 * tq;
-      const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDG + c);
-      const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDG + c);
-      const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDG + c);
-      const float e00 = kda::ex2(g0.x - gr.x), e01 = kda::ex2(g0.y - gr.y);
-      const float e10 = kda::ex2(g1.x - gr.x), e11 = kda::ex2(g1.y - gr.y);
-      const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
-      const float2 k0 = kda::bf16x2_to_f32(Ks + i0 * KC_LDB + c), k1 = kda::bf16x2_to_f32(Ks + i1 * KC_LDB + c);
-      kda::frag_a aq, ak;
-      aq.x[0] = kda::to_tf32_fast(q0.x * e00);
-      aq.x[1] = kda::to_tf32_fast(q1.x * e10);
-      aq.x[2] = kda::to_tf32_fast(q0.y * e01);
-      aq.x[3] = kda::to_tf32_fast(q1.y * e11);
-      ak.x[0] = kda::to_tf32_fast(k0.x * e00);
-      ak.x[1] = kda::to_tf32_fast(k1.x * e10);
-      ak.x[2] = kda::to_tf32_fast(k0.y * e01);
-      ak.x[3] = kda::to_tf32_fast(k1.y * e11);
+    // Off-diagonal units (J < I) on fp16 m16n8k16: B = KB rows 16J.. (k_j e^{G_{16(J+1)}-G_j}) by
+    // ldmatrix, times e^{G_{16I}-G_{16(J+1)}} per channel (Fv) for I > J + 1; A = the same fp32
+    // values as the tf32 A fragments, packed to fp16 (both factors <= 1: fp16 range).
+    const tile::u32 kbl = tile::smem_addr(Vs) +
+                          ((8 * (lane >> 4) + (lane & 7)) * KC_LDB + 64 * kh + 8 * ((lane >> 3) & 1)) * 2;
+    const __half* Fv = reinterpret_cast<const __half*>(Vs) + 48 * KC_LDB + 64 * kh + 2 * tq;
+    // Units: s = 0, 1 the diagonal block (J = I, nt = s), s = 2 + 2J + nt the blocks J < I.
+    // Diagonal B fragments are lane-local: column j = 16I + 8nt + g is the lane's own A row
+    // (i0 or i1), so B = k_j e^{G_r - G_j} comes from the A build's loads.
+#pragma unroll kP2M
+    for (int m = 0; m < KC_KD / 32; ++m) {
+      tile::u32 hq[4], hk[4];
 #pragma unroll
-      for (int s = 0; s < 8; ++s) {
-        if (s < cnt) {
-          const int j = 8 * s + gq;  // = 16J + 8nt + g
-          const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDG + c);
-          const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + c);
-          kda::frag_b b;
-          b.x[0] = kda::to_tf32_fast(kj.x * kda::ex2(gr.x - gj.x));
-          b.x[1] = kda::to_tf32_fast(kj.y * kda::ex2(gr.y - gj.y));
-          kda::mma(accP[s], aq, b);
-          kda::mma(accL[s], ak, b);
+      for (int sub = 0; sub < 2; ++sub) {
+        const int c = 64 * kh + 16 * m + 8 * sub + 2 * tq;
+        const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDG + c);
+        const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDG + c);
+        const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDG + c);
+        const float d00 = g0.x - gr.x, d01 = g0.y - gr.y, d10 = g1.x - gr.x, d11 = g1.y - gr.y;
+        const float e00 = kda::ex2(d00), e01 = kda::ex2(d01), e10 = kda::ex2(d10), e11 = kda::ex2(d11);
+        const float f00 = kda::ex2(-d00), f01 = kda::ex2(-d01), f10 = kda::ex2(-d10), f11 = kda::ex2(-d11);
+        const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
+        const float2 k0 = kda::bf16x2_to_f32(Ks + i0 * KC_LDB + c), k1 = kda::bf16x2_to_f32(Ks + i1 * KC_LDB + c);
+        const float aq00 = q0.x * e00, aq01 = q0.y * e01, aq10 = q1.x * e10, aq11 = q1.y * e11;
+        const float ak00 = k0.x * e00, ak01 = k0.y * e01, ak10 = k1.x * e10, ak11 = k1.y * e11;
+        kda::frag_a aq, ak;
+        aq.x[0] = kda::to_tf32_fast(aq00);
+        aq.x[1] = kda::to_tf32_fast(aq10);
+        aq.x[2] = kda::to_tf32_fast(aq01);
+        aq.x[3] = kda::to_tf32_fast(aq11);
+        ak.x[0] = kda::to_tf32_fast(ak00);
+        ak.x[1] = kda::to_tf32_fast(ak10);
+        ak.x[2] = kda::to_tf32_fast(ak01);
+        ak.x[3] = kda::to_tf32_fast(ak11);
+        kda::frag_b b0, b1;
+        b0.x[0] = kda::to_tf32_fast(k0.x * f00);
+        b0.x[1] = kda::to_tf32_fast(k0.y * f01);
+        b1.x[0] = kda::to_tf32_fast(k1.x * f10);
+        b1.x[1] = kda::to_tf32_fast(k1.y * f11);
+        kda::mma(accP[0], aq, b0);
+        kda::mma(accL[0], ak, b0);
+        kda::mma(accP[1], aq, b1);
+        kda::mma(accL[1], ak, b1);
+        if (I > 0) {
+          hq[2 * sub] = kda::pack_f16x2(aq00, aq01);
+          hq[2 * sub + 1] = kda::pack_f16x2(aq10, aq11);
+          hk[2 * sub] = kda::pack_f16x2(ak00, ak01);
+          hk[2 * sub + 1] = kda::pack_f16x2(ak10, ak11);
+        }
+      }
+#pragma unroll
+      for (int J = 0; J < 3; ++J) {
+        if (J < I) {  // off-diagonal column block J: fp16
+          tile::u32 b[4];
+          kda::ldsm_x4(b, kbl + (16 * J * KC_LDB + 16 * m) * 2);
+          if (I >= J + 2) {
+            const __half* f = Fv + (I + J - 2) * KC_KD + 16 * m;
+            const tile::u32 flo = *reinterpret_cast<const tile::u32*>(f);
+            const tile::u32 fhi = *reinterpret_cast<const tile::u32*>(f + 8);
+            b[0] = kc_hmul2(b[0], flo);
+            b[1] = kc_hmul2(b[1], fhi);
+            b[2] = kc_hmul2(b[2], flo);
+            b[3] = kc_hmul2(b[3], fhi);
+          }
+          kda::mma_f16(accP[2 + 2 * J], hq, b[0], b[1]);
+          kda::mma_f16(accL[2 + 2 * J], hk, b[0], b[1]);
+          kda::mma_f16(accP[3 + 2 * J], hq, b[2], b[3]);
+          kda::mma_f16(accL[3 + 2 * J], hk, b[2], b[3]);
         }
       }
     }
@@ -362,20 +494,29 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #pragma unroll
       for (int s = 0; s < 8; ++s) {
         if (s < cnt) {
-          const int j = 8 * s + 2 * tq;
+          const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
           Xw[32 * s] = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
           *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) = make_float2(accL[s].x[0], accL[s].x[1]);
           *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) = make_float2(accL[s].x[2], accL[s].x[3]);
         }
       }
     }
-    __syncthreads();  // the kh = 1 partial sums are in Xp and LA
+    __syncthreads();  // the kh = 1 partial sums are in Xp and LA; KB and Fv are consumed
+    // v into Vs now (it held KB): in flight during the P/L epilogue and the qg/kd loop.
+#pragma unroll
+    for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
+      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
+      __nv_bfloat16* dp = Vs + i * KC_LDB + c8;
+      if (i < len) kda::cp_async16(dp, v + ((bos + i) * H + h) * KC_KD + c8);
+      else *reinterpret_cast<uint4*>(dp) = make_uint4(0u, 0u, 0u, 0u);
+    }
+    kda::cp_async_commit();
     if (kh == 0) {
       const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
 #pragma unroll
       for (int s = 0; s < 8; ++s) {
         if (s < cnt) {
-          const int j = 8 * s + 2 * tq;
+          const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
           const float4 xp = Xw[32 * s];
           const float2 l0 = *reinterpret_cast<const float2*>(LA + i0 * KC_LDL + j);
           const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL + j);
@@ -435,11 +576,35 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           make_float4(g2.x * l2, g2.y * l2, g2.z * l2, g2.w * l2);
     }
   }
+#if !(PREC == 2 && !KC_VPASS)
+  kda::cp_async_wait_all();
+#endif
+#if KC_VPASS
+  // v to fp16 in place (exact: bf16 values in fp16 range), each thread its own copies.
+#pragma unroll
+  for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
+    const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
+    uint4* vp = reinterpret_cast<uint4*>(Vs + i * KC_LDB + c8);
+    uint4 x = *vp;
+    tile::u32* xs = reinterpret_cast<tile::u32*>(&x);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&xs[e]));
+      xs[e] = kda::pack_f16x2(f.x, f.y);
+    }
+    *vp = x;
+  }
+#endif
   __syncthreads();
   KC_MARK(2);
 
   // ---- phase 3: A = (I+L)^-1 in place in LA.
+#if KC_A16
+  __half* A16 = reinterpret_cast<__half*>(Qs) + 3072;  // after the phase-3 scratch Xs (1536 floats)
+  if (warp < 4) kc_inv16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
+#else
   if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
+#endif
   __syncthreads();
   {  // level 1: A10 = -A11 (L10 A00), A32 = -A33 (L32 A22); thread = 1x2 strip
     const int which = tid >> 7, e = tid & 127, a = e >> 3, b = (e & 7) * 2;
@@ -452,6 +617,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     float acc2[2] = {0.f, 0.f};
     kda::mm_strip<16, 2>(acc2, LA + (Ib + a) * KC_LDL + Ib, X + b, 16);
     *reinterpret_cast<float2*>(LA + (Ib + a) * KC_LDL + Jb + b) = make_float2(-acc2[0], -acc2[1]);
+#if KC_A16
+    *reinterpret_cast<tile::u32*>(A16 + (Ib + a) * KC_LDA16 + Jb + b) =
+        kda::pack_f16x2(-acc2[0] * bs[Jb + b], -acc2[1] * bs[Jb + b + 1]);
+#endif
   }
   __syncthreads();
   {  // level 2: A[32:, :32] = -A[32:, 32:] (L[32:, :32] A[:32, :32]); thread = 1x4 strip
@@ -464,7 +633,15 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     float acc2[4] = {0.f, 0.f, 0.f, 0.f};
     kda::mm_strip<32, 4>(acc2, LA + (32 + a) * KC_LDL + 32, Z + b, 32);
     *reinterpret_cast<float4*>(LA + (32 + a) * KC_LDL + b) = make_float4(-acc2[0], -acc2[1], -acc2[2], -acc2[3]);
+#if KC_A16
+    const float4 bb = *reinterpret_cast<const float4*>(bs + b);
+    *reinterpret_cast<uint2*>(A16 + (32 + a) * KC_LDA16 + b) =
+        make_uint2(kda::pack_f16x2(-acc2[0] * bb.x, -acc2[1] * bb.y), kda::pack_f16x2(-acc2[2] * bb.z, -acc2[3] * bb.w));
+#endif
   }
+#if PREC == 2 && !KC_VPASS
+  kda::cp_async_wait_all();  // v (bf16, converted to fp16 as phase 4 loads it)
+#endif
   __syncthreads();
   KC_MARK(3);
 
@@ -479,15 +656,37 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         kda::zero(accU[I][nt]);
       }
 #if PREC == 2
-    // fp16 m16n8k16: B (k = j, n = d) from the fp16 tiles Ks, Vs (row stride 272 bytes:
-    // conflict-free ldmatrix.trans), A from LA (fp32 pairs packed to fp16).
+    // fp16 m16n8k16: B (k = j, n = d) from the tiles Ks (fp16) and Vs (bf16, converted
+    // in registers) (row stride 272 bytes: conflict-free ldmatrix.trans), A from A16 by
+    // ldmatrix (KC_HX & 2: from LA, fp32 pairs packed to fp16).
     const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 16 * warp + (lane >> 4) * 8) * 2;
     const tile::u32 vb = lb + (tile::u32)(Vs - Ks) * 2;
+#if KC_A16
+    const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
+#endif
 #pragma unroll
     for (int ks = 0; ks < KC_CH / 16; ++ks) {
       tile::u32 bk[4], bv[4];
       kda::ldsm_x4_t(bk, lb + ks * 16 * KC_LDB * 2);
       kda::ldsm_x4_t(bv, vb + ks * 16 * KC_LDB * 2);
+#if !KC_VPASS
+#pragma unroll
+      for (int e = 0; e < 4; ++e)  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+        bv[e] = kda::pack_f16x2(__uint_as_float(bv[e] << 16), __uint_as_float(bv[e] & 0xffff0000u));
+#endif
+#if KC_A16
+#pragma unroll
+      for (int I = 0; I < 4; ++I) {
+        if (I >= ks) {
+          tile::u32 a[4];  // A diag(b) fragments from A16 (matrices: rows +0/+8, columns +0/+8)
+          kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
+          kda::mma_f16(accW[I][0], a, bk[0], bk[1]);
+          kda::mma_f16(accW[I][1], a, bk[2], bk[3]);
+          kda::mma_f16(accU[I][0], a, bv[0], bv[1]);
+          kda::mma_f16(accU[I][1], a, bv[2], bv[3]);
+        }
+      }
+#else
       // A diag(b): beta folded into A's columns (w = A diag(b) (k e^G), u = A diag(b) v)
       const float2 b0 = *reinterpret_cast<const float2*>(bs + 16 * ks + 2 * tq);
       const float2 b8 = *reinterpret_cast<const float2*>(bs + 16 * ks + 2 * tq + 8);
@@ -506,6 +705,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           kda::mma_f16(accU[I][1], a, bv[2], bv[3]);
         }
       }
+#endif
     }
 #else
 #pragma unroll 4  // full unroll spills under NVRTC (128-register cap)
