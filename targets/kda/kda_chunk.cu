@@ -15,16 +15,20 @@
 //     rest in two blocked levels, fp32), and the WY factors w = A (b k e^G),
 //     u = A (b v) (PREC 2: fp16 mma, as (A diag(b)) (k e^G) and (A diag(b)) v).
 //     Writes qg = q e^G, kd = k e^{G_last-G}, w, u ([T,H,128]), P ([slot,H,64,64]) —
-//     f32, or fp16 with PREC 2 — and G_last (f32 [slot,H,128]).
+//     f32, or fp16 with PREC 2 — and G_last (f32 [slot,H,128]). With GM 1 the four
+//     [64][128] tiles and P go out as the sw128 images of the state kernel's shared
+//     tiles ([slot,H] x 16 KB / 8 KB), so that it copies each with one bulk copy.
 //  kda_chunk_state  one block (SW warps) per (sequence, head, BV value columns),
 //     sequential over the sequence's chunks with the state slice S[128][BV] in
 //     shared memory (PREC 2: in registers, see its kernel below):  v' = u - w S;
 //     o = scale (qg S + P v');  S <- e^{G_last} S + kd^T v'.  Writes o (bf16) and
-//     the final state.
+//     the final state. GM 1 (sm_90a): the same on wgmma, two warpgroups by value-column
+//     half, operands by bulk copies on mbarriers (see its kernel at the end).
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
 // PREC (operand precision: tf32 rounded on load or on store, or fp16; see below),
 // STG (PREC 2 only: how the state kernel buffers a chunk's operands; 1 lets BV 64 run
-// two blocks per SM, see the fp16 state kernel).
+// two blocks per SM, see the fp16 state kernel), GM (PREC 2, BV 128: the state kernel
+// on wgmma with bulk copies).
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
 #include <cuda_bf16.h>
 
