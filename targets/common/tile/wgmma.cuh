@@ -15,11 +15,14 @@
 //                              lbo = block stride; step k16 by adding 16 rows = 2048 bytes)
 //   wgmma_m64n64k16<TA, TB, ACC = 1>(d, da, db)
 //                              d[8] += A(64x16) B(16x64) (ACC 0: d = A B, d's old values
-//                              unread), fp16 in, fp32 accumulate; TA / TB 1 = MN-major. d[j] is the m16n8 accumulator fragment of
-//                              rows 16*(warp%4).., columns 8j.. (as frag_c of mma.sync).
+//                              unread), fp16 in, fp32 accumulate; TA / TB 1 = MN-major.
+//                              d[j] is the m16n8 accumulator fragment of rows
+//                              16*(warp%4).., columns 8j.. (as frag_c of mma.sync).
 //   wgmma_fence(), wgmma_commit(), wgmma_wait<N>()   the wgmma ordering instructions
-//   fence_async_shared()       makes generic-proxy writes of shared memory (st.shared,
-//                              cp.async) visible to wgmma; then a barrier.
+//                              (accumulators untouched between issue and wait)
+//   fence_async_shared()       orders this thread's ordinary shared-memory accesses
+//                              (st.shared, ld.shared, cp.async) with the async proxy
+//                              (wgmma operand reads, bulk copies); then a barrier.
 // Every thread of a warpgroup (4 consecutive warps, the first a multiple of 4) calls
 // the wgmma functions together. On targets without wgmma they trap.
 #pragma once
