@@ -191,25 +191,8 @@ constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 // stride KC_LDA16): lanes 0-15 store the fp32 block, lanes 16-31 the fp16 one.
 template <int LD>
 __device__ __forceinline__ void kc_inv16(float* T, __half* a16, const float* bcol) {
-  const int m = threadIdx.x & 15;
-  float x[16];  // x[i] = (I+L)^-1 [i][m]
-#pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    float acc = (i == m) ? 1.f : 0.f;
-#pragma unroll
-    for (int j = 0; j < i; ++j) acc -= T[i * LD + j] * x[j];
-    x[i] = acc;
-  }
-  __syncwarp();  // every lane has read L before any lane overwrites it
-  if ((threadIdx.x & 31) < 16) {  // lanes m and m + 16 hold the same column
-#pragma unroll
-    for (int i = 0; i < 16; ++i) T[i * LD + m] = x[i];
-  } else {
-    const float bm = bcol[m];
-#pragma unroll
-    for (int i = 0; i < 16; ++i) a16[i * KC_LDA16 + m] = __float2half_rn(x[i] * bm);
-  }
-  __syncwarp();
+  const float bm = bcol[threadIdx.x & 15];
+  kda::inv_unit_lower16<LD>(T, [&](int i, int m, float x) { a16[i * KC_LDA16 + m] = __float2half_rn(x * bm); });
 }
 #define KC_LDB 136  // row stride (bf16 elements) of the bf16 chunk tiles
 #ifndef KC_P2U

@@ -23,6 +23,10 @@
 //                                  diagonal. Forward substitution in registers: lane m
 //                                  (and m + 16, duplicate) keeps column m of the inverse,
 //                                  reads rows of L as broadcasts; 120 FMAs, no barriers.
+//   inv_unit_lower16<LD>(T, spare)  the same; lanes 16-31 (which hold the same columns)
+//                                  call spare(i, m, x) for every row i of column m
+//                                  (x = (I + L)^-1 [i][m]) instead of idling, e.g. to
+//                                  store a second copy in another precision.
 //   mm_strip<KL, W>(acc[W], a, b, ldb)
 //                                  acc[w] += sum_{k<KL} a[k] * b[k*ldb + w]: one thread's
 //                                  1xW strip of a small C = A B on CUDA cores, A's row in
@@ -81,8 +85,8 @@ __device__ __forceinline__ void inclusive_scan_regs(float (&x)[N]) {
   for (int i = 1; i < N; ++i) x[i] += x[i - 1];
 }
 
-template <int LD>
-__device__ __forceinline__ void inv_unit_lower16(float* T) {
+template <int LD, class Spare>
+__device__ __forceinline__ void inv_unit_lower16(float* T, Spare spare) {
   const int m = threadIdx.x & 15;
   float x[16];  // x[i] = (I+L)^-1 [i][m]
 #pragma unroll
@@ -96,8 +100,15 @@ __device__ __forceinline__ void inv_unit_lower16(float* T) {
   if ((threadIdx.x & 31) < 16) {
 #pragma unroll
     for (int i = 0; i < 16; ++i) T[i * LD + m] = x[i];
+  } else {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) spare(i, m, x[i]);
   }
   __syncwarp();
+}
+template <int LD>
+__device__ __forceinline__ void inv_unit_lower16(float* T) {
+  inv_unit_lower16<LD>(T, [](int, int, float) {});
 }
 
 template <int KL, int W>
