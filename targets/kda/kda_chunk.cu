@@ -124,6 +124,26 @@ __device__ __forceinline__ void kc_st4(__half* p, float a, float b, float c, flo
   *reinterpret_cast<uint2*>(p) = make_uint2(kda::pack_f16x2(a, b), kda::pack_f16x2(c, d));
 }
 
+// A state accumulator fragment (rows d0 and d0 + 8, columns e and e + 1 of S[d][e])
+// from and to the [V][K] layout of h0 and ht (element (e, d) at e * 128 + d), and its
+// fp16 copy into shared memory (row d0 at a0, row d0 + 8 at a1).
+__device__ __forceinline__ void kc_frag_from_vk(kda::frag_c& s, const float* p, int d0, int e) {
+  s.x[0] = p[e * KC_KD + d0];
+  s.x[1] = p[(e + 1) * KC_KD + d0];
+  s.x[2] = p[e * KC_KD + d0 + 8];
+  s.x[3] = p[(e + 1) * KC_KD + d0 + 8];
+}
+__device__ __forceinline__ void kc_frag_to_vk(float* p, const kda::frag_c& s, int d0, int e) {
+  p[e * KC_KD + d0] = s.x[0];
+  p[(e + 1) * KC_KD + d0] = s.x[1];
+  p[e * KC_KD + d0 + 8] = s.x[2];
+  p[(e + 1) * KC_KD + d0 + 8] = s.x[3];
+}
+__device__ __forceinline__ void kc_frag_to_f16(tile::u32 a0, tile::u32 a1, const kda::frag_c& s) {
+  kda::st_shared_u32(a0, kda::pack_f16x2(s.x[0], s.x[1]));
+  kda::st_shared_u32(a1, kda::pack_f16x2(s.x[2], s.x[3]));
+}
+
 // Element index of (row i, column d) of chunk (slot, h)'s [64][128] intermediates (qg,
 // kd, w, u) and of (i, j) in its P block. GM 0: rows bos + i of [T, H, 128], P
 // row-major. GM 1: the chunk's sw128 images (tile/wgmma.cuh; 8192 and 4096 elements per
@@ -1078,12 +1098,8 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #pragma unroll
     for (int nt = 0; nt < NS; ++nt) {
       const int e = sc0 + nt * 8 + 2 * tq;
-      S[mt][nt].x[0] = h0s[e * KC_KD + d0];
-      S[mt][nt].x[1] = h0s[(e + 1) * KC_KD + d0];
-      S[mt][nt].x[2] = h0s[e * KC_KD + d1];
-      S[mt][nt].x[3] = h0s[(e + 1) * KC_KD + d1];
-      kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d0, e), kda::pack_f16x2(S[mt][nt].x[0], S[mt][nt].x[1]));
-      kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d1, e), kda::pack_f16x2(S[mt][nt].x[2], S[mt][nt].x[3]));
+      kc_frag_from_vk(S[mt][nt], h0s, d0, e);
+      kc_frag_to_f16(sS + kda::sw_off<KC_RBS>(d0, e), sS + kda::sw_off<KC_RBS>(d1, e), S[mt][nt]);
     }
   }
   kda::cp_async_wait_all();
@@ -1173,8 +1189,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #pragma unroll
       for (int nt = 0; nt < NS; ++nt) {
         const int e = sc0 + nt * 8 + 2 * tq;
-        kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d0, e), kda::pack_f16x2(S[mt][nt].x[0], S[mt][nt].x[1]));
-        kda::st_shared_u32(sS + kda::sw_off<KC_RBS>(d1, e), kda::pack_f16x2(S[mt][nt].x[2], S[mt][nt].x[3]));
+        kc_frag_to_f16(sS + kda::sw_off<KC_RBS>(d0, e), sS + kda::sw_off<KC_RBS>(d1, e), S[mt][nt]);
       }
     }
     KC_MARK(12);
@@ -1185,14 +1200,11 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
   float* hts = ht + ((n * H + h) * KC_KD + v0) * KC_KD;
 #pragma unroll
   for (int mt = 0; mt < MTS; ++mt) {
-    const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
+    const int d0 = sr0 + mt * 16 + gq;
 #pragma unroll
     for (int nt = 0; nt < NS; ++nt) {
       const int e = sc0 + nt * 8 + 2 * tq;
-      hts[e * KC_KD + d0] = S[mt][nt].x[0];
-      hts[(e + 1) * KC_KD + d0] = S[mt][nt].x[1];
-      hts[e * KC_KD + d1] = S[mt][nt].x[2];
-      hts[(e + 1) * KC_KD + d1] = S[mt][nt].x[3];
+      kc_frag_to_vk(hts, S[mt][nt], d0, e);
     }
   }
 }
@@ -1277,12 +1289,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int e = e0 + 8 * j + 2 * tq;
-      S[db][j].x[0] = h0s[e * KC_KD + d0];
-      S[db][j].x[1] = h0s[(e + 1) * KC_KD + d0];
-      S[db][j].x[2] = h0s[e * KC_KD + d1];
-      S[db][j].x[3] = h0s[(e + 1) * KC_KD + d1];
-      kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d0, e), kda::pack_f16x2(S[db][j].x[0], S[db][j].x[1]));
-      kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d1, e), kda::pack_f16x2(S[db][j].x[2], S[db][j].x[3]));
+      kc_frag_from_vk(S[db][j], h0s, d0, e);
+      kc_frag_to_f16(sS + kda::sw128_off<KC_KD>(d0, e), sS + kda::sw128_off<KC_KD>(d1, e), S[db][j]);
     }
   }
   kda::fence_async_shared();
@@ -1383,8 +1391,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const int e = e0 + 8 * j + 2 * tq;
-        kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d0, e), kda::pack_f16x2(S[db][j].x[0], S[db][j].x[1]));
-        kda::st_shared_u32(sS + kda::sw128_off<KC_KD>(d1, e), kda::pack_f16x2(S[db][j].x[2], S[db][j].x[3]));
+        kc_frag_to_f16(sS + kda::sw128_off<KC_KD>(d0, e), sS + kda::sw128_off<KC_KD>(d1, e), S[db][j]);
       }
     }
     KC_MARK(12);
@@ -1395,14 +1402,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
   float* hts = ht + (n * H + h) * KC_KD * KC_KD;
 #pragma unroll
   for (int db = 0; db < 2; ++db) {
-    const int d0 = 64 * db + i0, d1 = d0 + 8;
+    const int d0 = 64 * db + i0;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int e = e0 + 8 * j + 2 * tq;
-      hts[e * KC_KD + d0] = S[db][j].x[0];
-      hts[(e + 1) * KC_KD + d0] = S[db][j].x[1];
-      hts[e * KC_KD + d1] = S[db][j].x[2];
-      hts[(e + 1) * KC_KD + d1] = S[db][j].x[3];
+      kc_frag_to_vk(hts, S[db][j], d0, e);
     }
   }
 }
