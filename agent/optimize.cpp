@@ -11,10 +11,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include "agent/session.h"
+#include "agent/template_space.h"
 #include "search/strategy.h"
 
 namespace tessera::agent {
@@ -22,6 +24,19 @@ namespace tessera::agent {
 namespace fs = std::filesystem;
 
 std::string default_strategy() { return search::default_strategy(); }
+
+std::vector<size_t> share_budget(size_t budget, const std::vector<size_t>& sizes) {
+  std::vector<size_t> order(sizes.size()), shares(sizes.size(), 0);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] < sizes[b]; });
+  size_t left = budget;
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t i = order[k];
+    shares[i] = std::min(sizes[i], left / (order.size() - k));
+    left -= shares[i];
+  }
+  return shares;
+}
 
 int optimize(const OptimizeOptions& o) {
   spec::Operator op;
@@ -64,13 +79,14 @@ int optimize(const OptimizeOptions& o) {
     std::cerr << "tessera: " << err << "\n";
     return 1;
   }
-  // The budget is shared evenly among templates (hybrid: half of it, then the model).
-  size_t left = o.proposer == "search" ? o.budget : o.proposer == "hybrid" ? o.budget / 2 : 0;
-  for (size_t i = 0; i < tpls.size() && left > 0; ++i) {
-    size_t share = left / (tpls.size() - i);
-    s.run_template(*tpls[i], share, strategy);
-    left -= share;
-  }
+  // The budget is shared among templates, evenly but for what a small space cannot use
+  // (share_budget); hybrid: half of it, then the model.
+  size_t search_budget = o.proposer == "search" ? o.budget : o.proposer == "hybrid" ? o.budget / 2 : 0;
+  std::vector<size_t> sizes;
+  for (auto* t : tpls) sizes.push_back(template_space(*t).valid_configs().size());
+  std::vector<size_t> shares = share_budget(search_budget, sizes);
+  for (size_t i = 0; i < tpls.size(); ++i)
+    if (shares[i] > 0 || (sizes[i] == 0 && search_budget > 0)) s.run_template(*tpls[i], shares[i], strategy);
   if (llm) llm->run(s, op, db, o.budget > s.evaluated() ? o.budget - s.evaluated() : 0, o.proposer == "hybrid");
   int rc = s.finish();
   if (llm) std::cout << llm->summary() << "\n";

@@ -34,6 +34,12 @@ struct OptimizeOptions {
 // The strategy optimize uses when none is named (see docs/search.md).
 std::string default_strategy();
 
+// How `budget` evaluations are shared among templates whose spaces hold `sizes` valid
+// configurations: evenly, except that no template gets more than its space holds and
+// what a small one cannot use goes to the others (smallest first, each taking at most
+// an even share of what is left). Shares are in the order of `sizes`.
+std::vector<size_t> share_budget(size_t budget, const std::vector<size_t>& sizes);
+
 // Runs the loop; returns a process exit code (0 ok, 2 usage error, 1 failure).
 int optimize(const OptimizeOptions& o);
 

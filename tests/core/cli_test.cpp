@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/optimize.h"
 #include "store/store.h"
 #include "tests/support/shell.h"
 
@@ -192,4 +193,21 @@ TEST(Cli, LeaderboardPerShapeNamesEachShapesChampion) {
   // Every champion is at least as fast on its shape as the geomean leader is there.
   auto lb = nlohmann::json::parse(run("leaderboard gemm --status ok --json --limit 1 --db " + copy.string()).out);
   for (auto& s : lb[0]["shapes"]) EXPECT_GE(by[s["shape"]]["speedup"].get<double>(), s["speedup"].get<double>());
+}
+
+// optimize shares its budget among templates evenly, but a template never gets more
+// than its space holds: kda's one-configuration wgmma template beside the 18 of
+// chunk_tf32 leaves the rest of a budget of 19 to the larger space.
+TEST(Optimize, SharesTheBudgetAmongTemplatesWithoutWastingSmallSpaces) {
+  using tessera::agent::share_budget;
+  using V = std::vector<size_t>;
+  EXPECT_EQ(share_budget(19, {18, 1}), (V{18, 1}));
+  EXPECT_EQ(share_budget(10, {18, 1}), (V{9, 1}));
+  EXPECT_EQ(share_budget(9, {5, 5}), (V{4, 5}));      // as the even split always gave
+  EXPECT_EQ(share_budget(4, {543, 10}), (V{2, 2}));
+  EXPECT_EQ(share_budget(100, {543, 10}), (V{90, 10}));
+  EXPECT_EQ(share_budget(30, {3, 0, 100}), (V{3, 0, 27}));
+  EXPECT_EQ(share_budget(7, {2, 2}), (V{2, 2}));      // more budget than configurations
+  EXPECT_EQ(share_budget(0, {5, 5}), (V{0, 0}));
+  EXPECT_TRUE(share_budget(5, {}).empty());
 }
