@@ -217,9 +217,8 @@ namespace fv2 {
 #define SW 8
 #define PREC 2
 #define STG 0
-#define GM 1
-#define FAST_SUFFIX b128p2gm3
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_gm3.cu"
+#define GM 0
+#define FAST_SUFFIX b128p2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv3 {
@@ -232,21 +231,21 @@ namespace fv3 {
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv4 {
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 0
-#define FAST_SUFFIX b128p2
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-namespace fv5 {
 #define BV 64
 #define SW 8
 #define PREC 2
 #define STG 1
 #define GM 0
 #define FAST_SUFFIX b64p2s1
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv5 {
+#define BV 32
+#define SW 8
+#define PREC 2
+#define STG 1
+#define GM 0
+#define FAST_SUFFIX b32p2s1
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 struct FastVariant {
@@ -256,8 +255,8 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-FastVariant g_fast[] = {FV(fv0, "BV128 P2 GM"), FV(fv1, "BV64 SW8 P0"), FV(fv2, "BV128 P2 GM (005ea13)"),
-                        FV(fv3, "BV128 SW8 P1"), FV(fv4, "BV128 SW8 P2"), FV(fv5, "BV64 SW8 P2 STG1")};
+FastVariant g_fast[] = {FV(fv0, "BV128 P2 GM"), FV(fv1, "BV64 SW8 P0"), FV(fv2, "BV128 SW8 P2"),
+                        FV(fv3, "BV128 SW8 P1"), FV(fv4, "BV64 SW8 P2 STG1"), FV(fv5, "BV32 SW8 P2 STG1")};
 const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
