@@ -22,7 +22,7 @@
 //     sequential over the sequence's chunks with the state slice S[128][BV] in
 //     shared memory (PREC 2: in registers, see its kernel below):  v' = u - w S;
 //     o = scale (qg S + P v');  S <- e^{G_last} S + kd^T v'.  Writes o (bf16) and
-//     the final state. GM 1 (sm_90a): the same on wgmma, two warpgroups by value-column
+//     the final state. GM 1 (sm_90a only): the same on wgmma, two warpgroups by value-column
 //     half, operands by bulk copies on mbarriers (see its kernel at the end).
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
 // PREC (operand precision: tf32 rounded on load or on store, or fp16; see below),
@@ -56,14 +56,13 @@
 #ifndef PREC
 #define PREC 0
 #endif
-// GM 1 (PREC 2, BV 128, SW 8): the state kernel's products on wgmma (sm_90a; other
-// targets compile the mma.sync kernel for it, GM 0's).
+// GM 1 (PREC 2, BV 128, SW 8): the state kernel's products on wgmma, sm_90a only (the
+// template chunk_wgmma of spec.json, whose arch list says so).
 #ifndef GM
 #define GM 0
 #endif
 #if GM == 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
-#undef GM
-#define GM 0
+#error "GM 1 (wgmma) needs sm_90a"
 #endif
 static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 needs PREC 2, BV 128, SW 8");
 #define KC_RND (PREC == 0)

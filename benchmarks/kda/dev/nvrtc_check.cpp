@@ -27,7 +27,7 @@ int main() {
     for (int prec : {0, 1, 2})
       for (int sw : {4, 8})
         for (int bv : {32, 64, 128}) {
-          if (bv < 2 * sw || (prec == 2 && sw != 8) || (stg == 1 && prec != 2) || (gm == 1 && (prec != 2 || bv != 128 || stg != 0))) continue;
+          if (bv < 2 * sw || (prec == 2 && sw != 8) || (stg == 1 && prec != 2) || (gm == 1 && (prec != 2 || bv != 128 || stg != 0 || std::string(arch) != "sm_90a"))) continue;
           std::string s = "#define BV " + std::to_string(bv) + "\n#define SW " + std::to_string(sw) +
                           "\n#define PREC " + std::to_string(prec) + "\n#define STG " + std::to_string(stg) + "\n#define GM " + std::to_string(gm) + "\n" + src;
           nvrtcProgram prog;
