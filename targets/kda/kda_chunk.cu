@@ -192,7 +192,8 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 // KC_HX (developer knob, default 0) selects variants measured against the default (H200,
 // intra geomean, one run): 1 P/L k16 loop unrolled 2 (+1.1%), 2 no A16 (+2.3%), 4 g in its
 // own cp.async group, the gate started while k and q land (+0.4%), 8 v converted to fp16
-// by a pass after the qg/kd loop instead of in phase 4 (+0.7%).
+// by a pass after the qg/kd loop instead of in phase 4 (+0.7%), 16 P stored from registers
+// with GM 1 too.
 constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #undef KC_SPLIT
 #define KC_SPLIT ((KC_HX & 4) != 0)
@@ -205,6 +206,8 @@ constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #define KC_A16 0
 #endif
 #define KC_LDA16 72  // row stride (fp16 elements) of A16: conflict-free ldmatrix
+#undef KC_PSTAGE
+#define KC_PSTAGE (GM == 1 && !(KC_HX & 16))  // P staged in shared memory, one bulk copy out
 
 // kda::inv_unit_lower16, also writing the result times diag(b) as fp16 into A16 (row
 // stride KC_LDA16): lanes 0-15 store the fp32 block, lanes 16-31 the fp16 one.
@@ -300,8 +303,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
   if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
-  // P is 0 above the diagonal 16x16 blocks: rows 16I..16I+15, columns 16(I+1)..63.
-  for (int idx = tid; idx < 384; idx += KC_INTRA_THREADS) {
+  // P is 0 above the diagonal 16x16 blocks: rows 16I..16I+15, columns 16(I+1)..63 (staged
+  // with the rest of P instead, with KC_PSTAGE).
+  for (int idx = tid; idx < (KC_PSTAGE ? 0 : 384); idx += KC_INTRA_THREADS) {
     int i, c4;
     if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
     else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
@@ -517,13 +521,42 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       else *reinterpret_cast<uint4*>(dp) = make_uint4(0u, 0u, 0u, 0u);
     }
     kda::cp_async_commit();
+#if KC_PSTAGE
+    // P goes out as its sw128 image: staged in Xp once the kh = 0 warps have taken their
+    // partial sums from it (with zeros above the diagonal blocks), then one 8 KB bulk copy
+    // (direct 4-byte stores touch 8 rows per warp instruction).
+    if (kh == 0) {
+#pragma unroll
+      for (int s = 0; s < 8; ++s) {
+        if (s < cnt) {
+          const float4 xp = Xw[32 * s];
+          accP[s].x[0] += xp.x;
+          accP[s].x[1] += xp.y;
+          accP[s].x[2] += xp.z;
+          accP[s].x[3] += xp.w;
+        }
+      }
+    }
+    __syncthreads();  // Xp's partial sums are consumed
+    __half* Ps = reinterpret_cast<__half*>(Xp);
+#endif
     if (kh == 0) {
       const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
+#if KC_PSTAGE
+      for (int idx = lane; idx < 16 * (6 - 2 * I); idx += 32) {  // 16-byte chunks right of block I
+        const int i = 16 * I + idx / (6 - 2 * I), c8 = 8 * (2 * I + 2 + idx % (6 - 2 * I));
+        *reinterpret_cast<uint4*>(Ps + (kda::sw128_off<KC_CH>(i, c8) >> 1)) = make_uint4(0u, 0u, 0u, 0u);
+      }
+#endif
 #pragma unroll
       for (int s = 0; s < 8; ++s) {
         if (s < cnt) {
           const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
+#if KC_PSTAGE
+          const float4 xp = make_float4(0.f, 0.f, 0.f, 0.f);
+#else
           const float4 xp = Xw[32 * s];
+#endif
           const float2 l0 = *reinterpret_cast<const float2*>(LA + i0 * KC_LDL + j);
           const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL + j);
           const float2 kj = *reinterpret_cast<const float2*>(rk + j);
@@ -531,19 +564,33 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
           const float l00 = (accL[s].x[0] + l0.x) * kj.x, l01 = (accL[s].x[1] + l0.y) * kj.y;
           const float l10 = (accL[s].x[2] + l1.x) * kj.x, l11 = (accL[s].x[3] + l1.y) * kj.y;
+#if KC_PSTAGE
+          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i0, j)) = kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
+          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i1, j)) = kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
+#else
           if (i0 < len) kc_st2(Pc + kc_pidx(i0, j), j <= i0 ? KC_OUT(p00) : 0.f, j + 1 <= i0 ? KC_OUT(p01) : 0.f);
           if (i1 < len) kc_st2(Pc + kc_pidx(i1, j), j <= i1 ? KC_OUT(p10) : 0.f, j + 1 <= i1 ? KC_OUT(p11) : 0.f);
+#endif
           *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
               make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
           *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
               make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
         }
       }
+#if KC_PSTAGE
+      kda::fence_async_shared();
+#endif
     }
   }
   KC_MARK(5);
 #if PREC == 2
-  __syncthreads();  // P/L's reads of Ks are done: the loop below rewrites it
+  __syncthreads();  // P/L's reads of Ks are done: the loop below rewrites it (KC_PSTAGE: P is staged)
+#endif
+#if KC_PSTAGE
+  if (tid == 0) {
+    tile::bulk_s2g(Pc, tile::smem_addr(reinterpret_cast<__half*>(Xp)), KC_CH * KC_CH * 2);
+    tile::bulk_commit();  // waited for with w and u's copies at the end
+  }
 #endif
   // qg = q e^G, kd = k e^{G_last - G} (normalized), G_last; PREC 2: Ks <- k e^G
   // (normalized, fp16, in place) for phase 4.
@@ -741,25 +788,87 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       }
     }
 #endif
+#if GM == 1
+    // w and u go out as whole sw128 images (zeros past len): staged in Gc (free since the
+    // qg/kd loop; conflict-free 4-byte stores) and written by two 16 KB bulk copies, where
+    // direct 4-byte global stores would touch 8 rows per warp instruction.
+    __half* Ws = reinterpret_cast<__half*>(Gc);
+    __half* Us = Ws + KC_CH * KC_KD;
 #pragma unroll
     for (int I = 0; I < 4; ++I) {
       const int i0 = 16 * I + gq, i1 = i0 + 8;
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
         const int e = 16 * warp + 8 * nt + 2 * tq;
-        const bool z0 = i0 >= len, z1 = i1 >= len;  // (written as zeros with GM 1, else skipped)
-        if (!z0 || GM == 1) {
+        const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
+        const bool z0 = i0 >= len, z1 = i1 >= len;
+        *reinterpret_cast<tile::u32*>(Ws + x0) =
+            z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Us + x0) =
+            z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Ws + x1) =
+            z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+        *reinterpret_cast<tile::u32*>(Us + x1) =
+            z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+      }
+    }
+    kda::fence_async_shared();
+    __syncthreads();
+    if (tid == 0) {
+      const long long base = (slot * H + h) * (KC_CH * KC_KD);
+      tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
+      tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
+      tile::bulk_commit();
+      tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
+    }
+#elif PREC == 2
+    // The same staging for the [T, H, 128] rows: [64][KC_LDB] fp16 tiles in Gc (conflict-free
+    // 4-byte stores), then 16-byte copies of the rows of the sequence.
+    __half* Ws = reinterpret_cast<__half*>(Gc);
+    __half* Us = Ws + KC_CH * KC_LDB;
+#pragma unroll
+    for (int I = 0; I < 4; ++I) {
+      const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        const int e = 16 * warp + 8 * nt + 2 * tq;
+        *reinterpret_cast<tile::u32*>(Ws + i0 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Us + i0 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Ws + i1 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+        *reinterpret_cast<tile::u32*>(Us + i1 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
+      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
+      if (i < len) {
+        const long long gi = kc_idx(bos, slot, H, h, i, c8);
+        *reinterpret_cast<uint4*>(w + gi) = *reinterpret_cast<const uint4*>(Ws + i * KC_LDB + c8);
+        *reinterpret_cast<uint4*>(u + gi) = *reinterpret_cast<const uint4*>(Us + i * KC_LDB + c8);
+      }
+    }
+#else  // fp32 intermediates: no room to stage them
+#pragma unroll
+    for (int I = 0; I < 4; ++I) {
+      const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        const int e = 16 * warp + 8 * nt + 2 * tq;
+        const bool z0 = i0 >= len, z1 = i1 >= len;  // rows of the next sequence: not written
+        if (!z0) {
           const long long g0 = kc_idx(bos, slot, H, h, i0, e);
-          kc_st2(w + g0, z0 ? 0.f : KC_OUT(accW[I][nt].x[0]), z0 ? 0.f : KC_OUT(accW[I][nt].x[1]));
-          kc_st2(u + g0, z0 ? 0.f : accU[I][nt].x[0], z0 ? 0.f : accU[I][nt].x[1]);
+          kc_st2(w + g0, KC_OUT(accW[I][nt].x[0]), KC_OUT(accW[I][nt].x[1]));
+          kc_st2(u + g0, accU[I][nt].x[0], accU[I][nt].x[1]);
         }
-        if (!z1 || GM == 1) {
+        if (!z1) {
           const long long g1 = kc_idx(bos, slot, H, h, i1, e);
-          kc_st2(w + g1, z1 ? 0.f : KC_OUT(accW[I][nt].x[2]), z1 ? 0.f : KC_OUT(accW[I][nt].x[3]));
-          kc_st2(u + g1, z1 ? 0.f : accU[I][nt].x[2], z1 ? 0.f : accU[I][nt].x[3]);
+          kc_st2(w + g1, KC_OUT(accW[I][nt].x[2]), KC_OUT(accW[I][nt].x[3]));
+          kc_st2(u + g1, accU[I][nt].x[2], accU[I][nt].x[3]);
         }
       }
     }
+#endif
   }
   KC_MARK(4);
 }

@@ -104,8 +104,8 @@ TEST(TileLibrary, EveryHeaderCompilesOnItsOwnForEachArch) {
     }
 }
 
-// A warpgroup product and a bulk copy on an mbarrier, as the kda state kernel uses
-// them, compile for sm_90a without spills; for Blackwell the same source compiles too.
+// A warpgroup product, a bulk copy on an mbarrier and a bulk store, as the kda kernels
+// use them, compile for sm_90a without spills; for Blackwell the same source compiles too.
 TEST(TileLibrary, WgmmaAndBulkCopyCompile) {
   static codegen::Compiler compiler;
   const std::string src = R"(#include "tile/wgmma.cuh"
@@ -127,6 +127,13 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
   kda::wgmma_commit();
   kda::wgmma_wait<0>();
   for (int j = 0; j < 8; ++j) out[threadIdx.x * 8 + j] = d[j].x[0] + d[j].x[3] + (float)kda::sw128_off<64>(j, 8 * j);
+  __syncthreads();
+  kda::fence_async_shared();
+  if (threadIdx.x == 0) {  // and back out: a bulk store of the tile
+    tile::bulk_s2g(out + 1024, s, 16384);
+    tile::bulk_commit();
+    tile::bulk_wait_read<0>();
+  }
 }
 )";
   for (const char* arch : {"sm_90a", "sm_103a"}) {

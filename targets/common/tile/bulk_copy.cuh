@@ -1,5 +1,6 @@
 // tile/bulk_copy.cuh — bulk copies global -> shared (cp.async.bulk, sm_90+) whose
-// completion is counted in bytes on a shared-memory mbarrier.
+// completion is counted in bytes on a shared-memory mbarrier, and shared -> global
+// whose completion is counted in bulk groups.
 //
 // One thread of the block issues: mbar_expect_tx(mbar, total bytes), then the copies
 // (each: 16-byte aligned addresses, a multiple of 16 bytes). Every thread that reads
@@ -12,6 +13,12 @@
 //   mbar_expect_tx(mbar, bytes) arrive and add bytes to the phase's expected count
 //   bulk_g2s(dst, src, bytes, mbar)
 //   mbar_wait(mbar, parity)
+// Stores: the threads that wrote the source with ordinary instructions run
+// fence.proxy.async (kda::fence_async_shared) and a barrier; then one thread issues
+//   bulk_s2g(dst, src, bytes)   (16-byte aligned, a multiple of 16 bytes)
+//   bulk_commit()               closes the group of copies issued so far
+//   bulk_wait_read<N>()         until at most N groups still read shared memory (the
+//                               source may be overwritten, or the block may exit, at 0)
 #pragma once
 #include "base.cuh"
 
@@ -36,6 +43,16 @@ __device__ __forceinline__ void mbar_wait(u32 mbar, u32 parity) {
       "@!done bra TILE_MBAR_WAIT_%=;\n}\n" ::"r"(mbar),
       "r"(parity)
       : "memory");
+}
+
+__device__ __forceinline__ void bulk_s2g(void* dst, u32 src, u32 bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
 
 }  // namespace tile
