@@ -193,7 +193,7 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 // intra geomean, one run): 1 P/L k16 loop unrolled 2 (+1.1%), 2 no A16 (+2.3%), 4 g in its
 // own cp.async group, the gate started while k and q land (+0.4%), 8 v converted to fp16
 // by a pass after the qg/kd loop instead of in phase 4 (+0.7%), 16 P stored from registers
-// with GM 1 too.
+// with GM 1 too, 32 the inverse's levels 1 and 2 on fp32 CUDA-core strips instead of tf32 mma.
 constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #undef KC_SPLIT
 #define KC_SPLIT ((KC_HX & 4) != 0)
@@ -206,6 +206,7 @@ constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #define KC_A16 0
 #endif
 #define KC_LDA16 72  // row stride (fp16 elements) of A16: conflict-free ldmatrix
+#define KC_LDX 40    // row stride (floats) of the inverse's level-1/2 scratch: conflict-free B fragments
 #undef KC_PSTAGE
 #define KC_PSTAGE (GM == 1 && !(KC_HX & 16))  // P staged in shared memory, one bulk copy out
 
@@ -659,6 +660,60 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
 #endif
   __syncthreads();
+#if !(KC_HX & 32)
+  // Levels 1 and 2 on tf32 mma (m16n8k8, operands rounded to nearest, fp32 accumulate):
+  // ~4x fewer instructions than fp32 strips on CUDA cores (KC_HX & 32). Scratch X / Z is
+  // [rows][KC_LDX] fp32 in Xs (conflict-free B fragments).
+  {  // level 1: A10 = -A11 (L10 A00), A32 = -A33 (L32 A22); warp = (which, 8-column half), warps 0-3
+    const int which = (warp >> 1) & 1, n0 = 8 * (warp & 1);
+    const int Ib = 16 * (2 * which + 1), Jb = Ib - 16;
+    float* X = Xs + which * 16 * KC_LDX;
+    kda::frag_c acc[1];
+    if (warp < 4) {
+      kda::zero(acc[0]);
+      kda::mma_strip_rm_km<16, 1, 2>(acc, LA + Ib * KC_LDL + Jb, KC_LDL, 0, LA + Jb * KC_LDL + Jb, KC_LDL, n0);
+      *reinterpret_cast<float2*>(X + gq * KC_LDX + n0 + 2 * tq) = make_float2(acc[0].x[0], acc[0].x[1]);
+      *reinterpret_cast<float2*>(X + (gq + 8) * KC_LDX + n0 + 2 * tq) = make_float2(acc[0].x[2], acc[0].x[3]);
+    }
+    __syncthreads();  // both column halves have read L10 (overwritten below by A10)
+    if (warp < 4) {
+      kda::zero(acc[0]);
+      kda::mma_strip_rm_km<16, 1, 2>(acc, LA + Ib * KC_LDL + Ib, KC_LDL, 0, X, KC_LDX, n0);
+      const int j = Jb + n0 + 2 * tq;
+      *reinterpret_cast<float2*>(LA + (Ib + gq) * KC_LDL + j) = make_float2(-acc[0].x[0], -acc[0].x[1]);
+      *reinterpret_cast<float2*>(LA + (Ib + gq + 8) * KC_LDL + j) = make_float2(-acc[0].x[2], -acc[0].x[3]);
+#if KC_A16
+      const float2 bb = *reinterpret_cast<const float2*>(bs + j);
+      *reinterpret_cast<tile::u32*>(A16 + (Ib + gq) * KC_LDA16 + j) =
+          kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
+      *reinterpret_cast<tile::u32*>(A16 + (Ib + gq + 8) * KC_LDA16 + j) =
+          kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
+#endif
+    }
+  }
+  __syncthreads();
+  {  // level 2: A[32:, :32] = -A[32:, 32:] (L[32:, :32] A[:32, :32]); warp = (16-row half, 8 columns)
+    const int m0 = 16 * (warp >> 2), n0 = 8 * (warp & 3);
+    float* Z = Xs;  // (X is consumed)
+    kda::frag_c acc[1];
+    kda::zero(acc[0]);
+    kda::mma_strip_rm_km<32, 1, 4>(acc, LA + 32 * KC_LDL, KC_LDL, m0, LA, KC_LDL, n0);
+    *reinterpret_cast<float2*>(Z + (m0 + gq) * KC_LDX + n0 + 2 * tq) = make_float2(acc[0].x[0], acc[0].x[1]);
+    *reinterpret_cast<float2*>(Z + (m0 + gq + 8) * KC_LDX + n0 + 2 * tq) = make_float2(acc[0].x[2], acc[0].x[3]);
+    __syncthreads();
+    kda::zero(acc[0]);
+    kda::mma_strip_rm_km<32, 1, 4>(acc, LA + 32 * KC_LDL + 32, KC_LDL, m0, Z, KC_LDX, n0);
+    const int i0 = 32 + m0 + gq, j = n0 + 2 * tq;
+    *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) = make_float2(-acc[0].x[0], -acc[0].x[1]);
+    *reinterpret_cast<float2*>(LA + (i0 + 8) * KC_LDL + j) = make_float2(-acc[0].x[2], -acc[0].x[3]);
+#if KC_A16
+    const float2 bb = *reinterpret_cast<const float2*>(bs + j);
+    *reinterpret_cast<tile::u32*>(A16 + i0 * KC_LDA16 + j) = kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
+    *reinterpret_cast<tile::u32*>(A16 + (i0 + 8) * KC_LDA16 + j) =
+        kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
+#endif
+  }
+#else
   {  // level 1: A10 = -A11 (L10 A00), A32 = -A33 (L32 A22); thread = 1x2 strip
     const int which = tid >> 7, e = tid & 127, a = e >> 3, b = (e & 7) * 2;
     const int Ib = 16 * (2 * which + 1), Jb = Ib - 16;
@@ -692,6 +747,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         make_uint2(kda::pack_f16x2(-acc2[0] * bb.x, -acc2[1] * bb.y), kda::pack_f16x2(-acc2[2] * bb.z, -acc2[3] * bb.w));
 #endif
   }
+#endif
 #if PREC == 2 && !KC_VPASS
   kda::cp_async_wait_all();  // v (bf16, converted to fp16 as phase 4 loads it)
 #endif
