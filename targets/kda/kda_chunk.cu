@@ -180,6 +180,58 @@ __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, lon
   return true;
 }
 
+// The state kernels' block order: longest sequences first. Block (0, 0) of the intra
+// kernel writes order[rank] = the sequence with the rank-th most chunks (counting sort in
+// its shared memory, before its own work; ties in any order), and the state kernels map
+// their block index x = rank * H + head onto (order[rank], head). One long
+// chain per SM then starts in the first wave and the last wave holds short ones
+// (longest-processing-time-first list scheduling); in the grid's own order a long chain
+// could start last (h96_6var: 0.36 ms of state time against 0.30 for h96_1x8192).
+#define KC_HAS_ORDER 1  // (for benchmarks/kda/dev: these kernels take the order scratch)
+__device__ void kc_order(const long long* __restrict__ cu, long long NSEQ, long long T, int* __restrict__ order,
+                         int* cnt) {
+  const int nt = blockDim.x, tid = threadIdx.x;
+  const int nb = (int)min(T / KC_CH + 2, 8192LL);  // keys: nb - 1 - chunks (clamped), longest first
+  int* part = cnt + 8192;                           // [nt] per-thread bin-segment sums
+  for (int b = tid; b < nb; b += nt) cnt[b] = 0;
+  __syncthreads();
+  for (long long n = tid; n < NSEQ; n += nt)
+    atomicAdd(&cnt[nb - 1 - (int)min((cu[n + 1] - cu[n] + KC_CH - 1) / KC_CH, (long long)nb - 1)], 1);
+  __syncthreads();
+  const int per = (nb + nt - 1) / nt, b0 = min(nb, tid * per), b1 = min(nb, b0 + per);
+  int sum = 0;
+  for (int b = b0; b < b1; ++b) sum += cnt[b];
+  part[tid] = sum;
+  __syncthreads();
+  if (tid == 0)
+    for (int t = 0, run = 0; t < nt; ++t) {
+      const int x = part[t];
+      part[t] = run;
+      run += x;
+    }
+  __syncthreads();
+  for (int b = b0, run = part[tid]; b < b1; ++b) {  // exclusive prefix sums: first position per key
+    const int x = cnt[b];
+    cnt[b] = run;
+    run += x;
+  }
+  __syncthreads();
+  for (long long n = tid; n < NSEQ; n += nt)
+    order[atomicAdd(&cnt[nb - 1 - (int)min((cu[n + 1] - cu[n] + KC_CH - 1) / KC_CH, (long long)nb - 1)], 1)] = (int)n;
+  __syncthreads();  // the shared memory is the block's again
+}
+// This state block's (sequence, head, first value column) from its linear index.
+// grid (NSEQ * H, 1, 128 / BV): x = rank * H + head, z = value block. kc_seq_again reads
+// the sequence again (volatile: not kept in a register from the first read).
+__device__ __forceinline__ void kc_item(const int* __restrict__ order, long long H, int* n, int* h) {
+  const unsigned rank = blockIdx.x / (unsigned)H;
+  *n = order[rank];
+  *h = (int)(blockIdx.x - rank * (unsigned)H);
+}
+__device__ __forceinline__ int kc_seq_again(const int* order, long long H) {
+  return *reinterpret_cast<const volatile int*>(order + blockIdx.x / (unsigned)H);
+}
+
 __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
   tile::u32 d;
   asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
@@ -259,10 +311,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
     const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
     KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
-    float* __restrict__ gl, long long T, long long H, long long K, long long V, long long NSEQ,
-    float lower_bound) {
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
-  (void)T;
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
   float* LA = Gc + KC_CH * KC_LDG;
@@ -276,6 +327,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   float* Xp = bs + KC_CH;  // phase 2: partial P sums of the kh = 1 warps (20 units x 32 lanes x 4)
   float* Xs = reinterpret_cast<float*>(Qs);  // phase 3 scratch (q no longer needed)
   const long long slot = blockIdx.x, h = blockIdx.y;
+  if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
   long long n, c;
   if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
   const long long bos = cu[n] + c * KC_CH;
@@ -966,9 +1018,9 @@ __device__ __forceinline__ void kc_async_tile(float* X, int ldx, const float* __
 extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const float* __restrict__ qg,
     const float* __restrict__ kd, const float* __restrict__ w, const float* __restrict__ u,
-    const float* __restrict__ P, const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
-    float* __restrict__ ht, long long T, long long H, long long K, long long V, long long NSEQ,
-    float scale) {
+    const float* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
+    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
+    long long NSEQ, float scale) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
   (void)T;
   (void)NSEQ;
@@ -980,7 +1032,9 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
   float* glc = XB + KC_CH * KC_LDK;    // [KD]
   float* Ps = glc + KC_KD;             // [CH][LDL]  P of the chunk
   float* Us = Ps + KC_CH * KC_LDL;     // [CH][LDS]  u of the chunk (this block's columns)
-  const long long n = blockIdx.x, h = blockIdx.y;
+  int n32, h32;
+  kc_item(order, H, &n32, &h32);
+  const long long n = n32, h = h32;
   const int v0 = blockIdx.z * BV;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   constexpr int WN = SW / 4;              // column groups in the [64 x BV] products
@@ -1222,9 +1276,9 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 big, tile::u32 small, int
 extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <= 64) ? 2 : 1) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
     const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
-    const __half* __restrict__ P, const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
-    float* __restrict__ ht, long long T, long long H, long long K, long long V, long long NSEQ,
-    float scale) {
+    const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
+    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
+    long long NSEQ, float scale) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
   (void)T;
   (void)NSEQ;
@@ -1241,7 +1295,9 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
   // The big and small parts of chunk c's buffer (STG 0: buffer c % 2; STG 1: one big part).
   auto big_of = [&](int cur) -> tile::u32 { return sB + (STG == 0 ? cur * KC_BUF : 0); };
   auto small_of = [&](int cur) -> tile::u32 { return sB + KC_BIG + cur * (STG == 0 ? KC_BUF : KC_SMALL); };
-  const long long n = blockIdx.x, h = blockIdx.y;
+  int n32, h32;
+  kc_item(order, H, &n32, &h32);
+  const long long n = n32, h = h32;
   const int v0 = blockIdx.z * BV;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int wm = warp & 3, wn = warp >> 2;
@@ -1361,7 +1417,8 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
     __syncthreads();
     KC_MARK(13);
   }
-  float* hts = ht + ((n * H + h) * KC_KD + v0) * KC_KD;
+  // (n reloaded: one register less across the chunk loop, which is at the 128 cap for BV 64 STG 1)
+  float* hts = ht + (((long long)kc_seq_again(order, H) * H + h) * KC_KD + v0) * KC_KD;
 #pragma unroll
   for (int mt = 0; mt < MTS; ++mt) {
     const int d0 = sr0 + mt * 16 + gq;
@@ -1421,17 +1478,18 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
 extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
     const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
-    const __half* __restrict__ P, const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
-    float* __restrict__ ht, long long T, long long H, long long K, long long V, long long NSEQ,
-    float scale) {
+    const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
+    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
+    long long NSEQ, float scale) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
   (void)T;
-  (void)NSEQ;
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sS = (s0 + 1023u) & ~1023u;
   const tile::u32 sV = sS + 32768, sB = sS + 49152;
   const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
-  const long long n = blockIdx.x, h = blockIdx.y;
+  int n32, h32;
+  kc_item(order, H, &n32, &h32);
+  const long long n = n32, h = h32;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int eh = warp >> 2, wi = warp & 3, e0 = 64 * eh;
   const int i0 = 16 * wi + gq, i1 = i0 + 8;  // rows of this thread in an m64 block
