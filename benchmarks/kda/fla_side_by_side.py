@@ -128,6 +128,8 @@ def main():
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
+        if args.json_out:  # after every workload: a call cut short by a time limit keeps what it measured
+            json.dump(rows, open(args.json_out, "w"), indent=1)
 
     gm = lambda key: float(np.exp(np.mean([np.log(r[key]) for r in rows])))
     print(f"\n| workload | tessera ms | FLA ms | FLA/tessera | err o (t / FLA) | err state (t / FLA) |")
