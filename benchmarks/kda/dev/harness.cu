@@ -183,13 +183,14 @@ void launch_baseline(Problem& p, BaseScratch& s) {
 #include "targets/common/tile/bulk_copy.cuh"
 #define FAST_CAT2(a, b) a##b
 #define FAST_CAT(a, b) FAST_CAT2(a, b)
-struct FastScratch { float *qg, *kd, *w, *u, *P, *gl; };
+struct FastScratch { float *qg, *kd, *w, *u, *P, *gl; int* order; };
 FastScratch fast_scratch(Problem& p) {
   FastScratch s;
   long long TH = p.T * p.H, NS = p.NSEQ + p.T / 64;
   const long long n4 = std::max(TH * 128, NS * p.H * 64 * 128) * 4;  // rows, or per-chunk images (GM 1)
   s.qg = (float*)p.sc(n4); s.kd = (float*)p.sc(n4); s.w = (float*)p.sc(n4);
   s.u = (float*)p.sc(n4); s.P = (float*)p.sc(NS * p.H * 64 * 64 * 4); s.gl = (float*)p.sc(NS * p.H * 128 * 4);
+  s.order = (int*)p.sc(p.NSEQ * 4);  // the state blocks' order (sources with KC_HAS_ORDER)
   return s;
 }
 // Variants of the current kda_chunk.cu (the list is edited per round; older sources can be
