@@ -12,14 +12,14 @@
 //     (every factor lies in [e^-75, e^75] or underflows harmlessly to 0, whatever
 //     the gates: |G_i - G_r| <= 15*5 inside a 16-row block and <= 0 across blocks),
 //     A = (I+L)^-1 (16x16 diagonal blocks by in-register forward substitution, the
-//     rest in two blocked levels, fp32), and the WY factors w = A (b k e^G),
+//     rest in two blocked levels on tf32 mma), and the WY factors w = A (b k e^G),
 //     u = A (b v) (PREC 2: fp16 mma, as (A diag(b)) (k e^G) and (A diag(b)) v).
 //     Writes qg = q e^G, kd = k e^{G_last-G}, w, u ([T,H,128]), P ([slot,H,64,64]) —
 //     f32, or fp16 with PREC 2 — and G_last (f32 [slot,H,128]). With GM 1 the four
 //     [64][128] tiles and P go out as the sw128 images of the state kernel's shared
 //     tiles ([slot,H] x 16 KB / 8 KB), so that it copies each with one bulk copy.
-//  kda_chunk_state  one block (SW warps) per (sequence, head, BV value columns),
-//     sequential over the sequence's chunks with the state slice S[128][BV] in
+//  kda_chunk_state  one block (SW warps) per (sequence, head, BV value columns), the
+//     longest sequences' blocks first (kc_order, kc_item), sequential over the sequence's chunks with the state slice S[128][BV] in
 //     shared memory (PREC 2: in registers, see its kernel below):  v' = u - w S;
 //     o = scale (qg S + P v');  S <- e^{G_last} S + kd^T v'.  Writes o (bf16) and
 //     the final state. GM 1 (sm_90a only): the same on wgmma, two warpgroups by value-column
@@ -287,20 +287,24 @@ constexpr int kP2U = KC_P2U;
 //   Xp  f32  [20][32][4]  phase 2 partial P sums (one channel half); phase 1: quarter
 //      totals and first gates of the cumulative sum
 // Phases (barriers between):
-//   0  cp.async of q, k, g for the whole chunk (one memory latency); beta, gate
-//      parameters; zeros of P above the diagonal blocks
+//   0  (block (0, 0) first sorts the sequences for the state kernels, kc_order)
+//      cp.async of q, k, g for the whole chunk (one memory latency); beta, gate
+//      parameters; zeros of P above the diagonal blocks (GM 0; GM 1 stages them)
 //   1  gate and its cumulative sum (thread = channel pair x 16-row quarter, quarters
 //      joined through Xp); row norms (warp per 8 rows); KB and Fv
 //   2  P and L, 20 units of (16-row block I, 16-col block J, 8-col half), reference row
 //      16I; warp = (row block, channel half), the halves summed through Xp and LA:
 //      diagonal blocks on tf32 mma (factors up to e^{+-75}), the 12 off-diagonal units
 //      on fp16 m16n8k16 (B = KB by ldmatrix, times Fv for J < I - 1; both factors <= 1);
-//      then v copied (cp.async) into Vs; qg, kd, G_last out, Ks <- k e^G (fp16)
+//      then v copied (cp.async) into Vs; P out (GM 1: staged in Xp as its sw128 image,
+//      one bulk copy); qg, kd, G_last out, Ks <- k e^G (fp16)
 //   3  (I+L)^-1: diagonal 16x16 blocks by in-register forward substitution, then the
-//      off-diagonal blocks in two levels (16-blocks, then the 32x32 block) on CUDA
-//      cores in fp32; each final block also written as A diag(b) in fp16 (A16)
+//      off-diagonal blocks in two levels (16-blocks, then the 32x32 block) on tf32 mma
+//      (KC_HX & 32: fp32 on CUDA cores); each final block also written as A diag(b) in
+//      fp16 (A16)
 //   4  w = A (b k e^G), u = A (b v) on fp16 mma (A16 and Ks, Vs by ldmatrix; v
-//      converted bf16 -> fp16 in registers): warp = 16 output columns, 4 row blocks
+//      converted bf16 -> fp16 in registers): warp = 16 output columns, 4 row blocks;
+//      PREC 2: w and u staged in Gc, then out by bulk copies (GM 1) or 16-byte row copies
 #define KC_INTRA_THREADS 256
 #define KC_INTRA_SMEM \
   (4 * KC_CH * KC_LDG + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * 3 * KC_CH + 4 * 2560)
@@ -1006,7 +1010,7 @@ __device__ __forceinline__ void kc_async_tile(float* X, int ldx, const float* __
   }
 }
 
-// grid (NSEQ, H, 128/BV), block SW*32, smem KC_STATE_SMEM bytes.
+// grid (NSEQ*H, 1, 128/BV) (kc_item: longest sequences first), block SW*32, smem KC_STATE_SMEM bytes.
 // Two operand buffers rotate so that each phase's copy overlaps the previous
 // phase's products:  A: v' = u - [w] S   (loading qg, G_last)
 //                    B: o = [qg] S + P v' (loading kd)
@@ -1260,7 +1264,7 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 big, tile::u32 small, int
   if (tid < KC_KD / 4) tile::cp_async16(small + KC_OFF_G + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
 }
 
-// grid (NSEQ, H, 128/BV), block KC_STATE_THREADS, smem KC_STATE_SMEM bytes. The state slice
+// grid (NSEQ*H, 1, 128/BV) (kc_item), block KC_STATE_THREADS, smem KC_STATE_SMEM bytes. The state slice
 // S[KD][BV] lives in fp32 registers (warp w owns a 256/SW x BV/2 block: row group
 // w % (SW/2), column half w / (SW/2); accumulator layout), its fp16 copy Sh in shared
 // memory. Per chunk
@@ -1465,7 +1469,7 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
   tile::bulk_g2s(buf + KC_GOFF_G, gl + (slot * H + h) * KC_KD, 512, mb);
 }
 
-// grid (NSEQ, H, 1), block 256 (two warpgroups), smem KC_STATE_SMEM bytes. Warpgroup eh
+// grid (NSEQ*H, 1, 1) (kc_item), block 256 (two warpgroups), smem KC_STATE_SMEM bytes. Warpgroup eh
 // owns the value columns 64eh..64eh+63: its slice of S (all 128 rows d, fp32 registers
 // in the wgmma accumulator layout, two m64 blocks) and of every product. Per chunk:
 //   (thread 0 issues the next chunk's bulk copies; all wait for this chunk's)
