@@ -245,7 +245,9 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 // intra geomean, one run): 1 P/L k16 loop unrolled 2 (+1.1%), 2 no A16 (+2.3%), 4 g in its
 // own cp.async group, the gate started while k and q land (+0.4%), 8 v converted to fp16
 // by a pass after the qg/kd loop instead of in phase 4 (+0.7%), 16 P stored from registers
-// with GM 1 too, 32 the inverse's levels 1 and 2 on fp32 CUDA-core strips instead of tf32 mma.
+// with GM 1 too, 32 the inverse's levels 1 and 2 on fp32 CUDA-core strips instead of tf32 mma,
+// 256 the P/L tf32 operands truncated by the tensor core instead of rounded (chain -1.0%, o
+// error 1.75e-3 -> 1.77e-3, at the gate bound 1.72e-3 -> 1.88e-3: not the default).
 constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #undef KC_SPLIT
 #define KC_SPLIT ((KC_HX & 4) != 0)
@@ -261,6 +263,11 @@ constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #define KC_LDX 40    // row stride (floats) of the inverse's level-1/2 scratch: conflict-free B fragments
 #undef KC_PSTAGE
 #define KC_PSTAGE (GM == 1 && !(KC_HX & 16))  // P staged in shared memory, one bulk copy out
+#if KC_HX & 256
+#define KC_TF(x) __float_as_uint(x)  // P/L tf32 operands truncated by the tensor core
+#else
+#define KC_TF(x) kda::to_tf32_fast(x)
+#endif
 
 // kda::inv_unit_lower16, also writing the result times diag(b) as fp16 into A16 (row
 // stride KC_LDA16): lanes 0-15 store the fp32 block, lanes 16-31 the fp16 one.
@@ -341,17 +348,19 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   KC_PROF_START;
 
   // ---- phase 0: the chunk's q, k, v, g rows into shared memory, all in flight.
+  // Thread = 16-byte piece lc8 of rows lr + 16 it; rows past the sequence are zero-filled by
+  // the copy itself (source size 0, from the chunk's first row), so the loop has no branch.
+  const int lr = tid >> 4, lc8 = (tid & 15) * 8;
+  const long long rbase = (bos * H + h) * KC_KD + lc8, rstride = H * KC_KD;
 #pragma unroll
   for (int tsr = 0; tsr < 3; ++tsr) {  // v is copied later (after P/L) into Vs, which holds KB until then
     // g first, in its own group: the gate and its cumulative sum start while k and q land.
-    const __nv_bfloat16* src = tsr == 0 ? g : tsr == 1 ? k : q;
-    __nv_bfloat16* dst = tsr == 0 ? Gs : tsr == 1 ? Ks : Qs;
+    const __nv_bfloat16* src = (tsr == 0 ? g : tsr == 1 ? k : q) + rbase;
+    const tile::u32 dst = tile::smem_addr(tsr == 0 ? Gs : tsr == 1 ? Ks : Qs) + (lr * KC_LDB + lc8) * 2;
 #pragma unroll
-    for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
-      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
-      __nv_bfloat16* dp = dst + i * KC_LDB + c8;
-      if (i < len) kda::cp_async16(dp, src + ((bos + i) * H + h) * KC_KD + c8);
-      else *reinterpret_cast<uint4*>(dp) = make_uint4(0u, 0u, 0u, 0u);
+    for (int it = 0; it < KC_CH / 16; ++it) {
+      const int i = lr + 16 * it;
+      tile::cp_async16(dst + it * 16 * KC_LDB * 2, src + (i < len ? i * rstride : 0), i < len ? 16u : 0u);
     }
     if (tsr == 0) kda::cp_async_commit();
   }
@@ -511,19 +520,19 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         const float aq00 = q0.x * e00, aq01 = q0.y * e01, aq10 = q1.x * e10, aq11 = q1.y * e11;
         const float ak00 = k0.x * e00, ak01 = k0.y * e01, ak10 = k1.x * e10, ak11 = k1.y * e11;
         kda::frag_a aq, ak;
-        aq.x[0] = kda::to_tf32_fast(aq00);
-        aq.x[1] = kda::to_tf32_fast(aq10);
-        aq.x[2] = kda::to_tf32_fast(aq01);
-        aq.x[3] = kda::to_tf32_fast(aq11);
-        ak.x[0] = kda::to_tf32_fast(ak00);
-        ak.x[1] = kda::to_tf32_fast(ak10);
-        ak.x[2] = kda::to_tf32_fast(ak01);
-        ak.x[3] = kda::to_tf32_fast(ak11);
+        aq.x[0] = KC_TF(aq00);
+        aq.x[1] = KC_TF(aq10);
+        aq.x[2] = KC_TF(aq01);
+        aq.x[3] = KC_TF(aq11);
+        ak.x[0] = KC_TF(ak00);
+        ak.x[1] = KC_TF(ak10);
+        ak.x[2] = KC_TF(ak01);
+        ak.x[3] = KC_TF(ak11);
         kda::frag_b b0, b1;
-        b0.x[0] = kda::to_tf32_fast(k0.x * f00);
-        b0.x[1] = kda::to_tf32_fast(k0.y * f01);
-        b1.x[0] = kda::to_tf32_fast(k1.x * f10);
-        b1.x[1] = kda::to_tf32_fast(k1.y * f11);
+        b0.x[0] = KC_TF(k0.x * f00);
+        b0.x[1] = KC_TF(k0.y * f01);
+        b1.x[0] = KC_TF(k1.x * f10);
+        b1.x[1] = KC_TF(k1.y * f11);
         kda::mma(accP[0], aq, b0);
         kda::mma(accL[0], ak, b0);
         kda::mma(accP[1], aq, b1);
@@ -571,11 +580,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     __syncthreads();  // the kh = 1 partial sums are in Xp and LA; KB and Fv are consumed
     // v into Vs now (it held KB): in flight during the P/L epilogue and the qg/kd loop.
 #pragma unroll
-    for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
-      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
-      __nv_bfloat16* dp = Vs + i * KC_LDB + c8;
-      if (i < len) kda::cp_async16(dp, v + ((bos + i) * H + h) * KC_KD + c8);
-      else *reinterpret_cast<uint4*>(dp) = make_uint4(0u, 0u, 0u, 0u);
+    for (int it = 0; it < KC_CH / 16; ++it) {
+      const int i = lr + 16 * it;
+      tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
+                       i < len ? 16u : 0u);
     }
     kda::cp_async_commit();
 #if KC_PSTAGE
@@ -652,32 +660,40 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   // qg = q e^G, kd = k e^{G_last - G} (normalized), G_last; PREC 2: Ks <- k e^G
   // (normalized, fp16, in place) for phase 4.
   {
+    // Thread = channels d..d+3 of rows r0 + 8 it. Branch-free: rows past the sequence hold
+    // q = k = 0 (zero-filled copies) and a finite G, so they give zeros (the GM 1 images
+    // need them); GM 0 does not store them (they belong to the next sequence).
     const float* Gl = Gc + (len - 1) * KC_LDG;
-#pragma unroll 4
-    for (int it = 0; it < KC_CH * 32 / KC_INTRA_THREADS; ++it) {
-      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 5, d = (idx & 31) * 4;
-      if (i < len) {
-        const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
-        const float4 GL = *reinterpret_cast<const float4*>(Gl + d);
-        float qv[4], kv[4];
-        kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
-        kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
-        const float a = rq[i], b = rk[i];
-        const long long gi = kc_idx(bos, slot, H, h, i, d);
-        kc_st4(qg + gi, KC_OUT(qv[0] * a * kda::ex2(G.x)), KC_OUT(qv[1] * a * kda::ex2(G.y)),
-               KC_OUT(qv[2] * a * kda::ex2(G.z)), KC_OUT(qv[3] * a * kda::ex2(G.w)));
-        kc_st4(kd + gi, KC_OUT(kv[0] * b * kda::ex2(GL.x - G.x)), KC_OUT(kv[1] * b * kda::ex2(GL.y - G.y)),
-               KC_OUT(kv[2] * b * kda::ex2(GL.z - G.z)), KC_OUT(kv[3] * b * kda::ex2(GL.w - G.w)));
-#if PREC == 2
-        *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
-            make_uint2(kda::pack_f16x2(kv[0] * b * kda::ex2(G.x), kv[1] * b * kda::ex2(G.y)),
-                       kda::pack_f16x2(kv[2] * b * kda::ex2(G.z), kv[3] * b * kda::ex2(G.w)));
+    const int d = (tid & 31) * 4, r0 = tid >> 5;
+    const float4 GL = *reinterpret_cast<const float4*>(Gl + d);
+#if GM == 1
+    const long long gb = kc_idx(bos, slot, H, h, r0, d);  // row r0 + 8 it: + 8 rows of 128 bytes
 #endif
-      } else if (GM == 1) {  // whole images: rows past the sequence are zeros (kd^T v' reads them)
-        const long long gi = kc_idx(bos, slot, H, h, i, d);
-        kc_st4(qg + gi, 0.f, 0.f, 0.f, 0.f);
-        kc_st4(kd + gi, 0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int it = 0; it < KC_CH / 8; ++it) {
+      const int i = r0 + 8 * it;
+      const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
+      float qv[4], kv[4];
+      kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
+      kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
+      const float a = rq[i], b = rk[i];
+      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+      const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+#if GM == 1
+      const long long gi = gb + it * 8 * 64;
+#else
+      const long long gi = kc_idx(bos, slot, H, h, i, d);
+      if (i < len)
+#endif
+      {
+        kc_st4(qg + gi, KC_OUT(qv[0] * a * e0), KC_OUT(qv[1] * a * e1), KC_OUT(qv[2] * a * e2), KC_OUT(qv[3] * a * e3));
+        kc_st4(kd + gi, KC_OUT(k0 * kda::ex2(GL.x - G.x)), KC_OUT(k1 * kda::ex2(GL.y - G.y)),
+               KC_OUT(k2 * kda::ex2(GL.z - G.z)), KC_OUT(k3 * kda::ex2(GL.w - G.w)));
       }
+#if PREC == 2
+      *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
+          make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+#endif
     }
     if (tid < 32) {  // G_last in natural-log units
       const float4 g2 = *reinterpret_cast<const float4*>(Gl + tid * 4);

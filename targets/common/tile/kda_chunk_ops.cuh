@@ -6,6 +6,8 @@
 //                                  global) -> 4 floats, one 8-byte load.
 //   bf16x2_to_f32(p)                2 consecutive bf16 (4-byte aligned) -> float2, one
 //                                  4-byte load.
+//   bf16x2_bits_to_f32(x)           a bf16 pair held in a u32 (low half first) -> float2,
+//                                  one integer op per value (exact).
 //   ex2(x)                          2^x, one MUFU.EX2 (ex2.approx.ftz: ~2 ulp, results
 //                                  under 2^-126 flush to 0). Keep log-decays in log2
 //                                  units and every e^(a-b) costs one subtraction and this.
@@ -40,11 +42,15 @@
 
 namespace kda {
 
+// bf16 is the high half of an fp32: a shift (low element) or a mask (high element) per
+// value, where __bfloat1622float2 spends a byte permute and a shift on the high one.
+__device__ __forceinline__ float2 bf16x2_bits_to_f32(unsigned x) {
+  return make_float2(__uint_as_float(x << 16), __uint_as_float(x & 0xffff0000u));
+}
+
 __device__ __forceinline__ void bf16x4_to_f32(const __nv_bfloat16* p, float (&out)[4]) {
   const uint2 raw = *reinterpret_cast<const uint2*>(p);
-  const __nv_bfloat162 lo = *reinterpret_cast<const __nv_bfloat162*>(&raw.x);
-  const __nv_bfloat162 hi = *reinterpret_cast<const __nv_bfloat162*>(&raw.y);
-  const float2 a = __bfloat1622float2(lo), b = __bfloat1622float2(hi);
+  const float2 a = bf16x2_bits_to_f32(raw.x), b = bf16x2_bits_to_f32(raw.y);
   out[0] = a.x;
   out[1] = a.y;
   out[2] = b.x;
@@ -52,7 +58,7 @@ __device__ __forceinline__ void bf16x4_to_f32(const __nv_bfloat16* p, float (&ou
 }
 
 __device__ __forceinline__ float2 bf16x2_to_f32(const __nv_bfloat16* p) {
-  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+  return bf16x2_bits_to_f32(*reinterpret_cast<const unsigned*>(p));
 }
 
 __device__ __forceinline__ float ex2(float x) {
