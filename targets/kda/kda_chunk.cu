@@ -25,7 +25,8 @@
 //     the final state. GM 1 (sm_90a only): the same on wgmma, two warpgroups by value-column
 //     half, operands by bulk copies on mbarriers (see its kernel at the end).
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
-// PREC (operand precision: tf32 rounded on load or on store, or fp16; see below),
+// PREC (operand precision: tf32 rounded on load or on store, or fp16; see below), TRN
+// (the P/L products' tf32 operands truncated instead of rounded),
 // STG (PREC 2 only: how the state kernel buffers a chunk's operands; 1 lets BV 64 run
 // two blocks per SM, see the fp16 state kernel), GM (PREC 2, BV 128: the state kernel
 // on wgmma with bulk copies).
@@ -61,6 +62,15 @@
 #ifndef GM
 #define GM 0
 #endif
+// TRN 1: the intra kernel's within-block P/L products take their tf32 operands truncated
+// (the tensor core ignores the low 13 bits) instead of rounded to nearest: 12 integer
+// adds fewer per 4 elements of the A build, o's error 1.75e-3 -> 1.77e-3 on the
+// benchmark shapes (1.72e-3 -> 1.88e-3 with every gate at the lower bound), chain ~1% faster
+// (H200, targets/kda/NOTES.md).
+#ifndef TRN
+#define TRN 0
+#endif
+static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
 #if GM == 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
 #error "GM 1 (wgmma) needs sm_90a"
 #endif
@@ -232,6 +242,8 @@ __device__ __forceinline__ int kc_seq_again(const int* order, long long H) {
   return *reinterpret_cast<const volatile int*>(order + blockIdx.x / (unsigned)H);
 }
 
+// Named barrier 1 among the intra kernel's four kh = 0 warps (0, 2, 4, 6).
+__device__ __forceinline__ void kc_bar_kh0() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
 __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
   tile::u32 d;
   asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
@@ -245,9 +257,7 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 // intra geomean, one run): 1 P/L k16 loop unrolled 2 (+1.1%), 2 no A16 (+2.3%), 4 g in its
 // own cp.async group, the gate started while k and q land (+0.4%), 8 v converted to fp16
 // by a pass after the qg/kd loop instead of in phase 4 (+0.7%), 16 P stored from registers
-// with GM 1 too, 32 the inverse's levels 1 and 2 on fp32 CUDA-core strips instead of tf32 mma,
-// 256 the P/L tf32 operands truncated by the tensor core instead of rounded (chain -1.0%, o
-// error 1.75e-3 -> 1.77e-3, at the gate bound 1.72e-3 -> 1.88e-3: not the default).
+// with GM 1 too, 32 the inverse's levels 1 and 2 on fp32 CUDA-core strips instead of tf32 mma.
 constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #undef KC_SPLIT
 #define KC_SPLIT ((KC_HX & 4) != 0)
@@ -263,8 +273,8 @@ constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #define KC_LDX 40    // row stride (floats) of the inverse's level-1/2 scratch: conflict-free B fragments
 #undef KC_PSTAGE
 #define KC_PSTAGE (GM == 1 && !(KC_HX & 16))  // P staged in shared memory, one bulk copy out
-#if KC_HX & 256
-#define KC_TF(x) __float_as_uint(x)  // P/L tf32 operands truncated by the tensor core
+#if TRN == 1
+#define KC_TF(x) __float_as_uint(x)  // the tensor core truncates the low 13 bits
 #else
 #define KC_TF(x) kda::to_tf32_fast(x)
 #endif
@@ -601,8 +611,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           accP[s].x[3] += xp.w;
         }
       }
+      kc_bar_kh0();  // the kh = 0 warps' partial sums are taken (Xp is about to hold P)
     }
-    __syncthreads();  // Xp's partial sums are consumed
     __half* Ps = reinterpret_cast<__half*>(Xp);
 #endif
     if (kh == 0) {
@@ -644,34 +654,43 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       }
 #if KC_PSTAGE
       kda::fence_async_shared();
+      kc_bar_kh0();  // P is staged
+      if (tid == 0) {
+        tile::bulk_s2g(Pc, tile::smem_addr(Ps), KC_CH * KC_CH * 2);
+        tile::bulk_commit();  // waited for with w and u's copies at the end
+      }
 #endif
     }
   }
   KC_MARK(5);
-#if PREC == 2
-  __syncthreads();  // P/L's reads of Ks are done: the loop below rewrites it (KC_PSTAGE: P is staged)
-#endif
-#if KC_PSTAGE
-  if (tid == 0) {
-    tile::bulk_s2g(Pc, tile::smem_addr(reinterpret_cast<__half*>(Xp)), KC_CH * KC_CH * 2);
-    tile::bulk_commit();  // waited for with w and u's copies at the end
-  }
-#endif
+  // (No barrier here: the one after the P/L loop ordered its reads of Ks before the loop
+  // below rewrites Ks, and the loop touches nothing the P/L epilogue reads or writes.)
   // qg = q e^G, kd = k e^{G_last - G} (normalized), G_last; PREC 2: Ks <- k e^G
   // (normalized, fp16, in place) for phase 4.
   {
-    // Thread = channels d..d+3 of rows r0 + 8 it. Branch-free: rows past the sequence hold
+    // Thread = channels d..d+3 of a warp's rows. Branch-free: rows past the sequence hold
     // q = k = 0 (zero-filled copies) and a finite G, so they give zeros (the GM 1 images
     // need them); GM 0 does not store them (they belong to the next sequence).
+    // KC_PSTAGE: the kh = 1 warps come here while the kh = 0 ones finish P and L, so they
+    // take rows 0..43 (11 each, row j + 4 it for warp pair j) and the kh = 0 warps 44..63.
     const float* Gl = Gc + (len - 1) * KC_LDG;
-    const int d = (tid & 31) * 4, r0 = tid >> 5;
+    const int d = (tid & 31) * 4;
     const float4 GL = *reinterpret_cast<const float4*>(Gl + d);
+#if KC_PSTAGE
+    const int kh = warp & 1, r0 = (kh ? 0 : 44) + (warp >> 1), nit = kh ? 11 : 5;
+#pragma unroll 1
+    for (int it = 0; it < nit; ++it) {
+      const int i = r0 + 4 * it;
+      const long long gi = kc_idx(bos, slot, H, h, i, d);
+#else
+    const int r0 = tid >> 5;
 #if GM == 1
     const long long gb = kc_idx(bos, slot, H, h, r0, d);  // row r0 + 8 it: + 8 rows of 128 bytes
 #endif
 #pragma unroll
     for (int it = 0; it < KC_CH / 8; ++it) {
       const int i = r0 + 8 * it;
+#endif
       const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
       float qv[4], kv[4];
       kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
@@ -679,9 +698,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       const float a = rq[i], b = rk[i];
       const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
       const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-#if GM == 1
+#if GM == 1 && !KC_PSTAGE
       const long long gi = gb + it * 8 * 64;
-#else
+#elif GM == 0
       const long long gi = kc_idx(bos, slot, H, h, i, d);
       if (i < len)
 #endif
