@@ -65,7 +65,7 @@
 // TRN 1: the intra kernel's within-block P/L products take their tf32 operands truncated
 // (the tensor core ignores the low 13 bits) instead of rounded to nearest: 12 integer
 // adds fewer per 4 elements of the A build, o's error 1.75e-3 -> 1.77e-3 on the
-// benchmark shapes (1.72e-3 -> 1.88e-3 with every gate at the lower bound), chain ~1% faster
+// benchmark shapes (1.72e-3 -> 1.88e-3 with every gate at the lower bound), chain 0.5-0.8 % faster
 // (H200, targets/kda/NOTES.md).
 #ifndef TRN
 #define TRN 0
