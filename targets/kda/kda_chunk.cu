@@ -24,12 +24,14 @@
 //     o = scale (qg S + P v');  S <- e^{G_last} S + kd^T v'.  Writes o (bf16) and
 //     the final state. GM 1 (sm_90a only): the same on wgmma, two warpgroups by value-column
 //     half, operands by bulk copies on mbarriers (see its kernel at the end).
+//  (SEG > 0, GM 1) kda_chunk_seg, kda_chunk_fixup, then kda_chunk_state per segment of
+//     SEG chunks: the sequence split with a state hand-off (see the end of the file).
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
 // PREC (operand precision: tf32 rounded on load or on store, or fp16; see below), TRN
 // (the P/L products' tf32 operands truncated instead of rounded),
 // STG (PREC 2 only: how the state kernel buffers a chunk's operands; 1 lets BV 64 run
 // two blocks per SM, see the fp16 state kernel), GM (PREC 2, BV 128: the state kernel
-// on wgmma with bulk copies).
+// on wgmma with bulk copies), SEG (GM 1: chunks per segment of the sequence split).
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
 #include <cuda_bf16.h>
 
@@ -70,6 +72,14 @@
 #ifndef TRN
 #define TRN 0
 #endif
+// SEG > 0 (GM 1 only): sequences split into segments of SEG chunks whose state chains run
+// in parallel, joined by kda_chunk_seg and kda_chunk_fixup (the template
+// chunk_wgmma_seg of spec.json): for few long sequences, whose chains alone would leave
+// most SMs idle. 0: one chain per (sequence, head).
+#ifndef SEG
+#define SEG 0
+#endif
+static_assert(SEG == 0 || GM == 1, "SEG needs GM 1");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
 #if GM == 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
 #error "GM 1 (wgmma) needs sm_90a"
@@ -174,17 +184,20 @@ __device__ __forceinline__ int kc_pidx(int i, int j) {
 #endif
 }
 
+// Slot -> (sequence n, piece c) for pieces of `unit` tokens (chunks, or SEG-chunk
+// segments): sequence n owns slots n + floor(cu[n]/unit) + c. False for a slot past its
+// sequence's last piece; with first_if_empty, an empty sequence keeps its piece 0.
 __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, long long* n_out,
-                        long long* c_out) {
+                        long long* c_out, long long unit = KC_CH, bool first_if_empty = false) {
   long long lo = 0, hi = NSEQ - 1;
-  if (slot < cu[0] / KC_CH) return false;
+  if (slot < cu[0] / unit) return false;
   while (lo < hi) {
     long long mid = (lo + hi + 1) / 2;
-    if (mid + cu[mid] / KC_CH <= slot) lo = mid;
+    if (mid + cu[mid] / unit <= slot) lo = mid;
     else hi = mid - 1;
   }
-  long long c = slot - (lo + cu[lo] / KC_CH);
-  if (c * KC_CH >= cu[lo + 1] - cu[lo]) return false;
+  long long c = slot - (lo + cu[lo] / unit);
+  if (c * unit >= cu[lo + 1] - cu[lo] && !(first_if_empty && c == 0)) return false;
   *n_out = lo;
   *c_out = c;
   return true;
@@ -1498,23 +1511,25 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 // One thread copies a chunk's operands into the buffer at shared address buf: the
 // intra kernel wrote each as the sw128 image of its tile (rows past the sequence are
 // zeros), so each is one bulk copy; completion is counted on the buffer's mbarrier.
+// (The sequence split's first pass needs neither qg nor P, its transition part no u.)
 #define KC_GBYTES (4 * 16384 + 8192 + 512)
 __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u, const __half* __restrict__ P,
-                                            const float* __restrict__ gl, long long slot, long long H, long long h) {
+                                            const float* __restrict__ gl, long long slot, long long H, long long h,
+                                            bool with_u = true, bool with_qp = true) {
   const tile::u32 mb = buf + KC_GOFF_MB;
   const long long img = (slot * H + h) * (KC_CH * KC_KD), pim = (slot * H + h) * (KC_CH * KC_CH);
-  tile::mbar_expect_tx(mb, KC_GBYTES);
+  tile::mbar_expect_tx(mb, KC_GBYTES - (with_u ? 0 : 16384) - (with_qp ? 0 : 16384 + 8192));
   tile::bulk_g2s(buf, w + img, 16384, mb);
-  tile::bulk_g2s(buf + KC_GOFF_Q, qg + img, 16384, mb);
+  if (with_qp) tile::bulk_g2s(buf + KC_GOFF_Q, qg + img, 16384, mb);
   tile::bulk_g2s(buf + KC_GOFF_KD, kd + img, 16384, mb);
-  tile::bulk_g2s(buf + KC_GOFF_U, u + img, 16384, mb);
-  tile::bulk_g2s(buf + KC_GOFF_P, P + pim, 8192, mb);
+  if (with_u) tile::bulk_g2s(buf + KC_GOFF_U, u + img, 16384, mb);
+  if (with_qp) tile::bulk_g2s(buf + KC_GOFF_P, P + pim, 8192, mb);
   tile::bulk_g2s(buf + KC_GOFF_G, gl + (slot * H + h) * KC_KD, 512, mb);
 }
 
-// grid (NSEQ*H, 1, 1) (kc_item), block 256 (two warpgroups), smem KC_STATE_SMEM bytes. Warpgroup eh
+// The state chain of one block (grid and block as kda_chunk_state below). Warpgroup eh
 // owns the value columns 64eh..64eh+63: its slice of S (all 128 rows d, fp32 registers
 // in the wgmma accumulator layout, two m64 blocks) and of every product. Per chunk:
 //   (thread 0 issues the next chunk's bulk copies; all wait for this chunk's)
@@ -1524,43 +1539,50 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
 //   C  (issued right behind B) S <- e^{G_last} S + kd^T v' (kd as an MN-major A
 //      operand; 2 x 4 k-steps), Sh[:, eh] <- fp16(S)
 //   -- barrier --
-extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
-    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
-    const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
-    const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
-    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
-    long long NSEQ, float scale) {
-  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
-  (void)T;
+// kStateOnly (the sequence split's first pass, kda_chunk_seg): A without qg, no B, no o;
+// the chain runs from S0 (h0 when from_h0, else the identity when ident, else 0) and its
+// end state goes to `end`. Otherwise the chain runs from S0 (h0 or a segment's start
+// state, both [V][K]) and writes o, and its end state to `end` when that is not null.
+template <bool kStateOnly>
+__device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool from_s0, bool ident,
+                                            const __half* __restrict__ qg, const __half* __restrict__ kd,
+                                            const __half* __restrict__ w, const __half* __restrict__ u,
+                                            const __half* __restrict__ P, const float* __restrict__ gl,
+                                            __nv_bfloat16* __restrict__ o, float* __restrict__ end, long long bos0,
+                                            long long eos, long long slot0, long long H, long long h, float scale) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sS = (s0 + 1023u) & ~1023u;
   const tile::u32 sV = sS + 32768, sB = sS + 49152;
   const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
-  int n32, h32;
-  kc_item(order, H, &n32, &h32);
-  const long long n = n32, h = h32;
+  const bool with_u = !ident;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int eh = warp >> 2, wi = warp & 3, e0 = 64 * eh;
   const int i0 = 16 * wi + gq, i1 = i0 + 8;  // rows of this thread in an m64 block
   KC_PROF_START;
 
-  const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
   if (tid == 0) {
     tile::mbar_init(sB + KC_GOFF_MB, 1);
     tile::mbar_init(sB + KC_GBUF + KC_GOFF_MB, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h);
+  if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h, with_u, !kStateOnly);
   kda::frag_c S[2][8];  // S[d = 64 db + i0/i1][e = e0 + 8j + 2tq (+1)]
-  const float* h0s = h0 + (n * H + h) * KC_KD * KC_KD;
 #pragma unroll
   for (int db = 0; db < 2; ++db) {
     const int d0 = 64 * db + i0, d1 = d0 + 8;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int e = e0 + 8 * j + 2 * tq;
-      kc_frag_from_vk(S[db][j], h0s, d0, e);
+      if (from_s0) {
+        kc_frag_from_vk(S[db][j], S0, d0, e);
+      } else {  // the identity (a transition), or 0
+        const float one = ident ? 1.f : 0.f;
+        S[db][j].x[0] = d0 == e ? one : 0.f;
+        S[db][j].x[1] = d0 == e + 1 ? one : 0.f;
+        S[db][j].x[2] = d1 == e ? one : 0.f;
+        S[db][j].x[3] = d1 == e + 1 ? one : 0.f;
+      }
       kc_frag_to_f16(sS + kda::sw128_off<KC_KD>(d0, e), sS + kda::sw128_off<KC_KD>(d1, e), S[db][j]);
     }
   }
@@ -1573,7 +1595,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     const tile::u32 bb = sB + cur * KC_GBUF;
     const float* Gs = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);
     const bool more = bos + KC_CH < eos;
-    if (tid == 0 && more) kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h);
+    if (tid == 0 && more)
+      kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
     tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
     KC_MARK(14);
     // A: [w; qg] Sh[:, eh]
@@ -1585,10 +1608,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
       const unsigned long long db = kda::desc_mnmajor(sS + eh * (KC_KD * 128) + ks * 2048, KC_KD * 128);
       if (ks == 0) {
         kda::wgmma_m64n64k16<0, 1, 0>(aw, kda::desc_kmajor(bb + ka), db);
-        kda::wgmma_m64n64k16<0, 1, 0>(aq, kda::desc_kmajor(bb + KC_GOFF_Q + ka), db);
+        if (!kStateOnly) kda::wgmma_m64n64k16<0, 1, 0>(aq, kda::desc_kmajor(bb + KC_GOFF_Q + ka), db);
       } else {
         kda::wgmma_m64n64k16<0, 1>(aw, kda::desc_kmajor(bb + ka), db);
-        kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + KC_GOFF_Q + ka), db);
+        if (!kStateOnly) kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + KC_GOFF_Q + ka), db);
       }
     }
     kda::wgmma_commit();
@@ -1596,8 +1619,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int e = e0 + 8 * j + 2 * tq;
-      const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_GOFF_U + kda::sw128_off<KC_CH>(i0, e)));
-      const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_GOFF_U + kda::sw128_off<KC_CH>(i1, e)));
+      const float2 u0 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_GOFF_U + kda::sw128_off<KC_CH>(i0, e)))
+                               : make_float2(0.f, 0.f);
+      const float2 u1 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_GOFF_U + kda::sw128_off<KC_CH>(i1, e)))
+                               : make_float2(0.f, 0.f);
       kda::st_shared_u32(sV + kda::sw128_off<KC_CH>(i0, e),
                          i0 < len ? kda::pack_f16x2(u0.x - aw[j].x[0], u0.y - aw[j].x[1]) : 0u);
       kda::st_shared_u32(sV + kda::sw128_off<KC_CH>(i1, e),
@@ -1621,11 +1646,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
       }
     }
     kda::wgmma_fence();
+    if (!kStateOnly) {
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
-      kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + KC_GOFF_P + ks * 32),
-                                 kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
-    kda::wgmma_commit();
+      for (int ks = 0; ks < 4; ++ks)
+        kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + KC_GOFF_P + ks * 32),
+                                   kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
+      kda::wgmma_commit();
+    }
 #pragma unroll
     for (int db = 0; db < 2; ++db)
 #pragma unroll
@@ -1633,9 +1660,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
         kda::wgmma_m64n64k16<1, 1>(S[db], kda::desc_mnmajor(bb + KC_GOFF_KD + db * (KC_CH * 128) + ks * 2048, KC_CH * 128),
                                    kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
     kda::wgmma_commit();
-    kda::wgmma_wait<1>();  // B is done
-    {  // o through the dead U tile (bf16, sw128): a warp's 16 rows x 64 columns, then
-       // 16-byte coalesced stores (four 128-byte rows per warp instruction)
+    if (!kStateOnly) {
+      kda::wgmma_wait<1>();  // B is done
+      // o through the dead U tile (bf16, sw128): a warp's 16 rows x 64 columns, then
+      // 16-byte coalesced stores (four 128-byte rows per warp instruction)
       const tile::u32 ot = bb + KC_GOFF_U;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
@@ -1670,15 +1698,160 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     __syncthreads();
     KC_MARK(13);
   }
-  float* hts = ht + (n * H + h) * KC_KD * KC_KD;
+  if (end == nullptr) return;
 #pragma unroll
   for (int db = 0; db < 2; ++db) {
     const int d0 = 64 * db + i0;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int e = e0 + 8 * j + 2 * tq;
-      kc_frag_to_vk(hts, S[db][j], d0, e);
+      kc_frag_to_vk(end, S[db][j], d0, e);
     }
   }
 }
+
+// SEG 0: grid (NSEQ*H, 1, 1) (kc_item: one block per (sequence, head), longest first).
+// SEG > 0: grid ((NSEQ + floor(T/(64 SEG))) * H, 1, 1), one block per (segment slot, head):
+// the segment's chunks from its start state (h0 for segment 0, else hstart, written by
+// kda_chunk_fixup), the final state by the last segment. Block 256 (two warpgroups), smem
+// KC_STATE_SMEM bytes.
+extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
+    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
+    const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
+    const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
+    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
+    long long NSEQ, float scale
+#if SEG > 0
+    , const float* __restrict__ hstart
+#endif
+    ) {
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
+  (void)T;
+#if SEG > 0
+  (void)order;
+  const long long sslot = blockIdx.x / H, h = blockIdx.x % H, unit = (long long)KC_CH * SEG;
+  long long n, seg;
+  if (!kc_slot(cu, NSEQ, sslot, &n, &seg, unit, true)) return;
+  const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
+  const float* S0 = seg == 0 ? h0 + (n * H + h) * KC_KD * KC_KD : hstart + (sslot * H + h) * KC_KD * KC_KD;
+  float* end = eos == cu[n + 1] ? ht + (n * H + h) * KC_KD * KC_KD : nullptr;
+  kc_state_gm<false>(S0, true, false, qg, kd, w, u, P, gl, o, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h,
+                     scale);
+#else
+  (void)NSEQ;
+  int n32, h32;
+  kc_item(order, H, &n32, &h32);
+  const long long n = n32, h = h32;
+  const long long bos0 = cu[n], eos = cu[n + 1];
+  kc_state_gm<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
+                     ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale);
+#endif
+}
+
+#if SEG > 0
+// ---- The sequence split (SEG > 0). A sequence's chunks form segments of SEG chunks.
+// The update is affine in the state, S <- A_c S + B_c with A_c = Diag(e^{G_last}) -
+// kd^T w, so (algebra checked in float64 by tests/kda,
+// KdaReference.SequenceSplitWithStateHandOffIsExact):
+//  1. kda_chunk_seg, every segment but the last in parallel, state only (no o): its end
+//     state from its start as if that were 0 (segment 0: from h0), E_j; and (j > 0) its
+//     transition M_j = prod A_c, the same chain from the identity with u = 0.
+//  2. kda_chunk_fixup: the true start states in order, S_1 = E_0, S_{j+1} = E_j + M_j S_j.
+//  3. kda_chunk_state: every segment in parallel from its true start state, as without
+//     the split; the last writes the final state.
+// The chain's latency goes from C chunks to about 2 SEG chunks plus the fix-up, for
+// about 1.6 times the state kernel's work; it pays where the (sequence, head) chains are
+// fewer than the SMs.
+
+// grid ((NSEQ + floor(T/(64 SEG))) * H * 2, 1, 1): block x = (segment slot * H + head) * 2
+// + part; part 0 the end state E_j (hseg), part 1 the transition M_j (mseg, j > 0), both
+// [V][K] like h0 (M_j[d][d'] at d' * 128 + d). The last segment of a sequence is skipped.
+extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_seg(
+    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ kd,
+    const __half* __restrict__ w, const __half* __restrict__ u, const float* __restrict__ gl,
+    float* __restrict__ hseg, float* __restrict__ mseg, long long H, long long NSEQ) {
+  if (tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
+  const long long part = blockIdx.x & 1, sslot = (blockIdx.x >> 1) / H, h = (blockIdx.x >> 1) % H;
+  const long long unit = (long long)KC_CH * SEG;
+  long long n, seg;
+  if (!kc_slot(cu, NSEQ, sslot, &n, &seg, unit)) return;
+  const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
+  if (eos == cu[n + 1] || (part == 1 && seg == 0)) return;  // the last segment; segment 0 has no transition
+  float* end = (part == 0 ? hseg : mseg) + (sslot * H + h) * KC_KD * KC_KD;
+  kc_state_gm<true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
+                    nullptr, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h, 1.f);
+}
+
+// grid (NSEQ*H, 8), block 256, smem KC_FIX_SMEM: the start states S_j (hstart, [V][K])
+// of a sequence's segments j >= 1, for the 16 value columns 16*blockIdx.y.. (columns are
+// independent); fp32 on CUDA cores, one K x K x 16 product per segment, M_{j+1} copied
+// to shared memory while M_j is applied.
+#define KC_FIX_SMEM (2 * KC_KD * KC_KD * 4 + KC_KD * 16 * 4)
+#define TESSERA_SMEM_kda_chunk_fixup KC_FIX_SMEM  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(256) kda_chunk_fixup(const long long* __restrict__ cu,
+                                                                  const float* __restrict__ hseg,
+                                                                  const float* __restrict__ mseg,
+                                                                  float* __restrict__ hstart, long long H,
+                                                                  long long NSEQ) {
+  (void)NSEQ;
+  if (tile::dynamic_smem_bytes() < KC_FIX_SMEM) __trap();  // spec.json smem too small?
+  extern __shared__ __align__(16) float smf[];
+  float* Mb = smf;                               // two buffers of M_j [d'][d]
+  float(*Sc)[16] = reinterpret_cast<float(*)[16]>(smf + 2 * KC_KD * KC_KD);  // S_j[d][e], the block's 16 columns
+  const long long n = blockIdx.x / H, h = blockIdx.x % H, unit = (long long)KC_CH * SEG;
+  const long long nseg = (cu[n + 1] - cu[n] + unit - 1) / unit;
+  if (nseg <= 1) return;
+  const long long s0 = n + cu[n] / unit;
+  const int tid = threadIdx.x, d = tid & 127, c0 = 8 * (tid >> 7), eb = 16 * blockIdx.y;
+  auto fetch_m = [&](long long j) {  // M_j into buffer j & 1 (j = 1 .. nseg - 2)
+    const float* src = mseg + ((s0 + j) * H + h) * (KC_KD * KC_KD);
+    float* dst = Mb + (j & 1) * (KC_KD * KC_KD);
+    for (int idx = tid; idx < KC_KD * KC_KD / 4; idx += 256)
+      tile::cp_async16(tile::smem_addr(dst + 4 * idx), src + 4 * idx, 16u);
+    tile::cp_async_commit();
+  };
+  if (nseg > 2) fetch_m(1);
+  const float* e0p = hseg + (s0 * H + h) * (KC_KD * KC_KD);  // S_1 = E_0
+#pragma unroll
+  for (int el = 0; el < 8; ++el) Sc[d][c0 + el] = e0p[(eb + c0 + el) * KC_KD + d];
+  __syncthreads();
+  for (long long j = 1;; ++j) {
+    float* hs = hstart + ((s0 + j) * H + h) * (KC_KD * KC_KD);  // [e][d]
+#pragma unroll
+    for (int el = 0; el < 8; ++el) hs[(eb + c0 + el) * KC_KD + d] = Sc[d][c0 + el];
+    if (j + 1 >= nseg) break;
+    // S_{j+1} = E_j + M_j S_j
+    if (j + 2 < nseg) {
+      fetch_m(j + 1);
+      tile::cp_async_wait<1>();
+    } else {
+      tile::cp_async_wait<0>();
+    }
+    __syncthreads();  // M_j is in its buffer
+    const float* Ej = hseg + ((s0 + j) * H + h) * (KC_KD * KC_KD);
+    const float* M = Mb + (j & 1) * (KC_KD * KC_KD);
+    float acc[8];
+#pragma unroll
+    for (int el = 0; el < 8; ++el) acc[el] = Ej[(eb + c0 + el) * KC_KD + d];
+#pragma unroll 8
+    for (int dp = 0; dp < KC_KD; ++dp) {
+      const float m = M[dp * KC_KD + d];
+      const float4 a = *reinterpret_cast<const float4*>(&Sc[dp][c0]);
+      const float4 b = *reinterpret_cast<const float4*>(&Sc[dp][c0 + 4]);
+      acc[0] = fmaf(m, a.x, acc[0]);
+      acc[1] = fmaf(m, a.y, acc[1]);
+      acc[2] = fmaf(m, a.z, acc[2]);
+      acc[3] = fmaf(m, a.w, acc[3]);
+      acc[4] = fmaf(m, b.x, acc[4]);
+      acc[5] = fmaf(m, b.y, acc[5]);
+      acc[6] = fmaf(m, b.z, acc[6]);
+      acc[7] = fmaf(m, b.w, acc[7]);
+    }
+    __syncthreads();  // every thread has read S_j and M_j
+#pragma unroll
+    for (int el = 0; el < 8; ++el) Sc[d][c0 + el] = acc[el];
+    __syncthreads();
+  }
+}
+#endif  // SEG > 0
 #endif
