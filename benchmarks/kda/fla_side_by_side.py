@@ -2,7 +2,9 @@
 """benchmarks/kda/fla_side_by_side.py — FLA's chunk_kda beside tessera's kda
 candidate, on the same inputs, against the same float64 reference.
 
-A benchmark, not a test. For each of the six workloads of OPERATORS.md it draws
+A benchmark, not a test. For each of the six workloads of OPERATORS.md (or, by
+name with --workloads, also few-chain shapes: one long sequence and few heads, as a
+tensor-parallel shard sees it) it draws
 inputs from the distributions in targets/kda/spec.json (torch, fixed seed),
 writes them as .npy (bf16 tensors as float32 of their bf16 values), runs
 `tessera run kda --candidate ID --repeat R` (cold-L2 median) and
@@ -32,6 +34,12 @@ WORKLOADS = [
     ("h64_1x8192", 64, [8192]),
     ("h64_6var", 64, [1300, 547, 2048, 963, 271, 3063]),
     ("h64_8x1024", 64, [1024] * 8),
+]
+# Not in the default set: one long sequence with few heads (8 or 16 (sequence, head)
+# chains on the GPU), where the sequence split of chunk_wgmma_seg pays.
+FEW_CHAINS = [
+    ("h8_1x8192", 8, [8192]),
+    ("h16_1x16384", 16, [16384]),
 ]
 K = V = 128
 
@@ -73,11 +81,12 @@ def main():
     ap.add_argument("--json-out", default=None)
     ap.add_argument("--workloads", default="",
                     help="comma-separated subset (e.g. h64_1x8192,h64_6var), to split the six over calls: "
-                         "on a cold Triton cache the six need more than 240 s")
+                         "on a cold Triton cache the six need more than 240 s; also the few-chain shapes "
+                         + ", ".join(w[0] for w in FEW_CHAINS))
     args = ap.parse_args()
-    chosen = [w for w in WORKLOADS if not args.workloads or w[0] in args.workloads.split(",")]
+    chosen = [w for w in WORKLOADS + FEW_CHAINS if w[0] in args.workloads.split(",")] if args.workloads else WORKLOADS
     if not chosen:
-        sys.exit(f"no workload among {args.workloads}; known: {', '.join(w[0] for w in WORKLOADS)}")
+        sys.exit(f"no workload among {args.workloads}; known: {', '.join(w[0] for w in WORKLOADS + FEW_CHAINS)}")
 
     from fla.ops.kda import chunk_kda
     import triton.testing
