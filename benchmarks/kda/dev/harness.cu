@@ -183,7 +183,7 @@ void launch_baseline(Problem& p, BaseScratch& s) {
 #include "targets/common/tile/bulk_copy.cuh"
 #define FAST_CAT2(a, b) a##b
 #define FAST_CAT(a, b) FAST_CAT2(a, b)
-struct FastScratch { float *qg, *kd, *w, *u, *P, *gl; int* order; float *o32, *c32, *hseg, *mseg, *hstart; };
+struct FastScratch { float *qg, *kd, *w, *u, *P, *gl; int* order; float *hseg, *mseg, *hstart, *gpre, *apre; };
 FastScratch fast_scratch(Problem& p) {
   FastScratch s;
   long long TH = p.T * p.H, NS = p.NSEQ + p.T / 64;
@@ -191,10 +191,10 @@ FastScratch fast_scratch(Problem& p) {
   s.qg = (float*)p.sc(n4); s.kd = (float*)p.sc(n4); s.w = (float*)p.sc(n4);
   s.u = (float*)p.sc(n4); s.P = (float*)p.sc(NS * p.H * 64 * 64 * 4); s.gl = (float*)p.sc(NS * p.H * 128 * 4);
   s.order = (int*)p.sc(p.NSEQ * 4);  // the state blocks' order (sources with KC_HAS_ORDER)
-  // sequence split (SEG > 0): per chunk slot fp32 [64][128]; per segment slot (at most one per chunk) [128][128]
-  s.o32 = (float*)p.sc(NS * p.H * 64 * 128 * 4); s.c32 = (float*)p.sc(NS * p.H * 64 * 128 * 4);
+  // sequence split (SEG > 0): per segment slot (at most one per chunk) [128][128]; PRE 1: per chunk slot
   s.hseg = (float*)p.sc(NS * p.H * 128 * 128 * 4); s.mseg = (float*)p.sc(NS * p.H * 128 * 128 * 4);
   s.hstart = (float*)p.sc(NS * p.H * 128 * 128 * 4);
+  s.gpre = (float*)p.sc(NS * p.H * 64 * 128 * 4); s.apre = (float*)p.sc(NS * p.H * 3 * 64 * 4);
   return s;
 }
 // Variants of the current kda_chunk.cu (the list is edited per round; older sources can be
@@ -207,6 +207,7 @@ namespace fv0 {
 #define GM 1
 #define TRN 1
 #define SEG 0
+#define PRE 0
 #define FAST_SUFFIX cur
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
@@ -217,8 +218,9 @@ namespace fv1 {
 #define STG 0
 #define GM 1
 #define TRN 1
-#define SEG 2
-#define FAST_SUFFIX seg2
+#define SEG 0
+#define PRE 1
+#define FAST_SUFFIX pre1
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv2 {
@@ -227,9 +229,10 @@ namespace fv2 {
 #define PREC 2
 #define STG 0
 #define GM 1
-#define TRN 1
-#define SEG 8
-#define FAST_SUFFIX seg8
+#define TRN 0
+#define SEG 0
+#define PRE 1
+#define FAST_SUFFIX pre1t0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv3 {
@@ -240,6 +243,7 @@ namespace fv3 {
 #define GM 1
 #define TRN 1
 #define SEG 16
+#define PRE 0
 #define FAST_SUFFIX seg16
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
@@ -251,6 +255,7 @@ namespace fv4 {
 #define GM 1
 #define TRN 1
 #define SEG 32
+#define PRE 0
 #define FAST_SUFFIX seg32
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
@@ -260,9 +265,10 @@ namespace fv5 {
 #define PREC 2
 #define STG 0
 #define GM 1
-#define TRN 1
-#define SEG 64
-#define FAST_SUFFIX seg64
+#define TRN 0
+#define SEG 0
+#define PRE 0
+#define FAST_SUFFIX t0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 struct FastVariant {
@@ -272,8 +278,8 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-FastVariant g_fast[] = {FV(fv0, "GM TRN1"), FV(fv1, "SEG 2"), FV(fv2, "SEG 8"),
-                        FV(fv3, "SEG 16"), FV(fv4, "SEG 32"), FV(fv5, "SEG 64")};
+FastVariant g_fast[] = {FV(fv0, "GM TRN1"), FV(fv1, "PRE1 TRN1"), FV(fv2, "PRE1 TRN0"),
+                        FV(fv3, "SEG 16"), FV(fv4, "SEG 32"), FV(fv5, "GM TRN0")};
 const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
