@@ -310,6 +310,27 @@ __device__ __forceinline__ void kc_inv16(float* T, __half* a16, const float* bco
   const float bm = bcol[threadIdx.x & 15];
   kda::inv_unit_lower16<LD>(T, [&](int i, int m, float x) { a16[i * KC_LDA16 + m] = __float2half_rn(x * bm); });
 }
+// The gate of rows 16qr..16qr+15 at channels cpc, cpc+1, lower_bound * sigmoid(exp(A_log)
+// (g + dt_bias)) in log2 units (ga2 = exp(A_log) log2 e, lb2 = lower_bound log2 e; 0 past
+// len), then its inclusive sum over those rows, in s0 (channel cpc) and s1. row(i) gives
+// row i's raw gate pair (bf16 -> fp32). Used by kda_chunk_intra and kda_chunk_prep.
+template <class Row>
+__device__ __forceinline__ void kc_gate_quarter(float (&s0)[16], float (&s1)[16], Row row,
+                                                const float* __restrict__ dt_bias, long long h, int cpc, int qr,
+                                                int len, float ga2, float lb2) {
+  const float2 dtb2 = *reinterpret_cast<const float2*>(dt_bias + h * KC_KD + cpc);
+  const float nga2 = -ga2, o0 = nga2 * dtb2.x, o1 = nga2 * dtb2.y;
+#pragma unroll
+  for (int r = 0; r < 16; ++r) {
+    const int i = 16 * qr + r;
+    const float2 gg = row(i);
+    const float e0 = kda::ex2(fmaf(gg.x, nga2, o0)), e1 = kda::ex2(fmaf(gg.y, nga2, o1));
+    s0[r] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
+    s1[r] = i < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
+  }
+  kda::inclusive_scan_regs(s0);
+  kda::inclusive_scan_regs(s1);
+}
 #define KC_LDB 136  // row stride (bf16 elements) of the bf16 chunk tiles
 #ifndef KC_P2U
 #define KC_P2U 4  // unroll of the k-loop of the P/L products (developer knob)
@@ -479,18 +500,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   float* gfq = Xp + 4 * KC_KD;   // [4][128] first (masked) gate of each quarter
   float s0[16], s1[16];
   {
-    const float2 dtb2 = *reinterpret_cast<const float2*>(dt_bias + h * KC_KD + cpc);
-    const float nga2 = -ga2, o0 = nga2 * dtb2.x, o1 = nga2 * dtb2.y;
-#pragma unroll
-    for (int r = 0; r < 16; ++r) {
-      const int i = 16 * qr + r;
-      const float2 gg = kda::bf16x2_to_f32(Gs + i * KC_LDB + cpc);
-      const float e0 = kda::ex2(fmaf(gg.x, nga2, o0)), e1 = kda::ex2(fmaf(gg.y, nga2, o1));
-      s0[r] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
-      s1[r] = i < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
-    }
-    kda::inclusive_scan_regs(s0);
-    kda::inclusive_scan_regs(s1);
+    kc_gate_quarter(s0, s1, [&](int i) { return kda::bf16x2_to_f32(Gs + i * KC_LDB + cpc); }, dt_bias, h, cpc, qr, len,
+                    ga2, lb2);
     *reinterpret_cast<float2*>(totq + qr * KC_KD + cpc) = make_float2(s0[15], s1[15]);
     *reinterpret_cast<float2*>(gfq + qr * KC_KD + cpc) = make_float2(s0[0], s1[0]);
   }
@@ -1943,18 +1954,12 @@ extern "C" __global__ void __launch_bounds__(256) kda_chunk_prep(
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
   float s0[16], s1[16];
   {
-    const float2 dtb2 = *reinterpret_cast<const float2*>(dt_bias + h * KC_KD + cpc);
-    const float nga2 = -ga2, o0 = nga2 * dtb2.x, o1 = nga2 * dtb2.y;
-#pragma unroll
-    for (int r = 0; r < 16; ++r) {
-      const int i = 16 * qr + r;
-      const float2 gg = i < len ? kda::bf16x2_to_f32(g + ((bos + i) * H + h) * KC_KD + cpc) : make_float2(0.f, 0.f);
-      const float e0 = kda::ex2(fmaf(gg.x, nga2, o0)), e1 = kda::ex2(fmaf(gg.y, nga2, o1));
-      s0[r] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
-      s1[r] = i < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
-    }
-    kda::inclusive_scan_regs(s0);
-    kda::inclusive_scan_regs(s1);
+    kc_gate_quarter(
+        s0, s1,
+        [&](int i) {
+          return i < len ? kda::bf16x2_to_f32(g + ((bos + i) * H + h) * KC_KD + cpc) : make_float2(0.f, 0.f);
+        },
+        dt_bias, h, cpc, qr, len, ga2, lb2);
     totq[qr][cpc] = s0[15];
     totq[qr][cpc + 1] = s1[15];
   }
