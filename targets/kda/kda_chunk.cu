@@ -1612,9 +1612,10 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
 //      operand; 2 x 4 k-steps), Sh[:, eh] <- fp16(S)
 //   -- barrier --
 // kStateOnly (the sequence split's first pass, kda_chunk_seg): A without qg, no B, no o;
-// the chain runs from S0 (h0 when from_h0, else the identity when ident, else 0) and its
-// end state goes to `end`. Otherwise the chain runs from S0 (h0 or a segment's start
-// state, both [V][K]) and writes o, and its end state to `end` when that is not null.
+// the chain runs from S0 ([V][K], when from_s0), else from the identity (ident: a
+// transition, with u = 0 and U not copied), else from 0, and its end state goes to `end`.
+// Otherwise the chain runs from S0 (h0 or a segment's start state, both [V][K]) and writes
+// o, and its end state to `end` when that is not null.
 template <bool kStateOnly>
 __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool from_s0, bool ident,
                                             const __half* __restrict__ qg, const __half* __restrict__ kd,
