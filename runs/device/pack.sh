@@ -2,10 +2,14 @@
 # runs/device/pack.sh — gathers what a GPU machine needs to run a tessera built
 # here: the binary (stripped) and the shared libraries that such a machine may
 # lack (found next to the binary through its $ORIGIN run path).
-# Usage: runs/device/pack.sh [build-dir] [out-dir]   (defaults: build .carry)
+# Usage: runs/device/pack.sh [build-dir] [out-dir] [tests]   (defaults: build .carry all)
+#   tests: all (every test binary), gpu (tessera_gpu_tests only: what check.sh gpu-tests
+#   runs; keeps the carry small, the device tool takes 64 MB with the tracked tree), none
 set -euo pipefail
 build=${1:-build}
 out=${2:-.carry}
+tests=${3:-all}
+case $tests in all|gpu|none) ;; *) echo "pack.sh: tests must be all, gpu or none, not '$tests'" >&2; exit 2 ;; esac
 mkdir -p "$out"
 cp "$build/tessera" "$out/tessera"
 strip "$out/tessera"
@@ -14,6 +18,8 @@ for lib in libmuparser.so.2 libfmt.so.9; do
   [ -n "$path" ] && cp -L "$path" "$out/"
 done
 for t in "$build"/tests/*/*_tests "$build"/tests/*_tests; do
-  [ -f "$t" ] && cp "$t" "$out/" && strip "$out/$(basename "$t")"
+  [ -f "$t" ] || continue
+  case $tests in none) continue ;; gpu) [ "$(basename "$t")" = tessera_gpu_tests ] || continue ;; esac
+  cp "$t" "$out/" && strip "$out/$(basename "$t")"
 done
 du -sh "$out"
