@@ -966,8 +966,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       kda::ldsm_x4_t(bv, vb + ks * 16 * KC_LDB * 2);
 #if !KC_VPASS
 #pragma unroll
-      for (int e = 0; e < 4; ++e)  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
-        bv[e] = kda::pack_f16x2(__uint_as_float(bv[e] << 16), __uint_as_float(bv[e] & 0xffff0000u));
+      for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+        const float2 f = kda::bf16x2_bits_to_f32(bv[e]);
+        bv[e] = kda::pack_f16x2(f.x, f.y);
+      }
 #endif
 #if KC_A16
 #pragma unroll
