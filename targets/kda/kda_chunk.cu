@@ -23,7 +23,8 @@
 //     shared memory (PREC 2: in registers, see its kernel below):  v' = u - w S;
 //     o = scale (qg S + P v');  S <- e^{G_last} S + kd^T v'.  Writes o (bf16) and
 //     the final state. GM 1 (sm_90a only): the same on wgmma, two warpgroups by value-column
-//     half, operands by bulk copies on mbarriers (see its kernel at the end).
+//     half, operands by bulk copies on mbarriers (see its kernel at the end). GM 2: on
+//     the transposed state S^T, whose products take their A operands from registers.
 //  (SEG > 0, GM 1) kda_chunk_seg, kda_chunk_fixup, then kda_chunk_state per segment of
 //     SEG chunks: the sequence split with a state hand-off (see the end of the file).
 //  (PRE 1) kda_chunk_prep before kda_chunk_intra: the preprocessing in its own kernel.
@@ -32,7 +33,7 @@
 // (the P/L products' tf32 operands truncated instead of rounded),
 // STG (PREC 2 only: how the state kernel buffers a chunk's operands; 1 lets BV 64 run
 // two blocks per SM, see the fp16 state kernel), GM (PREC 2, BV 128: the state kernel
-// on wgmma with bulk copies), SEG (GM 1: chunks per segment of the sequence split), PRE
+// on wgmma with bulk copies; 2: on S^T), SEG (GM 1: chunks per segment of the sequence split), PRE
 // (fused or separate preprocessing).
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
 #include <cuda_bf16.h>
@@ -62,7 +63,11 @@
 #define PREC 0
 #endif
 // GM 1 (PREC 2, BV 128, SW 8): the state kernel's products on wgmma, sm_90a only (the
-// template chunk_wgmma of spec.json, whose arch list says so).
+// template chunk_wgmma of spec.json, whose arch list says so). GM 2: the same products on
+// the transposed state, S^T in registers as every product's A operand (no fp16 image of S
+// or tile of v' in shared memory, no barrier between the warpgroups inside a chunk; the
+// intra kernel writes e^{G_last} instead of G_last): ~9 % less time per chunk, which pays
+// where the chain and not DRAM is the limit (targets/kda/NOTES.md, ninth session).
 #ifndef GM
 #define GM 0
 #endif
@@ -90,10 +95,11 @@
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM == 1, "SEG needs GM 1");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
-#if GM == 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
-#error "GM 1 (wgmma) needs sm_90a"
+#if GM >= 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
+#error "GM 1 and 2 (wgmma) need sm_90a"
 #endif
-static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 needs PREC 2, BV 128, SW 8");
+static_assert(GM >= 0 && GM <= 2, "GM must be 0, 1 or 2");
+static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 and 2 need PREC 2, BV 128, SW 8");
 #define KC_RND (PREC == 0)
 #define KC_OUT(x) (PREC == 1 ? kda::round_tf32(x) : (x))
 #if PREC == 2
@@ -177,7 +183,7 @@ __device__ __forceinline__ void kc_frag_to_f16(tile::u32 a0, tile::u32 a1, const
 // row-major. GM 1: the chunk's sw128 images (tile/wgmma.cuh; 8192 and 4096 elements per
 // (slot, head)), which the wgmma state kernel copies whole, with one bulk copy each.
 __device__ __forceinline__ long long kc_idx(long long bos, long long slot, long long H, long long h, int i, int d) {
-#if GM == 1
+#if GM >= 1
   (void)bos;
   return (slot * H + h) * (KC_CH * KC_KD) + (kda::sw128_off<KC_CH>(i, d) >> 1);
 #else
@@ -186,7 +192,7 @@ __device__ __forceinline__ long long kc_idx(long long bos, long long slot, long 
 #endif
 }
 __device__ __forceinline__ int kc_pidx(int i, int j) {
-#if GM == 1
+#if GM >= 1
   return (int)(kda::sw128_off<KC_CH>(i, j) >> 1);
 #else
   return i * KC_CH + j;
@@ -296,7 +302,7 @@ constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #define KC_LDA16 72  // row stride (fp16 elements) of A16: conflict-free ldmatrix
 #define KC_LDX 40    // row stride (floats) of the inverse's level-1/2 scratch: conflict-free B fragments
 #undef KC_PSTAGE
-#define KC_PSTAGE (GM == 1 && !(KC_HX & 16))  // P staged in shared memory, one bulk copy out
+#define KC_PSTAGE (GM >= 1 && !(KC_HX & 16))  // P staged in shared memory, one bulk copy out
 #if TRN == 1
 #define KC_TF(x) __float_as_uint(x)  // the tensor core truncates the low 13 bits
 #else
@@ -779,7 +785,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       const long long gi = kc_idx(bos, slot, H, h, i, d);
 #else
     const int r0 = tid >> 5;
-#if GM == 1
+#if GM >= 1
     const long long gb = kc_idx(bos, slot, H, h, r0, d);  // row r0 + 8 it: + 8 rows of 128 bytes
 #endif
 #pragma unroll
@@ -793,7 +799,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       const float a = rq[i], b = rk[i];
       const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
       const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-#if GM == 1 && !KC_PSTAGE
+#if GM >= 1 && !KC_PSTAGE
       const long long gi = gb + it * 8 * 64;
 #elif GM == 0
       const long long gi = kc_idx(bos, slot, H, h, i, d);
@@ -809,11 +815,16 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
 #endif
     }
-    if (tid < 32) {  // G_last in natural-log units
+    if (tid < 32) {  // G_last in natural-log units (GM 2: the decay e^{G_last} itself)
       const float4 g2 = *reinterpret_cast<const float4*>(Gl + tid * 4);
+#if GM == 2
+      *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
+          make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+#else
       const float l2 = 0.6931471805599453f;
       *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
           make_float4(g2.x * l2, g2.y * l2, g2.z * l2, g2.w * l2);
+#endif
     }
   }
 #if !(PREC == 2 && !KC_VPASS)
@@ -1032,7 +1043,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       }
     }
 #endif
-#if GM == 1
+#if GM >= 1
     // w and u go out as whole sw128 images (zeros past len): staged in Gc (free since the
     // qg/kd loop; conflict-free 4-byte stores) and written by two 16 KB bulk copies, where
     // direct 4-byte global stores would touch 8 rows per warp instruction.
@@ -1048,10 +1059,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         const bool z0 = i0 >= len, z1 = i1 >= len;
         *reinterpret_cast<tile::u32*>(Ws + x0) =
             z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Us + x0) =
-            z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
         *reinterpret_cast<tile::u32*>(Ws + x1) =
             z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+        *reinterpret_cast<tile::u32*>(Us + x0) =
+            z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
         *reinterpret_cast<tile::u32*>(Us + x1) =
             z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
       }
@@ -1565,7 +1576,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
     }
   }
 }
-#else  // PREC == 2, GM == 1: the fp16 state kernel on wgmma
+#else  // PREC == 2, GM 1 or 2: the fp16 state kernel on wgmma
 
 // Shared memory (bytes; every tile an sw128 tile of tile/wgmma.cuh, 1024-byte aligned):
 //   Sh [128 d][128 e] (32 KB), Vh [64 i][128 e] (16 KB), then two chunk buffers of
@@ -1579,7 +1590,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_GOFF_U 57344
 #define KC_GOFF_G 73728
 #define KC_GOFF_MB 74240  // the buffer's mbarrier
-#define KC_STATE_SMEM (49152 + 2 * KC_GBUF + 1024)
+#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + 2 * KC_GBUF + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
 // One thread copies a chunk's operands into the buffer at shared address buf: the
@@ -1785,6 +1796,172 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
   }
 }
 
+#if GM == 2
+// GM 2: the state kernel on the transposed state. Warpgroup eh owns the value rows
+// e = 64eh..64eh+63 of S^T [e][d] (fp32, the m64n128 wgmma accumulator: thread rows er0 and
+// er0 + 8, columns d = 8j + 2tq (+1)), and every product takes its A operand from registers
+// (acc_to_a): S^T itself (fp16) and v'^T. Only w, qg, P and kd are read from shared memory
+// (as B operands); there is no fp16 image of S and no v' tile to write, fence and share, and
+// the two warpgroups never wait for each other inside a chunk. Per chunk:
+//   A  V^T = S^T w^T  (w [i][d]: K-major B)
+//      v'^T = u^T - V^T  (u^T by ldmatrix.trans from u's tile), zero past len
+//   B  O^T = S^T qg^T + v'^T P^T  (qg and P K-major B) -> o (staged over U)
+//   C  S^T <- S^T diag(e^{G_last}) + v'^T kd  (kd [i][d]: MN-major B, m64n128)
+//   -- barrier (both warpgroups are done with the buffer) --
+// Registers: S^T 64, its fp16 fragments 32, V^T / O^T 32, v'^T fragments 16.
+extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
+    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
+    const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
+    const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
+    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
+    long long NSEQ, float scale) {
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
+  (void)T;
+  (void)NSEQ;
+  int n32, h32;
+  kc_item(order, H, &n32, &h32);
+  const long long n = n32, h = h32, bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
+  extern __shared__ __align__(1024) unsigned char smb[];
+  const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
+  const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int eh = warp >> 2, wi = warp & 3;
+  const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
+  KC_PROF_START;
+  if (tid == 0) {
+    tile::mbar_init(sB + KC_GOFF_MB, 1);
+    tile::mbar_init(sB + KC_GBUF + KC_GOFF_MB, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h);
+  kda::frag_c ST[16];
+  const float* S0 = h0 + (n * H + h) * (KC_KD * KC_KD);  // [V][K]: S^T row-major
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const float2 a = *reinterpret_cast<const float2*>(S0 + er0 * KC_KD + 8 * j + 2 * tq);
+    const float2 b = *reinterpret_cast<const float2*>(S0 + er1 * KC_KD + 8 * j + 2 * tq);
+    ST[j].x[0] = a.x;
+    ST[j].x[1] = a.y;
+    ST[j].x[2] = b.x;
+    ST[j].x[3] = b.y;
+  }
+  for (long long c = 0; bos0 + c * KC_CH < eos; ++c) {
+    const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
+    const int len = (int)min((long long)KC_CH, eos - bos);
+    const int cur = (int)(c & 1);
+    const tile::u32 bb = sB + cur * KC_GBUF;
+    const float* Gd = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);  // e^{G_last}
+    if (tid == 0 && bos + KC_CH < eos) kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h);
+    tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
+    KC_MARK(14);
+    tile::u32 sa[8][4];  // S^T (fp16) as A, k-slices over d
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
+    // A: V^T = S^T w^T
+    kda::frag_c acc[8];
+    kda::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) {
+      const unsigned long long db = kda::desc_kmajor(bb + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+      if (ks == 0) kda::wgmma_m64n64k16_rs<0, 0>(acc, sa[ks], db);
+      else kda::wgmma_m64n64k16_rs<0>(acc, sa[ks], db);
+    }
+    kda::wgmma_commit();
+    kda::wgmma_wait<0>();
+    KC_MARK(8);
+    // v'^T = u^T - V^T (columns i past len: 0), as A fragments over i. u^T in V^T's layout
+    // by ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows
+    // i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
+    // (e = er0 or er1, i = 8j + 2tq, +1).
+    tile::u32 va[4][4];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int m = lane >> 3;
+      tile::u32 ut[4];
+      kda::ldsm_x4_t(ut, bb + KC_GOFF_U +
+                             kda::sw128_off<KC_CH>(16 * p + 8 * (m >> 1) + (lane & 7), er0 - gq + 8 * (m & 1)));
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const int j = 2 * p + q, i = 8 * j + 2 * tq;
+        const float2 u0 = kda::unpack_f16x2(ut[2 * q]), u1 = kda::unpack_f16x2(ut[2 * q + 1]);
+        acc[j].x[0] = i < len ? u0.x - acc[j].x[0] : 0.f;
+        acc[j].x[1] = i + 1 < len ? u0.y - acc[j].x[1] : 0.f;
+        acc[j].x[2] = i < len ? u1.x - acc[j].x[2] : 0.f;
+        acc[j].x[3] = i + 1 < len ? u1.y - acc[j].x[3] : 0.f;
+      }
+    }
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
+    // the decay of C, per column d (before C's accumulation, after A's last read of ST)
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const float2 f = *reinterpret_cast<const float2*>(Gd + 8 * j + 2 * tq);
+      ST[j].x[0] *= f.x;
+      ST[j].x[1] *= f.y;
+      ST[j].x[2] *= f.x;
+      ST[j].x[3] *= f.y;
+    }
+    // B: O^T = S^T qg^T + v'^T P^T;  C behind it: S^T += v'^T kd
+    kda::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) {
+      const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+      if (ks == 0) kda::wgmma_m64n64k16_rs<0, 0>(acc, sa[ks], db);
+      else kda::wgmma_m64n64k16_rs<0>(acc, sa[ks], db);
+    }
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks) kda::wgmma_m64n64k16_rs<0>(acc, va[ks], kda::desc_kmajor(bb + KC_GOFF_P + ks * 32));
+    kda::wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
+    kda::wgmma_commit();
+    kda::wgmma_wait<1>();  // B is done
+    KC_MARK(10);
+    // o: O^T [e][i] staged as a bf16 [64 i][64 e] sw128 tile over this warpgroup's half of
+    // U (its e columns: only this warpgroup read them), then 16-byte coalesced row stores. (Not over W: the other warpgroup may still be
+    // reading all of W in its A.)
+    {
+      const tile::u32 os = bb + KC_GOFF_U + eh * (KC_CH * 128);
+      const int el = er0 - 64 * eh;
+      // (Every warp of the warpgroup read its u^T before B's issue, which needs all four;
+      // the barrier says so to racecheck, which does not count wgmma as one.)
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int i = 8 * j + 2 * tq;
+        kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i, el), scale * acc[j].x[0]);
+        kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i + 1, el), scale * acc[j].x[1]);
+        kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i, el + 8), scale * acc[j].x[2]);
+        kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i + 1, el + 8), scale * acc[j].x[3]);
+      }
+      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
+      const int t = tid & 127;
+#pragma unroll
+      for (int k4 = 0; k4 < 4; ++k4) {
+        const int r = (t >> 3) + 16 * k4, c8 = 8 * (t & 7);
+        uint4 v;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(os + kda::sw128_off<KC_CH>(r, c8)));
+        if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + 64 * eh + c8) = v;
+      }
+    }
+    kda::wgmma_wait<0>();
+    KC_MARK(12);
+    kda::fence_async_shared();  // (this chunk's reads and o staging, before the buffer's next copy)
+    __syncthreads();
+    KC_MARK(13);
+  }
+  float* end = ht + (n * H + h) * (KC_KD * KC_KD);
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    *reinterpret_cast<float2*>(end + er0 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[0], ST[j].x[1]);
+    *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
+  }
+}
+#else  // GM == 1
 // SEG 0: grid (NSEQ*H, 1, 1) (kc_item: one block per (sequence, head), longest first).
 // SEG > 0: grid ((NSEQ + floor(T/(64 SEG))) * H, 1, 1), one block per (segment slot, head):
 // the segment's chunks from its start state (h0 for segment 0, else hstart, written by
@@ -1822,6 +1999,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
                      ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale);
 #endif
 }
+#endif  // GM
 
 #if SEG > 0
 // ---- The sequence split (SEG > 0). A sequence's chunks form segments of SEG chunks.

@@ -25,6 +25,7 @@
 //       n0 % 16 == 0.
 // Tile addresses (a, b) are shared-state-space byte addresses (tile::smem_addr).
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "base.cuh"
@@ -86,6 +87,11 @@ __device__ __forceinline__ u32 ld_shared_u32(u32 addr) {
   u32 v;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
   return v;
+}
+// The bf16 (round to nearest) of x, stored as one 16-bit element at shared address addr.
+__device__ __forceinline__ void st_shared_bf16(u32 addr, float x) {
+  const unsigned short b = __bfloat16_as_ushort(__float2bfloat16_rn(x));
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(b) : "memory");
 }
 
 template <int K, int N, int NA, int RBA, int RBB>

@@ -18,6 +18,11 @@
 //                              unread), fp16 in, fp32 accumulate; TA / TB 1 = MN-major.
 //                              d[j] is the m16n8 accumulator fragment of rows
 //                              16*(warp%4).., columns 8j.. (as frag_c of mma.sync).
+//   wgmma_m64n64k16_rs<TB, ACC = 1>(d, a, db), wgmma_m64n128k16_rs (d[16])
+//                              the same with A from registers (a[4]: this thread's
+//                              share of the 64 x 16 A tile, see acc_to_a)
+//   acc_to_a(a, lo, hi)        an accumulator's n8 blocks 2s, 2s+1 as the A fragment of
+//                              k-slice s (fp16): one product's result feeds the next
 //   wgmma_fence(), wgmma_commit(), wgmma_wait<N>()   the wgmma ordering instructions
 //                              (accumulators untouched between issue and wait)
 //   fence_async_shared()       orders this thread's ordinary shared-memory accesses
@@ -27,6 +32,7 @@
 // the wgmma functions together. On targets without wgmma they trap.
 #pragma once
 #include "base.cuh"
+#include "kda_f16.cuh"
 #include "kda_tf32.cuh"
 
 namespace kda {
@@ -92,6 +98,74 @@ __device__ __forceinline__ void wgmma_m64n64k16(frag_c (&d)[8], unsigned long lo
 #else
   (void)d;
   (void)da;
+  (void)db;
+  __trap();
+#endif
+}
+
+
+// Register-A forms (A from registers, B by descriptor; TB 1: B MN-major). a is this thread's
+// share of the m64 x k16 f16 A tile, laid out per warp (rows 16w..16w+15 of warp w of the
+// warpgroup) as mma.m16n8k16's A fragment: a[0] (row g, k 2t, 2t+1), a[1] (row g + 8),
+// a[2] (row g, k 2t+8, 2t+9), a[3] (row g + 8, k 2t+8..). An m64 accumulator's n8 blocks 2s
+// and 2s + 1, packed to f16 pairs (acc_to_a), are exactly the A fragment of k-slice s: a
+// product's result feeds the next product from registers.
+__device__ __forceinline__ void acc_to_a(u32 (&a)[4], const frag_c& lo, const frag_c& hi) {
+  a[0] = pack_f16x2(lo.x[0], lo.x[1]);
+  a[1] = pack_f16x2(lo.x[2], lo.x[3]);
+  a[2] = pack_f16x2(hi.x[0], hi.x[1]);
+  a[3] = pack_f16x2(hi.x[2], hi.x[3]);
+}
+template <int TB, int ACC = 1>
+__device__ __forceinline__ void wgmma_m64n64k16_rs(frag_c (&d)[8], const u32 (&a)[4], unsigned long long db) {
+#if TILE_HAS_WGMMA
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %39, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %37;\n}\n"
+      : "+f"(d[0].x[0]), "+f"(d[0].x[1]), "+f"(d[0].x[2]), "+f"(d[0].x[3]),
+        "+f"(d[1].x[0]), "+f"(d[1].x[1]), "+f"(d[1].x[2]), "+f"(d[1].x[3]),
+        "+f"(d[2].x[0]), "+f"(d[2].x[1]), "+f"(d[2].x[2]), "+f"(d[2].x[3]),
+        "+f"(d[3].x[0]), "+f"(d[3].x[1]), "+f"(d[3].x[2]), "+f"(d[3].x[3]),
+        "+f"(d[4].x[0]), "+f"(d[4].x[1]), "+f"(d[4].x[2]), "+f"(d[4].x[3]),
+        "+f"(d[5].x[0]), "+f"(d[5].x[1]), "+f"(d[5].x[2]), "+f"(d[5].x[3]),
+        "+f"(d[6].x[0]), "+f"(d[6].x[1]), "+f"(d[6].x[2]), "+f"(d[6].x[3]),
+        "+f"(d[7].x[0]), "+f"(d[7].x[1]), "+f"(d[7].x[2]), "+f"(d[7].x[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(TB), "n"(0), "n"(ACC));
+#else
+  (void)d;
+  (void)a;
+  (void)db;
+  __trap();
+#endif
+}
+template <int TB, int ACC = 1>
+__device__ __forceinline__ void wgmma_m64n128k16_rs(frag_c (&d)[16], const u32 (&a)[4], unsigned long long db) {
+#if TILE_HAS_WGMMA
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %71, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %69;\n}\n"
+      : "+f"(d[0].x[0]), "+f"(d[0].x[1]), "+f"(d[0].x[2]), "+f"(d[0].x[3]),
+        "+f"(d[1].x[0]), "+f"(d[1].x[1]), "+f"(d[1].x[2]), "+f"(d[1].x[3]),
+        "+f"(d[2].x[0]), "+f"(d[2].x[1]), "+f"(d[2].x[2]), "+f"(d[2].x[3]),
+        "+f"(d[3].x[0]), "+f"(d[3].x[1]), "+f"(d[3].x[2]), "+f"(d[3].x[3]),
+        "+f"(d[4].x[0]), "+f"(d[4].x[1]), "+f"(d[4].x[2]), "+f"(d[4].x[3]),
+        "+f"(d[5].x[0]), "+f"(d[5].x[1]), "+f"(d[5].x[2]), "+f"(d[5].x[3]),
+        "+f"(d[6].x[0]), "+f"(d[6].x[1]), "+f"(d[6].x[2]), "+f"(d[6].x[3]),
+        "+f"(d[7].x[0]), "+f"(d[7].x[1]), "+f"(d[7].x[2]), "+f"(d[7].x[3]),
+        "+f"(d[8].x[0]), "+f"(d[8].x[1]), "+f"(d[8].x[2]), "+f"(d[8].x[3]),
+        "+f"(d[9].x[0]), "+f"(d[9].x[1]), "+f"(d[9].x[2]), "+f"(d[9].x[3]),
+        "+f"(d[10].x[0]), "+f"(d[10].x[1]), "+f"(d[10].x[2]), "+f"(d[10].x[3]),
+        "+f"(d[11].x[0]), "+f"(d[11].x[1]), "+f"(d[11].x[2]), "+f"(d[11].x[3]),
+        "+f"(d[12].x[0]), "+f"(d[12].x[1]), "+f"(d[12].x[2]), "+f"(d[12].x[3]),
+        "+f"(d[13].x[0]), "+f"(d[13].x[1]), "+f"(d[13].x[2]), "+f"(d[13].x[3]),
+        "+f"(d[14].x[0]), "+f"(d[14].x[1]), "+f"(d[14].x[2]), "+f"(d[14].x[3]),
+        "+f"(d[15].x[0]), "+f"(d[15].x[1]), "+f"(d[15].x[2]), "+f"(d[15].x[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(TB), "n"(0), "n"(ACC));
+#else
+  (void)d;
+  (void)a;
   (void)db;
   __trap();
 #endif
