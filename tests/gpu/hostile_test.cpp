@@ -15,7 +15,7 @@
 
 #include "tests/support/hostile_targets.h"
 
-#include "evaluator/device.h"
+#include "tests/support/gpu.h"
 #include "tests/support/shell.h"
 
 namespace fs = std::filesystem;
@@ -28,23 +28,8 @@ std::string binary() {
   const char* e = std::getenv("TESSERA_BIN");
   return e ? e : TESSERA_BINARY;
 }
-fs::path source_dir() {
-  const char* e = std::getenv("TESSERA_SOURCE");
-  return e ? e : TESSERA_SOURCE_DIR;
-}
-
-// Skips the calling test, with the reason, when no GPU is visible.
-bool have_gpu(std::string* why) {
-  auto drv = tessera::evaluator::Driver::load(why);
-  if (!drv) return false;
-  try {
-    if (tessera::evaluator::device_count(*drv) > 0) return true;
-    *why = "the CUDA driver sees no GPU";
-  } catch (std::exception& e) {
-    *why = e.what();
-  }
-  return false;
-}
+using tessera::testing::have_gpu;
+using tessera::testing::source_dir;
 
 // stdout and stderr of a command line.
 std::string run(const std::string& cmd) { return tessera::testing::shell(cmd).out; }
