@@ -25,7 +25,7 @@
 //     the final state. GM 1 (sm_90a only): the same on wgmma, two warpgroups by value-column
 //     half, operands by bulk copies on mbarriers (see its kernel at the end). GM 2: on
 //     the transposed state S^T, whose products take their A operands from registers.
-//  (SEG > 0, GM 1) kda_chunk_seg, kda_chunk_fixup, then kda_chunk_state per segment of
+//  (SEG > 0, GM 1 or 2) kda_chunk_seg, kda_chunk_fixup, then kda_chunk_state per segment of
 //     SEG chunks: the sequence split with a state hand-off (see the end of the file).
 //  (PRE 1) kda_chunk_prep before kda_chunk_intra: the preprocessing in its own kernel.
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
@@ -33,7 +33,7 @@
 // (the P/L products' tf32 operands truncated instead of rounded),
 // STG (PREC 2 only: how the state kernel buffers a chunk's operands; 1 lets BV 64 run
 // two blocks per SM, see the fp16 state kernel), GM (PREC 2, BV 128: the state kernel
-// on wgmma with bulk copies; 2: on S^T), SEG (GM 1: chunks per segment of the sequence split), PRE
+// on wgmma with bulk copies; 2: on S^T), SEG (GM >= 1: chunks per segment of the sequence split), PRE
 // (fused or separate preprocessing).
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
 #include <cuda_bf16.h>
@@ -79,7 +79,7 @@
 #ifndef TRN
 #define TRN 0
 #endif
-// SEG > 0 (GM 1 only): sequences split into segments of SEG chunks whose state chains run
+// SEG > 0 (GM 1 or 2): sequences split into segments of SEG chunks whose state chains run
 // in parallel, joined by kda_chunk_seg and kda_chunk_fixup (the template
 // chunk_wgmma_seg of spec.json): for few long sequences, whose chains alone would leave
 // most SMs idle. 0: one chain per (sequence, head).
@@ -93,7 +93,7 @@
 #define PRE 0
 #endif
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
-static_assert(SEG == 0 || GM == 1, "SEG needs GM 1");
+static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
 #if GM >= 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
 #error "GM 1 and 2 (wgmma) need sm_90a"
@@ -1796,8 +1796,8 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
   }
 }
 
-#if GM == 2
-// GM 2: the state kernel on the transposed state. Warpgroup eh owns the value rows
+// GM 2: the state chain on the transposed state, with kc_state_gm's interface and
+// semantics (kStateOnly, S0 / identity / 0, end). Warpgroup eh owns the value rows
 // e = 64eh..64eh+63 of S^T [e][d] (fp32, the m64n128 wgmma accumulator: thread rows er0 and
 // er0 + 8, columns d = 8j + 2tq (+1)), and every product takes its A operand from registers
 // (acc_to_a): S^T itself (fp16) and v'^T. Only w, qg, P and kd are read from shared memory
@@ -1808,22 +1808,19 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
 //   B  O^T = S^T qg^T + v'^T P^T  (qg and P K-major B) -> o (staged over U)
 //   C  S^T <- S^T diag(e^{G_last}) + v'^T kd  (kd [i][d]: MN-major B, m64n128)
 //   -- barrier (both warpgroups are done with the buffer) --
-// Registers: S^T 64, its fp16 fragments 32, V^T / O^T 32, v'^T fragments 16.
-extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
-    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
-    const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
-    const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
-    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
-    long long NSEQ, float scale) {
-  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
-  (void)T;
-  (void)NSEQ;
-  int n32, h32;
-  kc_item(order, H, &n32, &h32);
-  const long long n = n32, h = h32, bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
+// Registers: S^T 64, its fp16 fragments 32, V^T / O^T 32, v'^T fragments 16. Shared
+// memory: the two chunk buffers of GM 1 (KC_STATE_SMEM: no Sh, no Vh).
+template <bool kStateOnly>
+__device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool from_s0, bool ident,
+                                             const __half* __restrict__ qg, const __half* __restrict__ kd,
+                                             const __half* __restrict__ w, const __half* __restrict__ u,
+                                             const __half* __restrict__ P, const float* __restrict__ gl,
+                                             __nv_bfloat16* __restrict__ o, float* __restrict__ end, long long bos0,
+                                             long long eos, long long slot0, long long H, long long h, float scale) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
   const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
+  const bool with_u = !ident;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int eh = warp >> 2, wi = warp & 3;
   const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
@@ -1834,17 +1831,25 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h);
+  if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h, with_u, !kStateOnly);
   kda::frag_c ST[16];
-  const float* S0 = h0 + (n * H + h) * (KC_KD * KC_KD);  // [V][K]: S^T row-major
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
-    const float2 a = *reinterpret_cast<const float2*>(S0 + er0 * KC_KD + 8 * j + 2 * tq);
-    const float2 b = *reinterpret_cast<const float2*>(S0 + er1 * KC_KD + 8 * j + 2 * tq);
-    ST[j].x[0] = a.x;
-    ST[j].x[1] = a.y;
-    ST[j].x[2] = b.x;
-    ST[j].x[3] = b.y;
+    const int d = 8 * j + 2 * tq;
+    if (from_s0) {  // [V][K]: S^T row-major
+      const float2 a = *reinterpret_cast<const float2*>(S0 + er0 * KC_KD + d);
+      const float2 b = *reinterpret_cast<const float2*>(S0 + er1 * KC_KD + d);
+      ST[j].x[0] = a.x;
+      ST[j].x[1] = a.y;
+      ST[j].x[2] = b.x;
+      ST[j].x[3] = b.y;
+    } else {  // the identity (a transition), or 0
+      const float one = ident ? 1.f : 0.f;
+      ST[j].x[0] = er0 == d ? one : 0.f;
+      ST[j].x[1] = er0 == d + 1 ? one : 0.f;
+      ST[j].x[2] = er1 == d ? one : 0.f;
+      ST[j].x[3] = er1 == d + 1 ? one : 0.f;
+    }
   }
   for (long long c = 0; bos0 + c * KC_CH < eos; ++c) {
     const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
@@ -1852,7 +1857,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     const int cur = (int)(c & 1);
     const tile::u32 bb = sB + cur * KC_GBUF;
     const float* Gd = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);  // e^{G_last}
-    if (tid == 0 && bos + KC_CH < eos) kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h);
+    if (tid == 0 && bos + KC_CH < eos)
+      kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
     tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
     KC_MARK(14);
     tile::u32 sa[8][4];  // S^T (fp16) as A, k-slices over d
@@ -1873,14 +1879,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     // v'^T = u^T - V^T (columns i past len: 0), as A fragments over i. u^T in V^T's layout
     // by ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows
     // i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
-    // (e = er0 or er1, i = 8j + 2tq, +1).
+    // (e = er0 or er1, i = 8j + 2tq, +1). (A transition has u = 0.)
     tile::u32 va[4][4];
 #pragma unroll
     for (int p = 0; p < 4; ++p) {
       const int m = lane >> 3;
-      tile::u32 ut[4];
-      kda::ldsm_x4_t(ut, bb + KC_GOFF_U +
-                             kda::sw128_off<KC_CH>(16 * p + 8 * (m >> 1) + (lane & 7), er0 - gq + 8 * (m & 1)));
+      tile::u32 ut[4] = {0u, 0u, 0u, 0u};
+      if (with_u)
+        kda::ldsm_x4_t(ut, bb + KC_GOFF_U +
+                               kda::sw128_off<KC_CH>(16 * p + 8 * (m >> 1) + (lane & 7), er0 - gq + 8 * (m & 1)));
 #pragma unroll
       for (int q = 0; q < 2; ++q) {
         const int j = 2 * p + q, i = 8 * j + 2 * tq;
@@ -1904,25 +1911,28 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     }
     // B: O^T = S^T qg^T + v'^T P^T;  C behind it: S^T += v'^T kd
     kda::wgmma_fence();
+    if (!kStateOnly) {
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
-      if (ks == 0) kda::wgmma_m64n64k16_rs<0, 0>(acc, sa[ks], db);
-      else kda::wgmma_m64n64k16_rs<0>(acc, sa[ks], db);
+      for (int ks = 0; ks < 8; ++ks) {
+        const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+        if (ks == 0) kda::wgmma_m64n64k16_rs<0, 0>(acc, sa[ks], db);
+        else kda::wgmma_m64n64k16_rs<0>(acc, sa[ks], db);
+      }
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+        kda::wgmma_m64n64k16_rs<0>(acc, va[ks], kda::desc_kmajor(bb + KC_GOFF_P + ks * 32));
+      kda::wgmma_commit();
     }
-#pragma unroll
-    for (int ks = 0; ks < 4; ++ks) kda::wgmma_m64n64k16_rs<0>(acc, va[ks], kda::desc_kmajor(bb + KC_GOFF_P + ks * 32));
-    kda::wgmma_commit();
 #pragma unroll
     for (int ks = 0; ks < 4; ++ks)
       kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
     kda::wgmma_commit();
-    kda::wgmma_wait<1>();  // B is done
-    KC_MARK(10);
-    // o: O^T [e][i] staged as a bf16 [64 i][64 e] sw128 tile over this warpgroup's half of
-    // U (its e columns: only this warpgroup read them), then 16-byte coalesced row stores. (Not over W: the other warpgroup may still be
-    // reading all of W in its A.)
-    {
+    if (!kStateOnly) {
+      kda::wgmma_wait<1>();  // B is done
+      KC_MARK(10);
+      // o: O^T [e][i] staged as a bf16 [64 i][64 e] sw128 tile over this warpgroup's half
+      // of U (its e columns: only this warpgroup read them), then 16-byte coalesced row
+      // stores. (Not over W: the other warpgroup may still be reading all of W in its A.)
       const tile::u32 os = bb + KC_GOFF_U + eh * (KC_CH * 128);
       const int el = er0 - 64 * eh;
       // (Every warp of the warpgroup read its u^T before B's issue, which needs all four;
@@ -1954,14 +1964,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     __syncthreads();
     KC_MARK(13);
   }
-  float* end = ht + (n * H + h) * (KC_KD * KC_KD);
+  if (end == nullptr) return;
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
     *reinterpret_cast<float2*>(end + er0 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[0], ST[j].x[1]);
     *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
   }
 }
-#else  // GM == 1
+#if GM == 2
+#define KC_CHAIN kc_state_gm2
+#else
+#define KC_CHAIN kc_state_gm
+#endif
+
 // SEG 0: grid (NSEQ*H, 1, 1) (kc_item: one block per (sequence, head), longest first).
 // SEG > 0: grid ((NSEQ + floor(T/(64 SEG))) * H, 1, 1), one block per (segment slot, head):
 // the segment's chunks from its start state (h0 for segment 0, else hstart, written by
@@ -1987,7 +2002,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   const float* S0 = seg == 0 ? h0 + (n * H + h) * KC_KD * KC_KD : hstart + (sslot * H + h) * KC_KD * KC_KD;
   float* end = eos == cu[n + 1] ? ht + (n * H + h) * KC_KD * KC_KD : nullptr;
-  kc_state_gm<false>(S0, true, false, qg, kd, w, u, P, gl, o, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h,
+  KC_CHAIN<false>(S0, true, false, qg, kd, w, u, P, gl, o, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h,
                      scale);
 #else
   (void)NSEQ;
@@ -1995,11 +2010,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
   kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
   const long long bos0 = cu[n], eos = cu[n + 1];
-  kc_state_gm<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
+  KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
                      ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale);
 #endif
 }
-#endif  // GM
 
 #if SEG > 0
 // ---- The sequence split (SEG > 0). A sequence's chunks form segments of SEG chunks.
@@ -2031,7 +2045,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_seg(
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   if (eos == cu[n + 1] || (part == 1 && seg == 0)) return;  // the last segment; segment 0 has no transition
   float* end = (part == 0 ? hseg : mseg) + (sslot * H + h) * KC_KD * KC_KD;
-  kc_state_gm<true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
+  KC_CHAIN<true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
                     nullptr, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h, 1.f);
 }
 

@@ -252,11 +252,11 @@ namespace fv4 {
 #define SW 8
 #define PREC 2
 #define STG 0
-#define GM 1
+#define GM 2
 #define TRN 1
-#define SEG 32
+#define SEG 16
 #define PRE 0
-#define FAST_SUFFIX seg32
+#define FAST_SUFFIX gm2seg16
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv5 {
@@ -278,8 +278,9 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-FastVariant g_fast[] = {FV(fv0, "GM TRN1"), FV(fv1, "GM2 TRN1"), FV(fv2, "GM2 TRN0"),
-                        FV(fv3, "SEG 16"), FV(fv4, "SEG 32"), FV(fv5, "GM TRN0")};
+// (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
+FastVariant g_fast[] = {FV(fv1, "GM2 TRN1"), FV(fv4, "GM2 SEG 16"), FV(fv0, "GM TRN1"),
+                        FV(fv3, "SEG 16"), FV(fv2, "GM2 TRN0"), FV(fv5, "GM TRN0")};
 const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
@@ -546,7 +547,7 @@ int main(int argc, char** argv) {
     }
     if (&s - &bench[0] < 6) best_ms[&s - &bench[0]] = tf;
 #ifdef KC_PROFILE
-    if (&s == &bench[0] || &s == &bench[2]) { fv0::profile(p, fs, g_fast[0].name); fv1::profile(p, fs, g_fast[1].name); }
+    if (&s == &bench[0] || &s == &bench[2]) { fv1::profile(p, fs, g_fast[0].name); fv0::profile(p, fs, g_fast[2].name); }
 #endif
 #endif
     if (&s - &bench[0] < 6) { gb += log(tb); gf += log(tf); }

@@ -1,7 +1,7 @@
 // benchmarks/kda/dev/nvrtc_check.cpp — compiles targets/kda/kda_chunk.cu through NVRTC
 // (tessera's compiler, whose register allocation differs from nvcc's) for every valid
 // configuration of spec.json (BV 32/64/128, SW 4/8, PREC 0/1/2 with PREC 2 only at
-// SW 8; GM 1 with TRN 0/1, SEG 0/16 and PRE 0/1; GM 2 with TRN 0/1) on sm_90a and sm_103a, with tessera's options, and prints each kernel's
+// SW 8; GM 1 with TRN 0/1, SEG 0/16 and PRE 0/1; GM 2 with TRN 0/1 and SEG 0/16) on sm_90a and sm_103a, with tessera's options, and prints each kernel's
 // registers and spills; exit 1 on a failed compile or any spill. The ctest
 // SampledVariantsCompileWithoutSpills checks only 3 sampled configurations.
 // Build: g++ -std=c++17 -O1 benchmarks/kda/dev/nvrtc_check.cpp -I/usr/local/cuda/include \
@@ -30,7 +30,7 @@ int main() {
     for (int prec : {0, 1, 2})
       for (int sw : {4, 8})
         for (int bv : {32, 64, 128}) {
-          if (bv < 2 * sw || (prec == 2 && sw != 8) || (stg == 1 && prec != 2) || (gm >= 1 && (prec != 2 || bv != 128 || stg != 0 || std::string(arch) != "sm_90a")) || (gm == 2 && (seg || pre)) || (trn && !gm) || (seg && !gm) || (pre && (!gm || seg))) continue;
+          if (bv < 2 * sw || (prec == 2 && sw != 8) || (stg == 1 && prec != 2) || (gm >= 1 && (prec != 2 || bv != 128 || stg != 0 || std::string(arch) != "sm_90a")) || (gm == 2 && pre) || (trn && !gm) || (seg && !gm) || (pre && (!gm || seg))) continue;
           std::string s = "#define BV " + std::to_string(bv) + "\n#define SW " + std::to_string(sw) +
                           "\n#define PREC " + std::to_string(prec) + "\n#define STG " + std::to_string(stg) + "\n#define GM " + std::to_string(gm) + "\n#define TRN " + std::to_string(trn) + "\n#define SEG " + std::to_string(seg) + "\n#define PRE " + std::to_string(pre) + "\n" + src;
           nvrtcProgram prog;
