@@ -1059,10 +1059,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         const bool z0 = i0 >= len, z1 = i1 >= len;
         *reinterpret_cast<tile::u32*>(Ws + x0) =
             z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Ws + x1) =
-            z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
         *reinterpret_cast<tile::u32*>(Us + x0) =
             z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Ws + x1) =
+            z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
         *reinterpret_cast<tile::u32*>(Us + x1) =
             z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
       }
