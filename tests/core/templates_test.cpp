@@ -104,6 +104,19 @@ TEST(TileLibrary, EveryHeaderCompilesOnItsOwnForEachArch) {
     }
 }
 
+// The register-A wgmma forms (what tests/gpu checks against the CPU on an sm_90a GPU)
+// compile for sm_90a without spills, and (trapping) for Blackwell.
+TEST(TileLibrary, RegisterAWgmmaFixtureCompiles) {
+  static codegen::Compiler compiler;
+  const std::string src = codegen::read_file((fs::path(TESSERA_SOURCE_DIR) / "tests/gpu/fixtures/tile_wgmma_rs.cu").string());
+  for (const char* arch : {"sm_90a", "sm_103a"}) {
+    auto r = compiler.compile({src, "tile_wgmma_rs.cu", arch, {targets() / "common"}, {}});
+    ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
+    EXPECT_TRUE(r.kernels.count("tile_wgmma_rs")) << arch;
+    EXPECT_FALSE(r.spills()) << r.log;
+  }
+}
+
 // A warpgroup product, a bulk copy on an mbarrier and a bulk store, as the kda kernels
 // use them, compile for sm_90a without spills; for Blackwell the same source compiles too.
 TEST(TileLibrary, WgmmaAndBulkCopyCompile) {
