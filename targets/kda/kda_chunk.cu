@@ -92,6 +92,13 @@
 #ifndef PRE
 #define PRE 0
 #endif
+// CH: the chunk length, 64 or 32 (32: GM 2 only, without SEG or PRE; its own intra kernel,
+// below). Shorter chunks halve the within-chunk work per token (P, L and the inverse grow
+// with CH) and double the state chain's steps.
+#ifndef CH
+#define CH 64
+#endif
+static_assert(CH == 64 || (CH == 32 && GM == 2 && SEG == 0 && PRE == 0), "CH must be 64, or 32 with GM 2 (no SEG, PRE)");
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
@@ -109,7 +116,7 @@ static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 and 2 need P
 #endif
 
 #define KC_KD 128  // head dimension (K = V)
-#define KC_CH 64   // chunk length
+#define KC_CH CH   // chunk length
 #define KC_LDK 132  // row stride of [CH][128] fp32 arrays (A row-major / B n-major)
 #ifndef KC_LDG
 #define KC_LDG 136  // row stride of the intra kernel's G [CH][128] (8-byte fragment loads conflict free)
@@ -288,7 +295,7 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 // own cp.async group, the gate started while k and q land (+0.4%), 8 v converted to fp16
 // by a pass after the qg/kd loop instead of in phase 4 (+0.7%), 16 P stored from registers
 // with GM 1 too, 32 the inverse's levels 1 and 2 on fp32 CUDA-core strips instead of tf32 mma.
-constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
+[[maybe_unused]] constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
 #undef KC_SPLIT
 #define KC_SPLIT ((KC_HX & 4) != 0)
 #undef KC_VPASS
@@ -341,7 +348,7 @@ __device__ __forceinline__ void kc_gate_quarter(float (&s0)[16], float (&s1)[16]
 #ifndef KC_P2U
 #define KC_P2U 4  // unroll of the k-loop of the P/L products (developer knob)
 #endif
-constexpr int kP2U = KC_P2U;
+[[maybe_unused]] constexpr int kP2U = KC_P2U;
 
 // grid (NSEQ + floor(T/64), H), block KC_INTRA_THREADS (256), smem KC_INTRA_SMEM bytes.
 // Shared memory (115,456 bytes: two blocks, 16 warps, per SM; the limit is 115,712):
@@ -373,6 +380,7 @@ constexpr int kP2U = KC_P2U;
 //   4  w = A (b k e^G), u = A (b v) on fp16 mma (A16 and Ks, Vs by ldmatrix; v
 //      converted bf16 -> fp16 in registers): warp = 16 output columns, 4 row blocks;
 //      PREC 2: w and u staged in Gc, then out by bulk copies (GM 1) or 16-byte row copies
+#if KC_CH == 64
 #define KC_INTRA_THREADS 256
 #define KC_INTRA_SMEM \
   (4 * KC_CH * KC_LDG + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * 3 * KC_CH + 4 * 2560)
@@ -1127,6 +1135,352 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   }
   KC_MARK(4);
 }
+#else  // KC_CH == 32
+// ---- The CH 32 intra kernel (GM 2 only): the same outputs as the CH 64 one above, for
+// 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps, three blocks per SM),
+// smem KC_INTRA_SMEM bytes:
+//   Gc   f32  [32][LDG]  G in log2 units; in phase 4 the w and u images (staged for the
+//                        bulk stores)
+//   LA   f32  [32][36]   L, then the diagonal blocks of (I+L)^-1
+//   Gs   bf16 [32][LDB]  the raw gate; then the kh = 1 partial sums of P and L (Xp, 8 KB);
+//                        then the inverse's 16x16 scratch
+//   Qs, Ks, Vs bf16 [32][LDB]  q, k, v (Ks later k e^G fp16, Vs later v fp16)
+//   A16  fp16 [32][72]   A diag(b)
+//   Ps   fp16 [32][64]   P's sw128 image (columns >= 32 zero)
+//   rq, rk, bs [32], tot [128] (the first half's gate totals)
+// Phases (barriers between):
+//   0  cp.async of g, then k, q, v (rows past the sequence zero-filled); zeros of Ps; beta
+//   1  gate and its cumulative sum (thread = channel pair x 16-row half, halves joined
+//      through tot); row norms (warp per 8 rows); G into Gc
+//   2  P and L on tf32 mma: warp = (16-row block I, channel half kh), reference row 16I
+//      for every unit of the row block (diagonal columns from the lane's own rows; the
+//      I = 1 block's columns 0..15 have factors k_j e^{G_16 - G_j} <= 1); kh = 1 partial
+//      sums through Xp; kh = 0 scales, masks and writes P (Ps) and L (LA); then every warp:
+//      qg, kd (global images), Ks <- k e^G (fp16), e^{G_last}, v -> fp16
+//   3  (I+L)^-1: the two diagonal blocks by forward substitution (warps 0, 1), then
+//      A10 = -A11 (L10 A00) on CUDA cores; A diag(b) as fp16 into A16
+//   4  w = A diag(b) (k e^G), u = A diag(b) v on fp16 mma (warp = 32 columns); w, u staged
+//      as images in Gc; P, w, u out by bulk copies
+#define KC_INTRA_THREADS 128
+#define KC_LDL32 36
+#define KC_INTRA_SMEM                                                                                        \
+  (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + 4 * 32 * KC_LDB * 2 + 32 * KC_LDA16 * 2 + 32 * 64 * 2 + 3 * 32 * 4 + \
+   128 * 4)
+#define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intra(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
+    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
+    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound) {
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
+  extern __shared__ __align__(16) float sm[];
+  float* Gc = sm;
+  float* LA = Gc + 32 * KC_LDG;
+  __nv_bfloat16* Gs = reinterpret_cast<__nv_bfloat16*>(LA + 32 * KC_LDL32);
+  __nv_bfloat16* Qs = Gs + 32 * KC_LDB;
+  __nv_bfloat16* Ks = Qs + 32 * KC_LDB;
+  __nv_bfloat16* Vs = Ks + 32 * KC_LDB;
+  __half* A16 = reinterpret_cast<__half*>(Vs + 32 * KC_LDB);
+  __half* Ps = A16 + 32 * KC_LDA16;
+  float* rq = reinterpret_cast<float*>(Ps + 32 * 64);
+  float* rk = rq + 32;
+  float* bs = rk + 32;
+  float* tot = bs + 32;
+  float* Xp = reinterpret_cast<float*>(Gs);  // after phase 1
+  const long long slot = blockIdx.x, h = blockIdx.y;
+  if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
+  long long n, c;
+  if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
+  const long long bos = cu[n] + c * KC_CH;
+  const int len = (int)min((long long)KC_CH, cu[n + 1] - bos);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  KC_PROF_START;
+
+  // ---- phase 0: thread = 16-byte piece lc8 of rows lr + 8 it; g in its own group.
+  {
+    const int lr = tid >> 4, lc8 = (tid & 15) * 8;
+    const long long rbase = (bos * H + h) * KC_KD + lc8, rstride = H * KC_KD;
+#pragma unroll
+    for (int tsr = 0; tsr < 4; ++tsr) {
+      const __nv_bfloat16* src = (tsr == 0 ? g : tsr == 1 ? k : tsr == 2 ? q : v) + rbase;
+      const tile::u32 dst = tile::smem_addr(tsr == 0 ? Gs : tsr == 1 ? Ks : tsr == 2 ? Qs : Vs) + (lr * KC_LDB + lc8) * 2;
+#pragma unroll
+      for (int it = 0; it < 4; ++it) {
+        const int i = lr + 8 * it;
+        tile::cp_async16(dst + it * 8 * KC_LDB * 2, src + (i < len ? i * rstride : 0), i < len ? 16u : 0u);
+      }
+      if (tsr == 0) kda::cp_async_commit();
+    }
+    kda::cp_async_commit();
+  }
+#pragma unroll
+  for (int it = 0; it < 2; ++it)
+    reinterpret_cast<uint4*>(Ps)[it * KC_INTRA_THREADS + tid] = make_uint4(0u, 0u, 0u, 0u);
+  const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
+  const float lb2 = lower_bound * 1.4426950408889634f;
+  if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // g (this thread's copies)
+  __syncthreads();
+  KC_MARK(0);
+
+  // ---- phase 1: gate, cumulative sum, norms.
+  const int cpc = 2 * (tid & 63), qr = tid >> 6;  // channel pair; 16-row half
+  {
+    float s0[16], s1[16];
+    kc_gate_quarter(s0, s1, [&](int i) { return kda::bf16x2_to_f32(Gs + i * KC_LDB + cpc); }, dt_bias, h, cpc, qr,
+                    len, ga2, lb2);
+    if (qr == 0) *reinterpret_cast<float2*>(tot + cpc) = make_float2(s0[15], s1[15]);
+    kda::cp_async_wait_all();  // k, q, v (this thread's copies)
+    __syncthreads();           // the first half's totals; k, q, v in place
+    float off0 = 0.f, off1 = 0.f;
+    if (qr == 1) {
+      const float2 t = *reinterpret_cast<const float2*>(tot + cpc);
+      off0 = t.x;
+      off1 = t.y;
+    }
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      *reinterpret_cast<float2*>(Gc + (16 * qr + r) * KC_LDG + cpc) = make_float2(s0[r] + off0, s1[r] + off1);
+  }
+  {
+    float ss[16];  // squared norms of rows warp*8 + m: q in ss[m], k in ss[8 + m] (lane's 4 channels)
+#pragma unroll
+    for (int rr = 0; rr < 8; ++rr) {
+      const int i = warp * 8 + rr;
+      float qv[4], kv[4];
+      kda::bf16x4_to_f32(Qs + i * KC_LDB + lane * 4, qv);
+      kda::bf16x4_to_f32(Ks + i * KC_LDB + lane * 4, kv);
+      ss[rr] = qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3];
+      ss[8 + rr] = kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2] + kv[3] * kv[3];
+    }
+    const float tot2 = kda::warp_sum16(ss);  // value (lane >> 1) & 15
+    const int m = (lane >> 1) & 15, i = warp * 8 + (m & 7);
+    if ((lane & 1) == 0) (m < 8 ? rq : rk)[i] = i < len ? rsqrtf(tot2 + 1e-6f) : 0.f;
+  }
+  __syncthreads();
+  KC_MARK(1);
+
+  // ---- phase 2: P and L. Units: accX[0], accX[1] the diagonal block's column halves
+  // (columns 16I + 8s + g: the lane's own rows i0, i1), accX[2], accX[3] (I = 1) the
+  // columns 8s + g of row block 0. Lane t takes the channel pair c, c+1 (c = 8 st + 2t) as
+  // k = t, t+4 of the m16n8k8 step.
+  {
+    const int I = warp >> 1, kh = warp & 1;
+    const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
+    kda::frag_c accP[4], accL[4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      kda::zero(accP[s]);
+      kda::zero(accL[s]);
+    }
+#pragma unroll 2
+    for (int st = 0; st < 8; ++st) {
+      const int c = 64 * kh + 8 * st + 2 * tq;
+      const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDG + c);
+      const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDG + c);
+      const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDG + c);
+      const float d00 = g0.x - gr.x, d01 = g0.y - gr.y, d10 = g1.x - gr.x, d11 = g1.y - gr.y;
+      const float e00 = kda::ex2(d00), e01 = kda::ex2(d01), e10 = kda::ex2(d10), e11 = kda::ex2(d11);
+      const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
+      const float2 k0 = kda::bf16x2_to_f32(Ks + i0 * KC_LDB + c), k1 = kda::bf16x2_to_f32(Ks + i1 * KC_LDB + c);
+      kda::frag_a aq, ak;
+      aq.x[0] = KC_TF(q0.x * e00);
+      aq.x[1] = KC_TF(q1.x * e10);
+      aq.x[2] = KC_TF(q0.y * e01);
+      aq.x[3] = KC_TF(q1.y * e11);
+      ak.x[0] = KC_TF(k0.x * e00);
+      ak.x[1] = KC_TF(k1.x * e10);
+      ak.x[2] = KC_TF(k0.y * e01);
+      ak.x[3] = KC_TF(k1.y * e11);
+      kda::frag_b b0, b1;
+      b0.x[0] = KC_TF(k0.x * kda::ex2(-d00));
+      b0.x[1] = KC_TF(k0.y * kda::ex2(-d01));
+      b1.x[0] = KC_TF(k1.x * kda::ex2(-d10));
+      b1.x[1] = KC_TF(k1.y * kda::ex2(-d11));
+      kda::mma(accP[0], aq, b0);
+      kda::mma(accL[0], ak, b0);
+      kda::mma(accP[1], aq, b1);
+      kda::mma(accL[1], ak, b1);
+      if (I == 1) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          const int j = 8 * s + gq;
+          const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDG + c);
+          const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + c);
+          kda::frag_b b;
+          b.x[0] = KC_TF(kj.x * kda::ex2(gr.x - gj.x));
+          b.x[1] = KC_TF(kj.y * kda::ex2(gr.y - gj.y));
+          kda::mma(accP[2 + s], aq, b);
+          kda::mma(accL[2 + s], ak, b);
+        }
+      }
+    }
+    float4* Xw = reinterpret_cast<float4*>(Xp) + I * 8 * 32 + lane;  // P units s, L units 4 + s
+    if (kh == 1) {
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        if (s < 2 || I == 1) {
+          Xw[32 * s] = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
+          Xw[32 * (4 + s)] = make_float4(accL[s].x[0], accL[s].x[1], accL[s].x[2], accL[s].x[3]);
+        }
+      }
+    }
+    __syncthreads();  // the kh = 1 partial sums are in Xp; every read of Ks by the products is done
+    if (kh == 0) {
+      const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        if (s < 2 || I == 1) {
+          const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
+          const float4 xp = Xw[32 * s], xl = Xw[32 * (4 + s)];
+          const float2 kj = *reinterpret_cast<const float2*>(rk + j);
+          const float p00 = (accP[s].x[0] + xp.x) * (q0 * kj.x), p01 = (accP[s].x[1] + xp.y) * (q0 * kj.y);
+          const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
+          const float l00 = (accL[s].x[0] + xl.x) * kj.x, l01 = (accL[s].x[1] + xl.y) * kj.y;
+          const float l10 = (accL[s].x[2] + xl.z) * kj.x, l11 = (accL[s].x[3] + xl.w) * kj.y;
+          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i0, j)) =
+              kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
+          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i1, j)) =
+              kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
+          *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) =
+              make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
+          *reinterpret_cast<float2*>(LA + i1 * KC_LDL32 + j) =
+              make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
+        }
+      }
+    }
+  }
+  KC_MARK(5);
+  // qg = q e^G, kd = k e^{G_last - G} (normalized) as their images; Ks <- k e^G (fp16, in
+  // place); e^{G_last}; v -> fp16 in place. Thread = channel pair cpc of the rows of half
+  // qr: a warp writes 128 contiguous bytes of an image row per store. Rows past the
+  // sequence hold q = k = 0 and a finite G: zeros.
+  {
+    const float2 GL = *reinterpret_cast<const float2*>(Gc + (len - 1) * KC_LDG + cpc);
+    const long long gb = (slot * H + h) * (KC_CH * KC_KD);
+#pragma unroll 4
+    for (int rr = 0; rr < 16; ++rr) {
+      const int i = 16 * qr + rr;
+      const float2 G = *reinterpret_cast<const float2*>(Gc + i * KC_LDG + cpc);
+      const float2 q2 = kda::bf16x2_to_f32(Qs + i * KC_LDB + cpc), k2 = kda::bf16x2_to_f32(Ks + i * KC_LDB + cpc);
+      const float a = rq[i], b = rk[i];
+      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y);
+      const float k0 = k2.x * b, k1 = k2.y * b;
+      const long long gi = gb + (kda::sw128_off<KC_CH>(i, cpc) >> 1);
+      *reinterpret_cast<tile::u32*>(qg + gi) = kda::pack_f16x2(q2.x * a * e0, q2.y * a * e1);
+      *reinterpret_cast<tile::u32*>(kd + gi) =
+          kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y));
+      *reinterpret_cast<tile::u32*>(Ks + i * KC_LDB + cpc) = kda::pack_f16x2(k0 * e0, k1 * e1);
+    }
+    if (tid < 32) {
+      const float4 g2 = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + tid * 4);
+      *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
+          make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+    }
+#pragma unroll
+    for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
+      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
+      uint4* vp = reinterpret_cast<uint4*>(Vs + i * KC_LDB + c8);
+      uint4 x = *vp;
+      tile::u32* xs = reinterpret_cast<tile::u32*>(&x);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 f = kda::bf16x2_bits_to_f32(xs[e]);
+        xs[e] = kda::pack_f16x2(f.x, f.y);
+      }
+      *vp = x;
+    }
+  }
+  __syncthreads();
+  KC_MARK(2);
+
+  // ---- phase 3: A = (I+L)^-1 diag(b) into A16.
+  if (warp < 2) kc_inv16<KC_LDL32>(LA + 16 * warp * (KC_LDL32 + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
+  __syncthreads();
+  {  // A10 = -A11 (L10 A00); thread = row a, columns b, b + 1
+    const int a = tid >> 3, b = (tid & 7) * 2;
+    float* X = Xp;  // [16][16] (the partial sums are consumed)
+    float acc[2] = {0.f, 0.f};
+    kda::mm_strip<16, 2>(acc, LA + (16 + a) * KC_LDL32, LA + b, KC_LDL32);
+    *reinterpret_cast<float2*>(X + a * 16 + b) = make_float2(acc[0], acc[1]);
+    __syncthreads();
+    float acc2[2] = {0.f, 0.f};
+    kda::mm_strip<16, 2>(acc2, LA + (16 + a) * KC_LDL32 + 16, X + b, 16);
+    const float2 bb = *reinterpret_cast<const float2*>(bs + b);
+    *reinterpret_cast<tile::u32*>(A16 + (16 + a) * KC_LDA16 + b) = kda::pack_f16x2(-acc2[0] * bb.x, -acc2[1] * bb.y);
+  }
+  __syncthreads();
+  KC_MARK(3);
+
+  // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31.
+  {
+    kda::frag_c accW[2][4], accU[2][4];
+#pragma unroll
+    for (int I = 0; I < 2; ++I)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        kda::zero(accW[I][nt]);
+        kda::zero(accU[I][nt]);
+      }
+    const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
+    const tile::u32 vb = lb + (tile::u32)(Vs - Ks) * 2;
+    const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) {
+      tile::u32 bk[2][4], bv[2][4];
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+        kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+      }
+#pragma unroll
+      for (int I = 0; I < 2; ++I) {
+        if (I >= ks) {
+          tile::u32 a[4];
+          kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            kda::mma_f16(accW[I][2 * hh], a, bk[hh][0], bk[hh][1]);
+            kda::mma_f16(accW[I][2 * hh + 1], a, bk[hh][2], bk[hh][3]);
+            kda::mma_f16(accU[I][2 * hh], a, bv[hh][0], bv[hh][1]);
+            kda::mma_f16(accU[I][2 * hh + 1], a, bv[hh][2], bv[hh][3]);
+          }
+        }
+      }
+    }
+    __half* Ws = reinterpret_cast<__half*>(Gc);
+    __half* Us = Ws + KC_CH * KC_KD;
+#pragma unroll
+    for (int I = 0; I < 2; ++I) {
+      const int i0 = 16 * I + gq, i1 = i0 + 8;
+      const bool z0 = i0 >= len, z1 = i1 >= len;
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        const int e = 32 * warp + 8 * nt + 2 * tq;
+        const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
+        *reinterpret_cast<tile::u32*>(Ws + x0) = z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Ws + x1) = z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+        *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+      }
+    }
+    kda::fence_async_shared();  // (also the P image written in phase 2)
+    __syncthreads();
+    if (tid == 0) {
+      const long long base = (slot * H + h) * (KC_CH * KC_KD);
+      tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
+      tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
+      tile::bulk_s2g(P + (slot * H + h) * (KC_CH * 64), tile::smem_addr(Ps), KC_CH * 128);
+      tile::bulk_commit();
+      tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
+    }
+  }
+  KC_MARK(4);
+}
+#endif  // KC_CH
 #if PREC < 2
 // Issues cp.async copies of rows [bos, bos+len) of a [T,H,128] fp32 tensor into
 // X[CH][LDK]; rows past len are zero-filled with plain stores.
@@ -1582,14 +1936,17 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 //   Sh [128 d][128 e] (32 KB), Vh [64 i][128 e] (16 KB), then two chunk buffers of
 //   W, Q, Kd [64 i][128 d] (16 KB each), Pm [64 i][64 j] (8 KB), U [64 i][128 e]
 //   (16 KB), G f32 [128] (512 B) and an mbarrier, padded to 75,776; plus 1024 bytes of
-//   alignment slack.
-#define KC_GBUF 75776
-#define KC_GOFF_Q 16384
-#define KC_GOFF_KD 32768
-#define KC_GOFF_P 49152
-#define KC_GOFF_U 57344
-#define KC_GOFF_G 73728
-#define KC_GOFF_MB 74240  // the buffer's mbarrier
+//   alignment slack. CH 32 (GM 2): the same tiles with 32 rows (Pm [32 i][64 j], of which
+//   the columns j < 32 are read), a buffer of 37,888 bytes.
+#define KC_TILE (KC_CH * 2 * KC_KD)  // bytes of one [CH][128] fp16 image
+#define KC_PIMG (KC_CH * 128)        // bytes of the P image [CH][64]
+#define KC_GOFF_Q KC_TILE
+#define KC_GOFF_KD (2 * KC_TILE)
+#define KC_GOFF_P (3 * KC_TILE)
+#define KC_GOFF_U (3 * KC_TILE + KC_PIMG)
+#define KC_GOFF_G (4 * KC_TILE + KC_PIMG)
+#define KC_GOFF_MB (KC_GOFF_G + 512)  // the buffer's mbarrier
+#define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 37888)
 #define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + 2 * KC_GBUF + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
@@ -1597,20 +1954,20 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 // intra kernel wrote each as the sw128 image of its tile (rows past the sequence are
 // zeros), so each is one bulk copy; completion is counted on the buffer's mbarrier.
 // (The sequence split's first pass needs neither qg nor P, its transition part no u.)
-#define KC_GBYTES (4 * 16384 + 8192 + 512)
+#define KC_GBYTES (4 * KC_TILE + KC_PIMG + 512)
 __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u, const __half* __restrict__ P,
                                             const float* __restrict__ gl, long long slot, long long H, long long h,
                                             bool with_u = true, bool with_qp = true) {
   const tile::u32 mb = buf + KC_GOFF_MB;
-  const long long img = (slot * H + h) * (KC_CH * KC_KD), pim = (slot * H + h) * (KC_CH * KC_CH);
-  tile::mbar_expect_tx(mb, KC_GBYTES - (with_u ? 0 : 16384) - (with_qp ? 0 : 16384 + 8192));
-  tile::bulk_g2s(buf, w + img, 16384, mb);
-  if (with_qp) tile::bulk_g2s(buf + KC_GOFF_Q, qg + img, 16384, mb);
-  tile::bulk_g2s(buf + KC_GOFF_KD, kd + img, 16384, mb);
-  if (with_u) tile::bulk_g2s(buf + KC_GOFF_U, u + img, 16384, mb);
-  if (with_qp) tile::bulk_g2s(buf + KC_GOFF_P, P + pim, 8192, mb);
+  const long long img = (slot * H + h) * (KC_CH * KC_KD), pim = (slot * H + h) * (KC_CH * 64);
+  tile::mbar_expect_tx(mb, KC_GBYTES - (with_u ? 0 : KC_TILE) - (with_qp ? 0 : KC_TILE + KC_PIMG));
+  tile::bulk_g2s(buf, w + img, KC_TILE, mb);
+  if (with_qp) tile::bulk_g2s(buf + KC_GOFF_Q, qg + img, KC_TILE, mb);
+  tile::bulk_g2s(buf + KC_GOFF_KD, kd + img, KC_TILE, mb);
+  if (with_u) tile::bulk_g2s(buf + KC_GOFF_U, u + img, KC_TILE, mb);
+  if (with_qp) tile::bulk_g2s(buf + KC_GOFF_P, P + pim, KC_PIMG, mb);
   tile::bulk_g2s(buf + KC_GOFF_G, gl + (slot * H + h) * KC_KD, 512, mb);
 }
 
@@ -1865,13 +2222,14 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
     // A: V^T = S^T w^T
-    kda::frag_c acc[8];
+    constexpr int NI = KC_CH / 8;  // n8 blocks over the chunk's rows i
+    kda::frag_c acc[NI];
     kda::wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) {
       const unsigned long long db = kda::desc_kmajor(bb + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
-      if (ks == 0) kda::wgmma_m64n64k16_rs<0, 0>(acc, sa[ks], db);
-      else kda::wgmma_m64n64k16_rs<0>(acc, sa[ks], db);
+      if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
+      else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
     }
     kda::wgmma_commit();
     kda::wgmma_wait<0>();
@@ -1880,9 +2238,9 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     // by ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows
     // i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
     // (e = er0 or er1, i = 8j + 2tq, +1). (A transition has u = 0.)
-    tile::u32 va[4][4];
+    tile::u32 va[KC_CH / 16][4];
 #pragma unroll
-    for (int p = 0; p < 4; ++p) {
+    for (int p = 0; p < KC_CH / 16; ++p) {
       const int m = lane >> 3;
       tile::u32 ut[4] = {0u, 0u, 0u, 0u};
       if (with_u)
@@ -1899,7 +2257,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
       }
     }
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
+    for (int ks = 0; ks < KC_CH / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
     // the decay of C, per column d (before C's accumulation, after A's last read of ST)
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
@@ -1915,16 +2273,16 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #pragma unroll
       for (int ks = 0; ks < 8; ++ks) {
         const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
-        if (ks == 0) kda::wgmma_m64n64k16_rs<0, 0>(acc, sa[ks], db);
-        else kda::wgmma_m64n64k16_rs<0>(acc, sa[ks], db);
+        if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
+        else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
       }
 #pragma unroll
-      for (int ks = 0; ks < 4; ++ks)
-        kda::wgmma_m64n64k16_rs<0>(acc, va[ks], kda::desc_kmajor(bb + KC_GOFF_P + ks * 32));
+      for (int ks = 0; ks < KC_CH / 16; ++ks)
+        kda::wgmma_m64nk16_rs<0>(acc, va[ks], kda::desc_kmajor(bb + KC_GOFF_P + ks * 32));
       kda::wgmma_commit();
     }
 #pragma unroll
-    for (int ks = 0; ks < 4; ++ks)
+    for (int ks = 0; ks < KC_CH / 16; ++ks)
       kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
     kda::wgmma_commit();
     if (!kStateOnly) {
@@ -1939,7 +2297,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
       // the barrier says so to racecheck, which does not count wgmma as one.)
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
+      for (int j = 0; j < NI; ++j) {
         const int i = 8 * j + 2 * tq;
         kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i, el), scale * acc[j].x[0]);
         kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i + 1, el), scale * acc[j].x[1]);
@@ -1949,7 +2307,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
       const int t = tid & 127;
 #pragma unroll
-      for (int k4 = 0; k4 < 4; ++k4) {
+      for (int k4 = 0; k4 < KC_CH / 16; ++k4) {
         const int r = (t >> 3) + 16 * k4, c8 = 8 * (t & 7);
         uint4 v;
         asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"

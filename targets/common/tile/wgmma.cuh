@@ -18,7 +18,8 @@
 //                              unread), fp16 in, fp32 accumulate; TA / TB 1 = MN-major.
 //                              d[j] is the m16n8 accumulator fragment of rows
 //                              16*(warp%4).., columns 8j.. (as frag_c of mma.sync).
-//   wgmma_m64n64k16_rs<TB, ACC = 1>(d, a, db), wgmma_m64n128k16_rs (d[16])
+//   wgmma_m64n64k16_rs<TB, ACC = 1>(d, a, db), wgmma_m64n128k16_rs (d[16]),
+//   wgmma_m64n32k16_rs (d[4]), wgmma_m64nk16_rs (n32 or n64 by d's size)
 //                              the same with A from registers (a[4]: this thread's
 //                              share of the 64 x 16 A tile, see acc_to_a)
 //   acc_to_a(a, lo, hi)        an accumulator's n8 blocks 2s, 2s+1 as the A fragment of
@@ -138,6 +139,32 @@ __device__ __forceinline__ void wgmma_m64n64k16_rs(frag_c (&d)[8], const u32 (&a
   (void)db;
   __trap();
 #endif
+}
+template <int TB, int ACC = 1>
+__device__ __forceinline__ void wgmma_m64n32k16_rs(frag_c (&d)[4], const u32 (&a)[4], unsigned long long db) {
+#if TILE_HAS_WGMMA
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %23, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, %21;\n}\n"
+      : "+f"(d[0].x[0]), "+f"(d[0].x[1]), "+f"(d[0].x[2]), "+f"(d[0].x[3]),
+        "+f"(d[1].x[0]), "+f"(d[1].x[1]), "+f"(d[1].x[2]), "+f"(d[1].x[3]),
+        "+f"(d[2].x[0]), "+f"(d[2].x[1]), "+f"(d[2].x[2]), "+f"(d[2].x[3]),
+        "+f"(d[3].x[0]), "+f"(d[3].x[1]), "+f"(d[3].x[2]), "+f"(d[3].x[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(TB), "n"(0), "n"(ACC));
+#else
+  (void)d;
+  (void)a;
+  (void)db;
+  __trap();
+#endif
+}
+// m64 x n(8N) by the fragment count: N = 8 -> m64n64k16_rs, N = 4 -> m64n32k16_rs.
+template <int TB, int ACC = 1, int N>
+__device__ __forceinline__ void wgmma_m64nk16_rs(frag_c (&d)[N], const u32 (&a)[4], unsigned long long db) {
+  static_assert(N == 4 || N == 8, "wgmma_m64nk16_rs: n32 or n64");
+  if constexpr (N == 8) wgmma_m64n64k16_rs<TB, ACC>(d, a, db);
+  else wgmma_m64n32k16_rs<TB, ACC>(d, a, db);
 }
 template <int TB, int ACC = 1>
 __device__ __forceinline__ void wgmma_m64n128k16_rs(frag_c (&d)[16], const u32 (&a)[4], unsigned long long db) {
