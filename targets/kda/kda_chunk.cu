@@ -1137,37 +1137,36 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 }
 #else  // KC_CH == 32
 // ---- The CH 32 intra kernel (GM 2 only): the same outputs as the CH 64 one above, for
-// 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps, three blocks per SM),
-// smem KC_INTRA_SMEM bytes:
-//   Gc   f32  [32][LDG]  G in log2 units; in phase 4 the w and u images (staged for the
-//                        bulk stores)
+// 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps, four blocks per SM),
+// smem KC_INTRA_SMEM bytes (53,120):
+//   Gc   f32  [32][LDG]  G in log2 units; in phase 3 the inverse's 16x16 scratch; in
+//                        phase 4 the w and u images (staged for the bulk stores)
 //   LA   f32  [32][36]   L, then the diagonal blocks of (I+L)^-1
 //   Gs   bf16 [32][LDB]  the raw gate; then the kh = 1 partial sums of P and L (Xp, 8 KB);
-//                        then the inverse's 16x16 scratch
-//   Qs, Ks, Vs bf16 [32][LDB]  q, k, v (Ks later k e^G fp16, Vs later v fp16)
-//   A16  fp16 [32][72]   A diag(b)
+//                        then v (bf16, copied during phase 3)
+//   Qs, Ks bf16 [32][LDB]  q, k (Ks later k e^G fp16; Qs later A16, fp16 [32][72],
+//                        A diag(b))
 //   Ps   fp16 [32][64]   P's sw128 image (columns >= 32 zero)
 //   rq, rk, bs [32], tot [128] (the first half's gate totals)
 // Phases (barriers between):
-//   0  cp.async of g, then k, q, v (rows past the sequence zero-filled); zeros of Ps; beta
+//   0  cp.async of g, then k, q (rows past the sequence zero-filled); zeros of Ps; beta
 //   1  gate and its cumulative sum (thread = channel pair x 16-row half, halves joined
 //      through tot); row norms (warp per 8 rows); G into Gc
 //   2  P and L on tf32 mma: warp = (16-row block I, channel half kh), reference row 16I
 //      for every unit of the row block (diagonal columns from the lane's own rows; the
 //      I = 1 block's columns 0..15 have factors k_j e^{G_16 - G_j} <= 1); kh = 1 partial
 //      sums through Xp; kh = 0 scales, masks and writes P (Ps) and L (LA); then every warp:
-//      qg, kd (global images), Ks <- k e^G (fp16), e^{G_last}, v -> fp16
-//   3  (I+L)^-1: the two diagonal blocks by forward substitution (warps 0, 1), then
-//      A10 = -A11 (L10 A00) on CUDA cores; A diag(b) as fp16 into A16
-//   4  w = A diag(b) (k e^G), u = A diag(b) v on fp16 mma (warp = 32 columns); w, u staged
-//      as images in Gc; P, w, u out by bulk copies
+//      qg, kd (global images), Ks <- k e^G (fp16), e^{G_last}
+//   3  v copied into Gs (cp.async); (I+L)^-1: the two diagonal blocks by forward
+//      substitution (warps 0, 1), then A10 = -A11 (L10 A00) on CUDA cores; A diag(b) as
+//      fp16 into A16
+//   4  w = A diag(b) (k e^G), u = A diag(b) v on fp16 mma (warp = 32 columns; v converted
+//      bf16 -> fp16 in registers); w, u staged as images in Gc; P, w, u out by bulk copies
 #define KC_INTRA_THREADS 128
 #define KC_LDL32 36
-#define KC_INTRA_SMEM                                                                                        \
-  (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + 4 * 32 * KC_LDB * 2 + 32 * KC_LDA16 * 2 + 32 * 64 * 2 + 3 * 32 * 4 + \
-   128 * 4)
+#define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + 3 * 32 * KC_LDB * 2 + 32 * 64 * 2 + 3 * 32 * 4 + 128 * 4)
 #define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intra(
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intra(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
     const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
@@ -1182,9 +1181,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intr
   __nv_bfloat16* Gs = reinterpret_cast<__nv_bfloat16*>(LA + 32 * KC_LDL32);
   __nv_bfloat16* Qs = Gs + 32 * KC_LDB;
   __nv_bfloat16* Ks = Qs + 32 * KC_LDB;
-  __nv_bfloat16* Vs = Ks + 32 * KC_LDB;
-  __half* A16 = reinterpret_cast<__half*>(Vs + 32 * KC_LDB);
-  __half* Ps = A16 + 32 * KC_LDA16;
+  __nv_bfloat16* Vs = Gs;                            // phases 3-4
+  __half* A16 = reinterpret_cast<__half*>(Qs);       // phases 3-4
+  __half* Ps = reinterpret_cast<__half*>(Ks + 32 * KC_LDB);
+  static_assert(32 * KC_LDA16 <= 32 * KC_LDB, "A16 fits in Qs");
   float* rq = reinterpret_cast<float*>(Ps + 32 * 64);
   float* rk = rq + 32;
   float* bs = rk + 32;
@@ -1200,13 +1200,13 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intr
   KC_PROF_START;
 
   // ---- phase 0: thread = 16-byte piece lc8 of rows lr + 8 it; g in its own group.
+  const int lr = tid >> 4, lc8 = (tid & 15) * 8;
+  const long long rbase = (bos * H + h) * KC_KD + lc8, rstride = H * KC_KD;
   {
-    const int lr = tid >> 4, lc8 = (tid & 15) * 8;
-    const long long rbase = (bos * H + h) * KC_KD + lc8, rstride = H * KC_KD;
 #pragma unroll
-    for (int tsr = 0; tsr < 4; ++tsr) {
-      const __nv_bfloat16* src = (tsr == 0 ? g : tsr == 1 ? k : tsr == 2 ? q : v) + rbase;
-      const tile::u32 dst = tile::smem_addr(tsr == 0 ? Gs : tsr == 1 ? Ks : tsr == 2 ? Qs : Vs) + (lr * KC_LDB + lc8) * 2;
+    for (int tsr = 0; tsr < 3; ++tsr) {
+      const __nv_bfloat16* src = (tsr == 0 ? g : tsr == 1 ? k : q) + rbase;
+      const tile::u32 dst = tile::smem_addr(tsr == 0 ? Gs : tsr == 1 ? Ks : Qs) + (lr * KC_LDB + lc8) * 2;
 #pragma unroll
       for (int it = 0; it < 4; ++it) {
         const int i = lr + 8 * it;
@@ -1233,8 +1233,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intr
     kc_gate_quarter(s0, s1, [&](int i) { return kda::bf16x2_to_f32(Gs + i * KC_LDB + cpc); }, dt_bias, h, cpc, qr,
                     len, ga2, lb2);
     if (qr == 0) *reinterpret_cast<float2*>(tot + cpc) = make_float2(s0[15], s1[15]);
-    kda::cp_async_wait_all();  // k, q, v (this thread's copies)
-    __syncthreads();           // the first half's totals; k, q, v in place
+    kda::cp_async_wait_all();  // k, q (this thread's copies)
+    __syncthreads();           // the first half's totals; k, q in place
     float off0 = 0.f, off1 = 0.f;
     if (qr == 1) {
       const float2 t = *reinterpret_cast<const float2*>(tot + cpc);
@@ -1355,7 +1355,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intr
   }
   KC_MARK(5);
   // qg = q e^G, kd = k e^{G_last - G} (normalized) as their images; Ks <- k e^G (fp16, in
-  // place); e^{G_last}; v -> fp16 in place. Thread = channel pair cpc of the rows of half
+  // place); e^{G_last}. Thread = channel pair cpc of the rows of half
   // qr: a warp writes 128 contiguous bytes of an image row per store. Rows past the
   // sequence hold q = k = 0 and a finite G: zeros.
   {
@@ -1380,29 +1380,23 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intr
       *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
           make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
     }
-#pragma unroll
-    for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
-      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
-      uint4* vp = reinterpret_cast<uint4*>(Vs + i * KC_LDB + c8);
-      uint4 x = *vp;
-      tile::u32* xs = reinterpret_cast<tile::u32*>(&x);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 f = kda::bf16x2_bits_to_f32(xs[e]);
-        xs[e] = kda::pack_f16x2(f.x, f.y);
-      }
-      *vp = x;
-    }
   }
-  __syncthreads();
+  __syncthreads();  // (the partial sums in Gs and q in Qs are consumed)
   KC_MARK(2);
 
-  // ---- phase 3: A = (I+L)^-1 diag(b) into A16.
+  // ---- phase 3: v into Gs (in flight during the inverse); A = (I+L)^-1 diag(b) into A16.
+#pragma unroll
+  for (int it = 0; it < 4; ++it) {
+    const int i = lr + 8 * it;
+    tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
+                     i < len ? 16u : 0u);
+  }
+  kda::cp_async_commit();
   if (warp < 2) kc_inv16<KC_LDL32>(LA + 16 * warp * (KC_LDL32 + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
   __syncthreads();
   {  // A10 = -A11 (L10 A00); thread = row a, columns b, b + 1
     const int a = tid >> 3, b = (tid & 7) * 2;
-    float* X = Xp;  // [16][16] (the partial sums are consumed)
+    float* X = Gc;  // [16][16] (G is consumed)
     float acc[2] = {0.f, 0.f};
     kda::mm_strip<16, 2>(acc, LA + (16 + a) * KC_LDL32, LA + b, KC_LDL32);
     *reinterpret_cast<float2*>(X + a * 16 + b) = make_float2(acc[0], acc[1]);
@@ -1412,6 +1406,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intr
     const float2 bb = *reinterpret_cast<const float2*>(bs + b);
     *reinterpret_cast<tile::u32*>(A16 + (16 + a) * KC_LDA16 + b) = kda::pack_f16x2(-acc2[0] * bb.x, -acc2[1] * bb.y);
   }
+  kda::cp_async_wait_all();  // v (this thread's copies)
   __syncthreads();
   KC_MARK(3);
 
@@ -1426,7 +1421,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intr
         kda::zero(accU[I][nt]);
       }
     const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
-    const tile::u32 vb = lb + (tile::u32)(Vs - Ks) * 2;
+    const tile::u32 vb = tile::smem_addr(Vs) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
     const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
 #pragma unroll
     for (int ks = 0; ks < 2; ++ks) {
@@ -1435,6 +1430,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 3) kda_chunk_intr
       for (int hh = 0; hh < 2; ++hh) {
         kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
         kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+          const float2 f = kda::bf16x2_bits_to_f32(bv[hh][e]);
+          bv[hh][e] = kda::pack_f16x2(f.x, f.y);
+        }
       }
 #pragma unroll
       for (int I = 0; I < 2; ++I) {
