@@ -1164,6 +1164,13 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 //      bf16 -> fp16 in registers); w, u staged as images in Gc; P, w, u out by bulk copies
 #define KC_INTRA_THREADS 128
 #define KC_LDL32 36
+#ifndef KC_U32PL
+#define KC_U32PL 4  // unroll of the P/L k-loop (8 steps; developer knob)
+#endif
+#ifndef KC_U32QK
+#define KC_U32QK 8  // unroll of the qg/kd row loop (16 rows; developer knob)
+#endif
+constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
 #define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + 3 * 32 * KC_LDB * 2 + 32 * 64 * 2 + 3 * 32 * 4 + 128 * 4)
 #define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intra(
@@ -1276,7 +1283,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
       kda::zero(accP[s]);
       kda::zero(accL[s]);
     }
-#pragma unroll 2
+#pragma unroll kU32PL
     for (int st = 0; st < 8; ++st) {
       const int c = 64 * kh + 8 * st + 2 * tq;
       const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDG + c);
@@ -1361,7 +1368,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   {
     const float2 GL = *reinterpret_cast<const float2*>(Gc + (len - 1) * KC_LDG + cpc);
     const long long gb = (slot * H + h) * (KC_CH * KC_KD);
-#pragma unroll 4
+#pragma unroll kU32QK
     for (int rr = 0; rr < 16; ++rr) {
       const int i = 16 * qr + rr;
       const float2 G = *reinterpret_cast<const float2*>(Gc + i * KC_LDG + cpc);

@@ -305,7 +305,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv1, "GM2 TRN1"), FV(fv6, "CH32 TRN1"), FV(fv4, "GM2 SEG 16"), FV(fv7, "CH32 TRN0")};
+FastVariant g_fast[] = {FV(fv1, "GM2 TRN1"), FV(fv6, "CH32 TRN1"), FV(fv7, "CH32 TRN0"), FV(fv4, "GM2 SEG 16")};
 const int kNumFast = 4;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
