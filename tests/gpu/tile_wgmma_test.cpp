@@ -1,7 +1,8 @@
 // tests/gpu/tile_wgmma_test.cpp — the tile library's register-A wgmma forms on the
 // GPU (sm_90a; the kernel is fixtures/tile_wgmma_rs.cu): a product with A from registers
 // and a K-major B (wgmma_m64n64k16_rs), one with an MN-major B and N = 128
-// (wgmma_m64n128k16_rs), and a product whose A is the previous product's accumulator
+// (wgmma_m64n128k16_rs), one with N = 32 (wgmma_m64n32k16_rs), and a product whose A is the
+// previous product's accumulator
 // (acc_to_a), against the same products on the CPU. The inputs are multiples of 1/4 in
 // [-1, 1], so that every product, sum and the fp16 rounding of the chained accumulator
 // are exact: the results must match exactly.
@@ -67,10 +68,10 @@ TEST(TileWgmma, RegisterOperandsAndChainedProductsMatchTheCpu) {
     return b;
   };
   evaluator::Buffer gA = upload(A), gB1 = upload(B1t), gB2 = upload(B2t), gM = upload(M);
-  evaluator::Buffer gD1(&dev, 64 * 64 * 4), gD2(&dev, 64 * 64 * 4), gD3(&dev, 64 * 128 * 4);
-  CUdeviceptr p[7] = {gA.ptr(), gB1.ptr(), gB2.ptr(), gM.ptr(), gD1.ptr(), gD2.ptr(), gD3.ptr()};
-  void* args[7];
-  for (int i = 0; i < 7; ++i) args[i] = &p[i];
+  evaluator::Buffer gD1(&dev, 64 * 64 * 4), gD2(&dev, 64 * 64 * 4), gD3(&dev, 64 * 128 * 4), gD4(&dev, 64 * 32 * 4);
+  CUdeviceptr p[8] = {gA.ptr(), gB1.ptr(), gB2.ptr(), gM.ptr(), gD1.ptr(), gD2.ptr(), gD3.ptr(), gD4.ptr()};
+  void* args[8];
+  for (int i = 0; i < 8; ++i) args[i] = &p[i];
   const int grid[3] = {1, 1, 1}, block[3] = {128, 1, 1};
   dev.launch(f, grid, block, 32768 + 1024, args);
   dev.sync();
@@ -80,7 +81,7 @@ TEST(TileWgmma, RegisterOperandsAndChainedProductsMatchTheCpu) {
     std::memcpy(x.data(), bytes.data(), bytes.size());
     return x;
   };
-  auto d1 = floats(gD1), d2 = floats(gD2), d3 = floats(gD3);
+  auto d1 = floats(gD1), d2 = floats(gD2), d3 = floats(gD3), d4 = floats(gD4);
 
   std::vector<double> w1(64 * 64), w2(64 * 64), w3(64 * 128);
   for (int m = 0; m < 64; ++m) {
@@ -104,4 +105,8 @@ TEST(TileWgmma, RegisterOperandsAndChainedProductsMatchTheCpu) {
   EXPECT_EQ(first_mismatch(d1, w1), "") << "A from registers, K-major B (m64n64k16)";
   EXPECT_EQ(first_mismatch(d3, w3), "") << "A from registers, MN-major B (m64n128k16)";
   EXPECT_EQ(first_mismatch(d2, w2), "") << "A from the previous product's accumulator (acc_to_a)";
+  std::vector<double> w4(64 * 32);
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < 32; ++n) w4[m * 32 + n] = w1[m * 64 + n];
+  EXPECT_EQ(first_mismatch(d4, w4), "") << "A from registers, K-major B, N = 32 (m64n32k16)";
 }
