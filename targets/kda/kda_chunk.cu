@@ -1168,7 +1168,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #define KC_U32PL 4  // unroll of the P/L k-loop (8 steps; developer knob)
 #endif
 #ifndef KC_U32QK
-#define KC_U32QK 8  // unroll of the qg/kd row loop (16 rows; developer knob)
+#define KC_U32QK 8  // unroll of the qg/kd row loop (8 rows per thread; developer knob)
 #endif
 constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
 #define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + 3 * 32 * KC_LDB * 2 + 32 * 64 * 2 + 3 * 32 * 4 + 128 * 4)
@@ -1362,25 +1362,31 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   }
   KC_MARK(5);
   // qg = q e^G, kd = k e^{G_last - G} (normalized) as their images; Ks <- k e^G (fp16, in
-  // place); e^{G_last}. Thread = channel pair cpc of the rows of half
-  // qr: a warp writes 128 contiguous bytes of an image row per store. Rows past the
-  // sequence hold q = k = 0 and a finite G: zeros.
+  // place); e^{G_last}. Thread = channels 4 lane .. 4 lane + 3 of rows warp + 4 it: 8-byte
+  // loads and stores, a warp's store covering a whole image row (by channel pairs instead:
+  // intra +2 %). Rows past the sequence hold q = k = 0 and a finite G: zeros.
   {
-    const float2 GL = *reinterpret_cast<const float2*>(Gc + (len - 1) * KC_LDG + cpc);
+    const int c4 = 4 * lane;
+    const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
     const long long gb = (slot * H + h) * (KC_CH * KC_KD);
 #pragma unroll kU32QK
-    for (int rr = 0; rr < 16; ++rr) {
-      const int i = 16 * qr + rr;
-      const float2 G = *reinterpret_cast<const float2*>(Gc + i * KC_LDG + cpc);
-      const float2 q2 = kda::bf16x2_to_f32(Qs + i * KC_LDB + cpc), k2 = kda::bf16x2_to_f32(Ks + i * KC_LDB + cpc);
+    for (int it = 0; it < 8; ++it) {
+      const int i = warp + 4 * it;
+      const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + c4);
+      float qv[4], kv[4];
+      kda::bf16x4_to_f32(Qs + i * KC_LDB + c4, qv);
+      kda::bf16x4_to_f32(Ks + i * KC_LDB + c4, kv);
       const float a = rq[i], b = rk[i];
-      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y);
-      const float k0 = k2.x * b, k1 = k2.y * b;
-      const long long gi = gb + (kda::sw128_off<KC_CH>(i, cpc) >> 1);
-      *reinterpret_cast<tile::u32*>(qg + gi) = kda::pack_f16x2(q2.x * a * e0, q2.y * a * e1);
-      *reinterpret_cast<tile::u32*>(kd + gi) =
-          kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y));
-      *reinterpret_cast<tile::u32*>(Ks + i * KC_LDB + cpc) = kda::pack_f16x2(k0 * e0, k1 * e1);
+      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+      const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+      const long long gi = gb + (kda::sw128_off<KC_CH>(i, c4) >> 1);
+      *reinterpret_cast<uint2*>(qg + gi) = make_uint2(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1),
+                                                      kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3));
+      *reinterpret_cast<uint2*>(kd + gi) =
+          make_uint2(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y)),
+                     kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)));
+      *reinterpret_cast<uint2*>(Ks + i * KC_LDB + c4) =
+          make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
     }
     if (tid < 32) {
       const float4 g2 = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + tid * 4);
