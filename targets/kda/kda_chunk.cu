@@ -92,13 +92,13 @@
 #ifndef PRE
 #define PRE 0
 #endif
-// CH: the chunk length, 64 or 32 (32: GM 2 only, without SEG or PRE; its own intra kernel,
+// CH: the chunk length, 64 or 32 (32: GM 2 only, without PRE; its own intra kernel,
 // below). Shorter chunks halve the within-chunk work per token (P, L and the inverse grow
 // with CH) and double the state chain's steps.
 #ifndef CH
 #define CH 64
 #endif
-static_assert(CH == 64 || (CH == 32 && GM == 2 && SEG == 0 && PRE == 0), "CH must be 64, or 32 with GM 2 (no SEG, PRE)");
+static_assert(CH == 64 || (CH == 32 && GM == 2 && PRE == 0), "CH must be 64, or 32 with GM 2 (no PRE)");
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
@@ -2349,7 +2349,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #endif
 
 // SEG 0: grid (NSEQ*H, 1, 1) (kc_item: one block per (sequence, head), longest first).
-// SEG > 0: grid ((NSEQ + floor(T/(64 SEG))) * H, 1, 1), one block per (segment slot, head):
+// SEG > 0: grid ((NSEQ + floor(T/(CH SEG))) * H, 1, 1), one block per (segment slot, head):
 // the segment's chunks from its start state (h0 for segment 0, else hstart, written by
 // kda_chunk_fixup), the final state by the last segment. Block 256 (two warpgroups), smem
 // KC_STATE_SMEM bytes.
@@ -2401,7 +2401,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
 // about 1.6 times the state kernel's work; it pays where the (sequence, head) chains are
 // fewer than the SMs.
 
-// grid ((NSEQ + floor(T/(64 SEG))) * H * 2, 1, 1): block x = (segment slot * H + head) * 2
+// grid ((NSEQ + floor(T/(CH SEG))) * H * 2, 1, 1): block x = (segment slot * H + head) * 2
 // + part; part 0 the end state E_j (hseg), part 1 the transition M_j (mseg, j > 0), both
 // [V][K] like h0 (M_j[d][d'] at d' * 128 + d). The last segment of a sequence is skipped.
 extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_seg(
