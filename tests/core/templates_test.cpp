@@ -3,7 +3,8 @@
 // configuration of a space of at most 24), without spilling, and with at least the
 // shared memory its kernels declare (TESSERA_SMEM_<kernel>); templates that do not
 // support an architecture say so. Also: every tile-library header compiles on its own
-// for each architecture, and the wgmma / bulk-copy helpers compile together.
+// for each architecture, and the wgmma / bulk-copy helpers compile together; kda's launch
+// expressions follow its chunk length CH.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -154,5 +155,55 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
     ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
     EXPECT_TRUE(r.kernels.count("probe")) << arch;
     EXPECT_FALSE(r.spills()) << r.log;
+  }
+}
+
+// kda's chunk length is a searched parameter: chunk_wgmma and chunk_wgmma_seg offer CH 64
+// and 32 (32 only on GM 2, whose state chain handles 32-row chunks), and every launch
+// expression follows CH: one intra block of 128 threads per 32-token chunk slot with the CH
+// 32 kernel's 53,120 bytes, 256 threads per 64-token slot; the state buffers and the
+// per-slot scratch shrink with CH.
+TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
+  auto op = spec::load_operator(targets() / "kda");
+  const spec::Shape* one_long = nullptr;  // h96_1x8192: NSEQ 1, T 8192, H 96
+  for (auto& s : op.benchmark_shapes)
+    if (s.name == "h96_1x8192") one_long = &s;
+  ASSERT_NE(one_long, nullptr);
+  for (const char* name : {"chunk_wgmma", "chunk_wgmma_seg"}) {
+    SCOPED_TRACE(name);
+    const spec::Program* tpl = op.find_template(name);
+    ASSERT_NE(tpl, nullptr);
+    ASSERT_TRUE(tpl->params.count("CH"));
+    EXPECT_EQ(tpl->params.at("CH"), (std::vector<long long>{64, 32}));
+    auto space = agent::template_space(*tpl);
+    int ch32 = 0;
+    for (auto& c : space.valid_configs()) {
+      auto params = agent::config_params(*tpl, c);
+      const long long ch = params.at("CH");
+      if (ch == 32) {
+        ++ch32;
+        EXPECT_EQ(params.at("GM"), 2) << space.key(c);
+      }
+      spec::Bindings b = op.bindings(*one_long);
+      for (auto& [k, v] : params) b[k] = static_cast<double>(v);
+      const spec::KernelLaunch& intra = tpl->launch.front();
+      ASSERT_EQ(intra.kernel, "kda_chunk_intra");
+      EXPECT_EQ(spec::eval_int(intra.grid[0], b), 1 + 8192 / ch) << space.key(c);
+      EXPECT_EQ(spec::eval_int(intra.block[0], b), ch == 32 ? 128 : 256) << space.key(c);
+      if (ch == 32) {
+        EXPECT_EQ(spec::eval_int(intra.smem, b), 53120) << space.key(c);
+      }
+      const spec::KernelLaunch& state = tpl->launch.back();
+      ASSERT_EQ(state.kernel, "kda_chunk_state");
+      EXPECT_EQ(spec::eval_int(state.smem, b),
+                (params.at("GM") == 2 ? 0 : 49152) + 2 * (ch == 32 ? 37888 : 75776) + 1024)
+          << space.key(c);
+      for (auto& s : tpl->scratch) {
+        if (s.name == "P") {
+          EXPECT_EQ(spec::eval_int(s.size, b), (1 + 8192 / ch) * 96 * ch * 64) << space.key(c);
+        }
+      }
+    }
+    EXPECT_GT(ch32, 0);
   }
 }
