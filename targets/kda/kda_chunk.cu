@@ -1,6 +1,7 @@
 // targets/kda/kda_chunk.cu — tunable chunked KDA forward on tf32 tensor cores
 // (mma.sync m16n8k8, fp32 accumulate) and, with PREC 2, fp16 ones where the value
-// range allows (m16n8k16, fp32 accumulate), two kernels. K = V = 128, chunk CH = 64.
+// range allows (m16n8k16, fp32 accumulate), two kernels. K = V = 128, chunk CH = 64 (the
+// description below), or 32 (GM 2: an intra kernel of its own, after the CH 64 one).
 //
 //  kda_chunk_intra  one block (8 warps, two blocks per SM) per (chunk slot, head),
 //     fully parallel: the chunk's q, k, v, g are copied to shared memory at once
@@ -35,7 +36,7 @@
 // two blocks per SM, see the fp16 state kernel), GM (PREC 2, BV 128: the state kernel
 // on wgmma with bulk copies; 2: on S^T), SEG (GM >= 1: chunks per segment of the sequence split), PRE
 // (fused or separate preprocessing).
-// Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/64) + c.
+// Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/CH) + c.
 #include <cuda_bf16.h>
 
 #include "tile/cp_async.cuh"
