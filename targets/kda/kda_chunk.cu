@@ -201,7 +201,7 @@ __device__ __forceinline__ long long kc_idx(long long bos, long long slot, long 
 }
 __device__ __forceinline__ int kc_pidx(int i, int j) {
 #if GM >= 1
-  return (int)(kda::sw128_off<KC_CH>(i, j) >> 1);
+  return (int)((KC_CH == 32 ? kda::sw64_off(i, j) : kda::sw128_off<KC_CH>(i, j)) >> 1);  // CH 32: [32][32] sw64
 #else
   return i * KC_CH + j;
 #endif
@@ -1139,7 +1139,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #else  // KC_CH == 32
 // ---- The CH 32 intra kernel (GM 2 only): the same outputs as the CH 64 one above, for
 // 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps, four blocks per SM),
-// smem KC_INTRA_SMEM bytes (53,120):
+// smem KC_INTRA_SMEM bytes (51,072):
 //   Gc   f32  [32][LDG]  G in log2 units; in phase 3 the inverse's 16x16 scratch; in
 //                        phase 4 the w and u images (staged for the bulk stores)
 //   LA   f32  [32][36]   L, then the diagonal blocks of (I+L)^-1
@@ -1147,7 +1147,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 //                        then v (bf16, copied during phase 3)
 //   Qs, Ks bf16 [32][LDB]  q, k (Ks later k e^G fp16; Qs later A16, fp16 [32][72],
 //                        A diag(b))
-//   Ps   fp16 [32][64]   P's sw128 image (columns >= 32 zero)
+//   Ps   fp16 [32][32]   P's sw64 image (2 KB: K = 32 needs no 128-byte rows)
 //   rq, rk, bs [32], tot [128] (the first half's gate totals)
 // Phases (barriers between):
 //   0  cp.async of g, then k, q (rows past the sequence zero-filled); zeros of Ps; beta
@@ -1172,7 +1172,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #define KC_U32QK 8  // unroll of the qg/kd row loop (8 rows per thread; developer knob)
 #endif
 constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
-#define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + 3 * 32 * KC_LDB * 2 + 32 * 64 * 2 + 3 * 32 * 4 + 128 * 4)
+#define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + 3 * 32 * KC_LDB * 2 + 32 * 32 * 2 + 3 * 32 * 4 + 128 * 4)
 #define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intra(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
@@ -1193,7 +1193,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   __half* A16 = reinterpret_cast<__half*>(Qs);       // phases 3-4
   __half* Ps = reinterpret_cast<__half*>(Ks + 32 * KC_LDB);
   static_assert(32 * KC_LDA16 <= 32 * KC_LDB, "A16 fits in Qs");
-  float* rq = reinterpret_cast<float*>(Ps + 32 * 64);
+  float* rq = reinterpret_cast<float*>(Ps + 32 * 32);
   float* rk = rq + 32;
   float* bs = rk + 32;
   float* tot = bs + 32;
@@ -1224,9 +1224,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
     }
     kda::cp_async_commit();
   }
-#pragma unroll
-  for (int it = 0; it < 2; ++it)
-    reinterpret_cast<uint4*>(Ps)[it * KC_INTRA_THREADS + tid] = make_uint4(0u, 0u, 0u, 0u);
+  reinterpret_cast<uint4*>(Ps)[tid] = make_uint4(0u, 0u, 0u, 0u);  // (rows 0..15 x columns 16..31 stay 0)
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
   if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
@@ -1487,7 +1485,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
       const long long base = (slot * H + h) * (KC_CH * KC_KD);
       tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
       tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
-      tile::bulk_s2g(P + (slot * H + h) * (KC_CH * 64), tile::smem_addr(Ps), KC_CH * 128);
+      tile::bulk_s2g(P + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Ps), KC_CH * KC_CH * 2);
       tile::bulk_commit();
       tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
     }
@@ -1950,22 +1948,23 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 //   Sh [128 d][128 e] (32 KB), Vh [64 i][128 e] (16 KB), then two chunk buffers of
 //   W, Q, Kd [64 i][128 d] (16 KB each), Pm [64 i][64 j] (8 KB), U [64 i][128 e]
 //   (16 KB), G f32 [128] (512 B) and an mbarrier, padded to 75,776; plus 1024 bytes of
-//   alignment slack. CH 32 (GM 2): the same tiles with 32 rows (Pm [32 i][64 j], of which
-//   the columns j < 32 are read), a buffer of 37,888 bytes.
+//   alignment slack. CH 32 (GM 2): the same tiles with 32 rows, Pm [32 i][32 j] as an sw64
+//   tile (2 KB, desc_kmajor64), a buffer of 35,840 bytes.
 #define KC_TILE (KC_CH * 2 * KC_KD)  // bytes of one [CH][128] fp16 image
-#define KC_PIMG (KC_CH * 128)        // bytes of the P image [CH][64]
+#define KC_PIMG (KC_CH * KC_CH * 2)  // bytes of the P image [CH][CH] (sw128, or sw64 for CH 32)
 #define KC_GOFF_Q KC_TILE
 #define KC_GOFF_KD (2 * KC_TILE)
 #define KC_GOFF_P (3 * KC_TILE)
+#define KC_PDESC(a) (KC_CH == 32 ? kda::desc_kmajor64(a) : kda::desc_kmajor(a))
 #define KC_GOFF_U (3 * KC_TILE + KC_PIMG)
 #define KC_GOFF_G (4 * KC_TILE + KC_PIMG)
 #define KC_GOFF_MB (KC_GOFF_G + 512)  // the buffer's mbarrier
-#define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 37888)
+#define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 35840)
 #define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + 2 * KC_GBUF + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
 // One thread copies a chunk's operands into the buffer at shared address buf: the
-// intra kernel wrote each as the sw128 image of its tile (rows past the sequence are
+// intra kernel wrote each as the sw128 (P at CH 32: sw64) image of its tile (rows past the sequence are
 // zeros), so each is one bulk copy; completion is counted on the buffer's mbarrier.
 // (The sequence split's first pass needs neither qg nor P, its transition part no u.)
 #define KC_GBYTES (4 * KC_TILE + KC_PIMG + 512)
@@ -1975,7 +1974,7 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
                                             const float* __restrict__ gl, long long slot, long long H, long long h,
                                             bool with_u = true, bool with_qp = true) {
   const tile::u32 mb = buf + KC_GOFF_MB;
-  const long long img = (slot * H + h) * (KC_CH * KC_KD), pim = (slot * H + h) * (KC_CH * 64);
+  const long long img = (slot * H + h) * (KC_CH * KC_KD), pim = (slot * H + h) * (KC_CH * KC_CH);
   tile::mbar_expect_tx(mb, KC_GBYTES - (with_u ? 0 : KC_TILE) - (with_qp ? 0 : KC_TILE + KC_PIMG));
   tile::bulk_g2s(buf, w + img, KC_TILE, mb);
   if (with_qp) tile::bulk_g2s(buf + KC_GOFF_Q, qg + img, KC_TILE, mb);
@@ -2292,7 +2291,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
       }
 #pragma unroll
       for (int ks = 0; ks < KC_CH / 16; ++ks)
-        kda::wgmma_m64nk16_rs<0>(acc, va[ks], kda::desc_kmajor(bb + KC_GOFF_P + ks * 32));
+        kda::wgmma_m64nk16_rs<0>(acc, va[ks], KC_PDESC(bb + KC_GOFF_P + ks * 32));
       kda::wgmma_commit();
     }
 #pragma unroll

@@ -191,16 +191,16 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       EXPECT_EQ(spec::eval_int(intra.grid[0], b), 1 + 8192 / ch) << space.key(c);
       EXPECT_EQ(spec::eval_int(intra.block[0], b), ch == 32 ? 128 : 256) << space.key(c);
       if (ch == 32) {
-        EXPECT_EQ(spec::eval_int(intra.smem, b), 53120) << space.key(c);
+        EXPECT_EQ(spec::eval_int(intra.smem, b), 51072) << space.key(c);
       }
       const spec::KernelLaunch& state = tpl->launch.back();
       ASSERT_EQ(state.kernel, "kda_chunk_state");
       EXPECT_EQ(spec::eval_int(state.smem, b),
-                (params.at("GM") == 2 ? 0 : 49152) + 2 * (ch == 32 ? 37888 : 75776) + 1024)
+                (params.at("GM") == 2 ? 0 : 49152) + 2 * (ch == 32 ? 35840 : 75776) + 1024)
           << space.key(c);
       for (auto& s : tpl->scratch) {
         if (s.name == "P") {
-          EXPECT_EQ(spec::eval_int(s.size, b), (1 + 8192 / ch) * 96 * ch * 64) << space.key(c);
+          EXPECT_EQ(spec::eval_int(s.size, b), (1 + 8192 / ch) * 96 * ch * ch) << space.key(c);
         }
       }
     }

@@ -1,8 +1,9 @@
 // tests/gpu/tile_wgmma_test.cpp — the tile library's register-A wgmma forms on the
 // GPU (sm_90a; the kernel is fixtures/tile_wgmma_rs.cu): a product with A from registers
 // and a K-major B (wgmma_m64n64k16_rs), one with an MN-major B and N = 128
-// (wgmma_m64n128k16_rs), one with N = 32 (wgmma_m64n32k16_rs), and a product whose A is the
-// previous product's accumulator
+// (wgmma_m64n128k16_rs), one with N = 32 (wgmma_m64n32k16_rs), one with N = K = 32 from a
+// 64-byte-swizzled image (desc_kmajor64), and a product whose A is the previous product's
+// accumulator
 // (acc_to_a), against the same products on the CPU. The inputs are multiples of 1/4 in
 // [-1, 1], so that every product, sum and the fp16 rounding of the chained accumulator
 // are exact: the results must match exactly.
@@ -68,12 +69,13 @@ TEST(TileWgmma, RegisterOperandsAndChainedProductsMatchTheCpu) {
     return b;
   };
   evaluator::Buffer gA = upload(A), gB1 = upload(B1t), gB2 = upload(B2t), gM = upload(M);
-  evaluator::Buffer gD1(&dev, 64 * 64 * 4), gD2(&dev, 64 * 64 * 4), gD3(&dev, 64 * 128 * 4), gD4(&dev, 64 * 32 * 4);
-  CUdeviceptr p[8] = {gA.ptr(), gB1.ptr(), gB2.ptr(), gM.ptr(), gD1.ptr(), gD2.ptr(), gD3.ptr(), gD4.ptr()};
-  void* args[8];
-  for (int i = 0; i < 8; ++i) args[i] = &p[i];
+  evaluator::Buffer gD1(&dev, 64 * 64 * 4), gD2(&dev, 64 * 64 * 4), gD3(&dev, 64 * 128 * 4), gD4(&dev, 64 * 32 * 4),
+      gD5(&dev, 64 * 32 * 4);
+  CUdeviceptr p[9] = {gA.ptr(), gB1.ptr(), gB2.ptr(), gM.ptr(), gD1.ptr(), gD2.ptr(), gD3.ptr(), gD4.ptr(), gD5.ptr()};
+  void* args[9];
+  for (int i = 0; i < 9; ++i) args[i] = &p[i];
   const int grid[3] = {1, 1, 1}, block[3] = {128, 1, 1};
-  dev.launch(f, grid, block, 32768 + 1024, args);
+  dev.launch(f, grid, block, 32768 + 2048 + 1024, args);
   dev.sync();
   auto floats = [](const evaluator::Buffer& b) {
     auto bytes = b.download();
@@ -81,7 +83,7 @@ TEST(TileWgmma, RegisterOperandsAndChainedProductsMatchTheCpu) {
     std::memcpy(x.data(), bytes.data(), bytes.size());
     return x;
   };
-  auto d1 = floats(gD1), d2 = floats(gD2), d3 = floats(gD3), d4 = floats(gD4);
+  auto d1 = floats(gD1), d2 = floats(gD2), d3 = floats(gD3), d4 = floats(gD4), d5 = floats(gD5);
 
   std::vector<double> w1(64 * 64), w2(64 * 64), w3(64 * 128);
   for (int m = 0; m < 64; ++m) {
@@ -109,4 +111,12 @@ TEST(TileWgmma, RegisterOperandsAndChainedProductsMatchTheCpu) {
   for (int m = 0; m < 64; ++m)
     for (int n = 0; n < 32; ++n) w4[m * 32 + n] = w1[m * 64 + n];
   EXPECT_EQ(first_mismatch(d4, w4), "") << "A from registers, K-major B, N = 32 (m64n32k16)";
+  std::vector<double> w5(64 * 32);
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < 32; ++n) {
+      double s = 0;
+      for (int k = 0; k < 32; ++k) s += double(A[m * 64 + k]) * double(B1t[n * 64 + k]);
+      w5[m * 32 + n] = s;
+    }
+  EXPECT_EQ(first_mismatch(d5, w5), "") << "A from registers, K-major B from a sw64 image, N = K = 32";
 }
