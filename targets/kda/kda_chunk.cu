@@ -100,6 +100,16 @@
 #define CH 64
 #endif
 static_assert(CH == 64 || (CH == 32 && GM == 2 && PRE == 0), "CH must be 64, or 32 with GM 2 (no PRE)");
+// UA 1 (CH 32, SEG 0): u = A diag(b) v is formed by the state kernel, not the intra kernel.
+// The intra kernel neither reads v nor forms u, and writes -A diag(b) (fp16 sw64 image,
+// 2 KB) where u's image was (8 KB); the state kernel reads v's rows (bf16, 8 KB) and adds
+// v^T (-A diag(b))^T to its first product (2 more k16 steps). Per chunk and head 16 KB
+// less DRAM traffic for the intra kernel, 2 KB more for the state kernel (-11 % of the
+// two kernels' bytes). 0: u from the intra kernel.
+#ifndef UA
+#define UA 0
+#endif
+static_assert(UA == 0 || (UA == 1 && CH == 32 && SEG == 0), "UA must be 0, or 1 with CH 32 and SEG 0");
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
@@ -1397,6 +1407,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   KC_MARK(2);
 
   // ---- phase 3: v into Gs (in flight during the inverse); A = (I+L)^-1 diag(b) into A16.
+#if UA
+  (void)v;
+  (void)Vs;
+#else
 #pragma unroll
   for (int it = 0; it < 4; ++it) {
     const int i = lr + 8 * it;
@@ -1404,6 +1418,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
                      i < len ? 16u : 0u);
   }
   kda::cp_async_commit();
+#endif
   if (warp < 2) kc_inv16<KC_LDL32>(LA + 16 * warp * (KC_LDL32 + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
   __syncthreads();
   {  // A10 = -A11 (L10 A00); thread = row a, columns b, b + 1
@@ -1435,12 +1450,14 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
     const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
     const tile::u32 vb = tile::smem_addr(Vs) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
     const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
+    (void)vb;
 #pragma unroll
     for (int ks = 0; ks < 2; ++ks) {
       tile::u32 bk[2][4], bv[2][4];
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+        if (UA) continue;
         kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
@@ -1457,6 +1474,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
           for (int hh = 0; hh < 2; ++hh) {
             kda::mma_f16(accW[I][2 * hh], a, bk[hh][0], bk[hh][1]);
             kda::mma_f16(accW[I][2 * hh + 1], a, bk[hh][2], bk[hh][3]);
+            if (UA) continue;
             kda::mma_f16(accU[I][2 * hh], a, bv[hh][0], bv[hh][1]);
             kda::mma_f16(accU[I][2 * hh + 1], a, bv[hh][2], bv[hh][3]);
           }
@@ -1474,17 +1492,34 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
         const int e = 32 * warp + 8 * nt + 2 * tq;
         const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
         *reinterpret_cast<tile::u32*>(Ws + x0) = z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
         *reinterpret_cast<tile::u32*>(Ws + x1) = z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+        if (UA) continue;
+        *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
         *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
       }
     }
+#if UA
+    {  // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
+       // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
+      const int i = tid >> 2, c8 = 8 * (tid & 3);
+      uint4 x = make_uint4(0u, 0u, 0u, 0u);
+      if (i < len && (c8 >> 4) <= (i >> 4)) {
+        x = *reinterpret_cast<const uint4*>(A16 + i * KC_LDA16 + c8);
+        x.x ^= 0x80008000u;
+        x.y ^= 0x80008000u;
+        x.z ^= 0x80008000u;
+        x.w ^= 0x80008000u;
+      }
+      *reinterpret_cast<uint4*>(Us + (kda::sw64_off(i, c8) >> 1)) = x;
+    }
+#endif
     kda::fence_async_shared();  // (also the P image written in phase 2)
     __syncthreads();
     if (tid == 0) {
       const long long base = (slot * H + h) * (KC_CH * KC_KD);
       tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
-      tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
+      if (UA) tile::bulk_s2g(u + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Us), KC_CH * KC_CH * 2);
+      else tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
       tile::bulk_s2g(P + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Ps), KC_CH * KC_CH * 2);
       tile::bulk_commit();
       tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
@@ -1956,18 +1991,26 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_GOFF_KD (2 * KC_TILE)
 #define KC_GOFF_P (3 * KC_TILE)
 #define KC_PDESC(a) (KC_CH == 32 ? kda::desc_kmajor64(a) : kda::desc_kmajor(a))
+#define KC_UIMG (UA ? KC_CH * KC_CH * 2 : KC_TILE)  // bytes of u's image (UA: -A diag(b), sw64)
 #define KC_GOFF_U (3 * KC_TILE + KC_PIMG)
-#define KC_GOFF_G (4 * KC_TILE + KC_PIMG)
+#define KC_GOFF_G (3 * KC_TILE + KC_PIMG + KC_UIMG)
 #define KC_GOFF_MB (KC_GOFF_G + 512)  // the buffer's mbarrier
-#define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 35840)
-#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + 2 * KC_GBUF + 1024)  // (GM 2: no Sh, no Vh)
+#define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 35840 | UA 29696)
+// UA: v's rows (bf16, KC_VROW bytes apart) in a ring of KC_VD + 1 slots after the two
+// buffers, each chunk's copied KC_VD chunks ahead (v is an input: no hand-off to wait for).
+#define KC_VROW 272
+#ifndef KC_VD
+#define KC_VD 2
+#endif
+#define KC_VSLOT (KC_CH * KC_VROW)
+#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + 2 * KC_GBUF + (UA ? (KC_VD + 1) * KC_VSLOT : 0) + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
 // One thread copies a chunk's operands into the buffer at shared address buf: the
 // intra kernel wrote each as the sw128 (P at CH 32: sw64) image of its tile (rows past the sequence are
 // zeros), so each is one bulk copy; completion is counted on the buffer's mbarrier.
 // (The sequence split's first pass needs neither qg nor P, its transition part no u.)
-#define KC_GBYTES (4 * KC_TILE + KC_PIMG + 512)
+#define KC_GBYTES (3 * KC_TILE + KC_PIMG + KC_UIMG + 512)
 __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u, const __half* __restrict__ P,
@@ -1975,14 +2018,28 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
                                             bool with_u = true, bool with_qp = true) {
   const tile::u32 mb = buf + KC_GOFF_MB;
   const long long img = (slot * H + h) * (KC_CH * KC_KD), pim = (slot * H + h) * (KC_CH * KC_CH);
-  tile::mbar_expect_tx(mb, KC_GBYTES - (with_u ? 0 : KC_TILE) - (with_qp ? 0 : KC_TILE + KC_PIMG));
+  tile::mbar_expect_tx(mb, KC_GBYTES - (with_u ? 0 : KC_UIMG) - (with_qp ? 0 : KC_TILE + KC_PIMG));
   tile::bulk_g2s(buf, w + img, KC_TILE, mb);
   if (with_qp) tile::bulk_g2s(buf + KC_GOFF_Q, qg + img, KC_TILE, mb);
   tile::bulk_g2s(buf + KC_GOFF_KD, kd + img, KC_TILE, mb);
-  if (with_u) tile::bulk_g2s(buf + KC_GOFF_U, u + img, KC_TILE, mb);
+  if (with_u) tile::bulk_g2s(buf + KC_GOFF_U, u + (slot * H + h) * (KC_UIMG / 2), KC_UIMG, mb);
   if (with_qp) tile::bulk_g2s(buf + KC_GOFF_P, P + pim, KC_PIMG, mb);
   tile::bulk_g2s(buf + KC_GOFF_G, gl + (slot * H + h) * KC_KD, 512, mb);
 }
+#if UA
+// UA, all 256 threads: v's rows bos.. (len of them; zeros past) into the ring slot at
+// shared address dst, 16-byte cp.async pieces (many small bulk copies queue on the copy
+// engine: measured ~2x slower with CH 64); the caller commits the group.
+__device__ __forceinline__ void kc_issue_v(tile::u32 dst, const __nv_bfloat16* __restrict__ v, long long H,
+                                           long long h, long long bos, int len, int tid) {
+#pragma unroll
+  for (int it = 0; it < KC_CH * 16 / 256; ++it) {
+    const int idx = it * 256 + tid, r = idx >> 4, c16 = idx & 15;
+    tile::cp_async16(dst + r * KC_VROW + c16 * 16, v + ((bos + (r < len ? r : 0)) * H + h) * KC_KD + c16 * 8,
+                     r < len ? 16u : 0u);
+  }
+}
+#endif
 
 // The state chain of one block (grid and block as kda_chunk_state below). Warpgroup eh
 // owns the value columns 64eh..64eh+63: its slice of S (all 128 rows d, fp32 registers
@@ -2186,7 +2243,8 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
                                              const __half* __restrict__ w, const __half* __restrict__ u,
                                              const __half* __restrict__ P, const float* __restrict__ gl,
                                              __nv_bfloat16* __restrict__ o, float* __restrict__ end, long long bos0,
-                                             long long eos, long long slot0, long long H, long long h, float scale) {
+                                             long long eos, long long slot0, long long H, long long h, float scale,
+                                             const __nv_bfloat16* __restrict__ vin = nullptr) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
   const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
@@ -2202,6 +2260,19 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   }
   __syncthreads();
   if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h, with_u, !kStateOnly);
+#if UA
+  const tile::u32 sV = sB + 2 * KC_GBUF;  // the v ring
+#pragma unroll
+  for (int d = 0; d < KC_VD; ++d) {  // (one group per chunk, empty past the sequence)
+    if (bos0 + d * KC_CH < eos)
+      kc_issue_v(sV + d * KC_VSLOT, vin, H, h, bos0 + d * KC_CH, (int)min((long long)KC_CH, eos - bos0 - d * KC_CH), tid);
+    tile::cp_async_commit();
+  }
+  tile::cp_async_wait<KC_VD - 1>();  // chunk 0's
+  __syncthreads();
+#else
+  (void)vin;
+#endif
   kda::frag_c ST[16];
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
@@ -2229,12 +2300,34 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     const float* Gd = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);  // e^{G_last}
     if (tid == 0 && bos + KC_CH < eos)
       kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
+#if UA
+    const tile::u32 vs = sV + (int)(c % (KC_VD + 1)) * KC_VSLOT;  // this chunk's v rows
+    if (bos + KC_VD * KC_CH < eos)
+      kc_issue_v(sV + (int)((c + KC_VD) % (KC_VD + 1)) * KC_VSLOT, vin, H, h, bos + KC_VD * KC_CH,
+                 (int)min((long long)KC_CH, eos - bos - KC_VD * KC_CH), tid);
+    tile::cp_async_commit();
+#endif
     tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
     KC_MARK(14);
     tile::u32 sa[8][4];  // S^T (fp16) as A, k-slices over d
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
-    // A: V^T = S^T w^T
+#if UA
+    // v^T (fp16) as A, k-slices over i, by ldmatrix.trans from v's rows: the same matrices
+    // as u^T's below, whose order is the A fragment's (rows past len were zero-filled)
+    tile::u32 vv[KC_CH / 16][4];
+#pragma unroll
+    for (int p = 0; p < KC_CH / 16; ++p) {
+      const int m = lane >> 3;
+      kda::ldsm_x4_t(vv[p], vs + (16 * p + 8 * (m >> 1) + (lane & 7)) * KC_VROW + (er0 - gq + 8 * (m & 1)) * 2);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+        const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
+        vv[p][e] = kda::pack_f16x2(f.x, f.y);
+      }
+    }
+#endif
+    // A: V^T = S^T w^T (UA: minus u^T = v^T (A diag(b))^T, from the negated image)
     constexpr int NI = KC_CH / 8;  // n8 blocks over the chunk's rows i
     kda::frag_c acc[NI];
     kda::wgmma_fence();
@@ -2244,6 +2337,10 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
       if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
       else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
     }
+#if UA
+#pragma unroll
+    for (int p = 0; p < KC_CH / 16; ++p) kda::wgmma_m64nk16_rs<0>(acc, vv[p], kda::desc_kmajor64(bb + KC_GOFF_U + p * 32));
+#endif
     kda::wgmma_commit();
     kda::wgmma_wait<0>();
     KC_MARK(8);
@@ -2252,6 +2349,16 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     // i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
     // (e = er0 or er1, i = 8j + 2tq, +1). (A transition has u = 0.)
     tile::u32 va[KC_CH / 16][4];
+#if UA
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {  // v'^T = -(V^T - u^T)
+      const int i = 8 * j + 2 * tq;
+      acc[j].x[0] = i < len ? -acc[j].x[0] : 0.f;
+      acc[j].x[1] = i + 1 < len ? -acc[j].x[1] : 0.f;
+      acc[j].x[2] = i < len ? -acc[j].x[2] : 0.f;
+      acc[j].x[3] = i + 1 < len ? -acc[j].x[3] : 0.f;
+    }
+#else
 #pragma unroll
     for (int p = 0; p < KC_CH / 16; ++p) {
       const int m = lane >> 3;
@@ -2269,6 +2376,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
         acc[j].x[3] = i + 1 < len ? u1.y - acc[j].x[3] : 0.f;
       }
     }
+#endif
 #pragma unroll
     for (int ks = 0; ks < KC_CH / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
     // the decay of C, per column d (before C's accumulation, after A's last read of ST)
@@ -2304,7 +2412,14 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
       // o: O^T [e][i] staged as a bf16 [64 i][64 e] sw128 tile over this warpgroup's half
       // of U (its e columns: only this warpgroup read them), then 16-byte coalesced row
       // stores. (Not over W: the other warpgroup may still be reading all of W in its A.)
+#if UA
+      // (UA: over this warpgroup's half of v's rows, which only it read: row r at r KC_VROW)
+      const tile::u32 os = vs + eh * 128;
+      auto ooff = [](int r, int c) { return (tile::u32)(r * KC_VROW) + (kda::sw128_off<KC_CH>(r, c) & 127u); };
+#else
       const tile::u32 os = bb + KC_GOFF_U + eh * (KC_CH * 128);
+      auto ooff = [](int r, int c) { return kda::sw128_off<KC_CH>(r, c); };
+#endif
       const int el = er0 - 64 * eh;
       // (Every warp of the warpgroup read its u^T before B's issue, which needs all four;
       // the barrier says so to racecheck, which does not count wgmma as one.)
@@ -2312,10 +2427,10 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #pragma unroll
       for (int j = 0; j < NI; ++j) {
         const int i = 8 * j + 2 * tq;
-        kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i, el), scale * acc[j].x[0]);
-        kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i + 1, el), scale * acc[j].x[1]);
-        kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i, el + 8), scale * acc[j].x[2]);
-        kda::st_shared_bf16(os + kda::sw128_off<KC_CH>(i + 1, el + 8), scale * acc[j].x[3]);
+        kda::st_shared_bf16(os + ooff(i, el), scale * acc[j].x[0]);
+        kda::st_shared_bf16(os + ooff(i + 1, el), scale * acc[j].x[1]);
+        kda::st_shared_bf16(os + ooff(i, el + 8), scale * acc[j].x[2]);
+        kda::st_shared_bf16(os + ooff(i + 1, el + 8), scale * acc[j].x[3]);
       }
       asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
       const int t = tid & 127;
@@ -2325,12 +2440,15 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
         uint4 v;
         asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "r"(os + kda::sw128_off<KC_CH>(r, c8)));
+                     : "r"(os + ooff(r, c8)));
         if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + 64 * eh + c8) = v;
       }
     }
     kda::wgmma_wait<0>();
     KC_MARK(12);
+#if UA
+    tile::cp_async_wait<KC_VD - 1>();  // (the next chunk's v rows, this thread's pieces; the barrier: all)
+#endif
     kda::fence_async_shared();  // (this chunk's reads and o staging, before the buffer's next copy)
     __syncthreads();
     KC_MARK(13);
@@ -2361,6 +2479,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     long long NSEQ, float scale
 #if SEG > 0
     , const float* __restrict__ hstart
+#else
+    , const __nv_bfloat16* __restrict__ vin  // v (read with UA 1 only)
 #endif
     ) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
@@ -2381,10 +2501,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
   kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
   const long long bos0 = cu[n], eos = cu[n + 1];
+#if UA
+  KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
+                     ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale, vin);
+#else
+  (void)vin;
   KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
                      ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale);
 #endif
+#endif
 }
+#if SEG == 0
+#define KC_STATE_HAS_V 1  // (for benchmarks/kda/dev: SEG 0's state kernel takes v last)
+#endif
 
 #if SEG > 0
 // ---- The sequence split (SEG > 0). A sequence's chunks form segments of SEG chunks.

@@ -161,8 +161,9 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
 // kda's chunk length is a searched parameter: chunk_wgmma and chunk_wgmma_seg offer CH 64
 // and 32 (32 only on GM 2, whose state chain handles 32-row chunks), and every launch
 // expression follows CH: one intra block of 128 threads per 32-token chunk slot with the CH
-// 32 kernel's 53,120 bytes, 256 threads per 64-token slot; the state buffers and the
-// per-slot scratch shrink with CH.
+// 32 kernel's 51,072 bytes, 256 threads per 64-token slot; the state buffers and the
+// per-slot scratch shrink with CH. UA (u formed by the state kernel, which then also
+// buffers v's rows) is offered with CH 32 only, by chunk_wgmma.
 TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
   auto op = spec::load_operator(targets() / "kda");
   const spec::Shape* one_long = nullptr;  // h96_1x8192: NSEQ 1, T 8192, H 96
@@ -176,10 +177,15 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
     ASSERT_TRUE(tpl->params.count("CH"));
     EXPECT_EQ(tpl->params.at("CH"), (std::vector<long long>{64, 32}));
     auto space = agent::template_space(*tpl);
-    int ch32 = 0;
+    int ch32 = 0, n_ua = 0;
     for (auto& c : space.valid_configs()) {
       auto params = agent::config_params(*tpl, c);
       const long long ch = params.at("CH");
+      const long long ua = params.count("UA") ? params.at("UA") : 0;
+      if (ua == 1) {
+        ++n_ua;
+        EXPECT_EQ(ch, 32) << space.key(c);
+      }
       if (ch == 32) {
         ++ch32;
         EXPECT_EQ(params.at("GM"), 2) << space.key(c);
@@ -196,7 +202,7 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       const spec::KernelLaunch& state = tpl->launch.back();
       ASSERT_EQ(state.kernel, "kda_chunk_state");
       EXPECT_EQ(spec::eval_int(state.smem, b),
-                (params.at("GM") == 2 ? 0 : 49152) + 2 * (ch == 32 ? 35840 : 75776) + 1024)
+                (params.at("GM") == 2 ? 0 : 49152) + 2 * (ch == 32 ? (ua ? 29696 : 35840) : 75776) + ua * 3 * 8704 + 1024)
           << space.key(c);
       for (auto& s : tpl->scratch) {
         if (s.name == "P") {
@@ -205,5 +211,6 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       }
     }
     EXPECT_GT(ch32, 0);
+    EXPECT_EQ(n_ua, std::string(name) == "chunk_wgmma" ? 2 : 0);  // CH 32 x TRN 0, 1
   }
 }

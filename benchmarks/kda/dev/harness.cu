@@ -297,6 +297,49 @@ namespace fv7 {
 #define FAST_SUFFIX ch32t0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+namespace fv9 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define FAST_SUFFIX ch32ua
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv10 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 0
+#define CH 32
+#define UA 1
+#define FAST_SUFFIX ch32uat0
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv11 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define KC_VD 3
+#define FAST_SUFFIX ch32uavd3
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
 struct FastVariant {
   const char* name;
   void (*launch)(Problem&, FastScratch&);
@@ -305,8 +348,8 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv6, "CH32 TRN1"), FV(fv1, "GM2 TRN1"), FV(fv7, "CH32 TRN0"), FV(fv4, "GM2 SEG 16")};
-const int kNumFast = 4;
+FastVariant g_fast[] = {FV(fv9, "CH32 UA TRN1"), FV(fv6, "CH32 TRN1"), FV(fv1, "GM2 TRN1"), FV(fv10, "CH32 UA TRN0"), FV(fv11, "CH32 UA VD3")};
+const int kNumFast = 5;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
 
@@ -572,7 +615,7 @@ int main(int argc, char** argv) {
     }
     if (&s - &bench[0] < 6) best_ms[&s - &bench[0]] = tf;
 #ifdef KC_PROFILE
-    if (&s == &bench[0] || &s == &bench[2]) { fv6::profile(p, fs, g_fast[0].name); fv1::profile(p, fs, g_fast[1].name); }
+    if (&s == &bench[0] || &s == &bench[2]) { fv9::profile(p, fs, g_fast[0].name); fv6::profile(p, fs, g_fast[1].name); }
 #endif
 #endif
     if (&s - &bench[0] < 6) { gb += log(tb); gf += log(tf); }
