@@ -1996,14 +1996,15 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_GOFF_G (3 * KC_TILE + KC_PIMG + KC_UIMG)
 #define KC_GOFF_MB (KC_GOFF_G + 512)  // the buffer's mbarrier
 #define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 35840 | UA 29696)
-// UA: v's rows (bf16, KC_VROW bytes apart) in a ring of KC_VD + 1 slots after the two
-// buffers, each chunk's copied KC_VD chunks ahead (v is an input: no hand-off to wait for).
+// UA: three chunk buffers (copies two chunks ahead: -u^T of chunk c + 1 is formed during
+// chunk c, off the chain), then v's rows (bf16, KC_VROW bytes apart) in a ring of KC_VD + 1
+// slots, each chunk's copied KC_VD chunks ahead (v is an input: no hand-off to wait for),
+// then o's staging tile.
+#define KC_NBUF (UA ? 3 : 2)
 #define KC_VROW 272
-#ifndef KC_VD
-#define KC_VD 2
-#endif
+#define KC_VD 3
 #define KC_VSLOT (KC_CH * KC_VROW)
-#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + 2 * KC_GBUF + (UA ? (KC_VD + 1) * KC_VSLOT : 0) + 1024)  // (GM 2: no Sh, no Vh)
+#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? (KC_VD + 1) * KC_VSLOT + KC_TILE : 0) + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
 // One thread copies a chunk's operands into the buffer at shared address buf: the
@@ -2038,6 +2039,31 @@ __device__ __forceinline__ void kc_issue_v(tile::u32 dst, const __nv_bfloat16* _
     tile::cp_async16(dst + r * KC_VROW + c16 * 16, v + ((bos + (r < len ? r : 0)) * H + h) * KC_KD + c16 * 8,
                      r < len ? 16u : 0u);
   }
+}
+// UA, one warpgroup: au = -u^T = v^T (-A diag(b))^T of a chunk (v's rows at vs, rows past
+// the sequence zero-filled; the -A diag(b) image at img), issued and committed, not waited
+// for. v^T as A by ldmatrix.trans: the same matrices as u^T's in kc_state_gm2, whose
+// order is the A fragment's (e0: the first of this thread's rows e, less gq); vv must stay
+// untouched until the product is done.
+__device__ __forceinline__ void kc_ua_issue(kda::frag_c (&au)[KC_CH / 8], tile::u32 (&vv)[KC_CH / 16][4], tile::u32 vs,
+                                            tile::u32 img, int lane, int e0) {
+#pragma unroll
+  for (int p = 0; p < KC_CH / 16; ++p) {
+    const int m = lane >> 3;
+    kda::ldsm_x4_t(vv[p], vs + (16 * p + 8 * (m >> 1) + (lane & 7)) * KC_VROW + (e0 + 8 * (m & 1)) * 2);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+      const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
+      vv[p][e] = kda::pack_f16x2(f.x, f.y);
+    }
+  }
+  kda::wgmma_fence();
+#pragma unroll
+  for (int p = 0; p < KC_CH / 16; ++p) {
+    if (p == 0) kda::wgmma_m64nk16_rs<0, 0>(au, vv[p], kda::desc_kmajor64(img + p * 32));
+    else kda::wgmma_m64nk16_rs<0>(au, vv[p], kda::desc_kmajor64(img + p * 32));
+  }
+  kda::wgmma_commit();
 }
 #endif
 
@@ -2254,22 +2280,28 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
   KC_PROF_START;
   if (tid == 0) {
-    tile::mbar_init(sB + KC_GOFF_MB, 1);
-    tile::mbar_init(sB + KC_GBUF + KC_GOFF_MB, 1);
+#pragma unroll
+    for (int b = 0; b < KC_NBUF; ++b) tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
   if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h, with_u, !kStateOnly);
+  constexpr int NI = KC_CH / 8;  // n8 blocks over the chunk's rows i
 #if UA
-  const tile::u32 sV = sB + 2 * KC_GBUF;  // the v ring
+  if (tid == 0 && bos0 + KC_CH < eos) kc_issue_gm(sB + KC_GBUF, qg, kd, w, u, P, gl, slot0 + 1, H, h);
+  const tile::u32 sV = sB + KC_NBUF * KC_GBUF;  // the v ring
 #pragma unroll
   for (int d = 0; d < KC_VD; ++d) {  // (one group per chunk, empty past the sequence)
     if (bos0 + d * KC_CH < eos)
       kc_issue_v(sV + d * KC_VSLOT, vin, H, h, bos0 + d * KC_CH, (int)min((long long)KC_CH, eos - bos0 - d * KC_CH), tid);
     tile::cp_async_commit();
   }
-  tile::cp_async_wait<KC_VD - 1>();  // chunk 0's
+  tile::cp_async_wait<KC_VD - 2>();  // chunks 0 and 1
   __syncthreads();
+  kda::frag_c au[NI];              // -u^T of the next chunk, formed a chunk ahead
+  tile::u32 vv[KC_CH / 16][4];     // its v^T fragments (operands of the product in flight)
+  if (bos0 < eos) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
+  kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as below)
 #else
   (void)vin;
 #endif
@@ -2295,52 +2327,39 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   for (long long c = 0; bos0 + c * KC_CH < eos; ++c) {
     const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
     const int len = (int)min((long long)KC_CH, eos - bos);
-    const int cur = (int)(c & 1);
+    const int cur = (int)(c % KC_NBUF);
     const tile::u32 bb = sB + cur * KC_GBUF;
     const float* Gd = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);  // e^{G_last}
-    if (tid == 0 && bos + KC_CH < eos)
-      kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
 #if UA
-    const tile::u32 vs = sV + (int)(c % (KC_VD + 1)) * KC_VSLOT;  // this chunk's v rows
+    // (chunk c's buffer was waited for by every thread before its -u^T was issued)
+    if (tid == 0 && bos + 2 * KC_CH < eos)
+      kc_issue_gm(sB + (int)((c + 2) % KC_NBUF) * KC_GBUF, qg, kd, w, u, P, gl, slot + 2, H, h);
     if (bos + KC_VD * KC_CH < eos)
       kc_issue_v(sV + (int)((c + KC_VD) % (KC_VD + 1)) * KC_VSLOT, vin, H, h, bos + KC_VD * KC_CH,
                  (int)min((long long)KC_CH, eos - bos - KC_VD * KC_CH), tid);
     tile::cp_async_commit();
-#endif
+#else
+    if (tid == 0 && bos + KC_CH < eos)
+      kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
     tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
+#endif
     KC_MARK(14);
     tile::u32 sa[8][4];  // S^T (fp16) as A, k-slices over d
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
-#if UA
-    // v^T (fp16) as A, k-slices over i, by ldmatrix.trans from v's rows: the same matrices
-    // as u^T's below, whose order is the A fragment's (rows past len were zero-filled)
-    tile::u32 vv[KC_CH / 16][4];
-#pragma unroll
-    for (int p = 0; p < KC_CH / 16; ++p) {
-      const int m = lane >> 3;
-      kda::ldsm_x4_t(vv[p], vs + (16 * p + 8 * (m >> 1) + (lane & 7)) * KC_VROW + (er0 - gq + 8 * (m & 1)) * 2);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
-        const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
-        vv[p][e] = kda::pack_f16x2(f.x, f.y);
-      }
-    }
-#endif
-    // A: V^T = S^T w^T (UA: minus u^T = v^T (A diag(b))^T, from the negated image)
-    constexpr int NI = KC_CH / 8;  // n8 blocks over the chunk's rows i
+    // A: V^T = S^T w^T (UA: onto -u^T, in flight since the previous chunk: -(v'^T))
     kda::frag_c acc[NI];
     kda::wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) {
       const unsigned long long db = kda::desc_kmajor(bb + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+#if UA
+      kda::wgmma_m64nk16_rs<0>(au, sa[ks], db);
+#else
       if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
       else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
-    }
-#if UA
-#pragma unroll
-    for (int p = 0; p < KC_CH / 16; ++p) kda::wgmma_m64nk16_rs<0>(acc, vv[p], kda::desc_kmajor64(bb + KC_GOFF_U + p * 32));
 #endif
+    }
     kda::wgmma_commit();
     kda::wgmma_wait<0>();
     KC_MARK(8);
@@ -2353,10 +2372,10 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #pragma unroll
     for (int j = 0; j < NI; ++j) {  // v'^T = -(V^T - u^T)
       const int i = 8 * j + 2 * tq;
-      acc[j].x[0] = i < len ? -acc[j].x[0] : 0.f;
-      acc[j].x[1] = i + 1 < len ? -acc[j].x[1] : 0.f;
-      acc[j].x[2] = i < len ? -acc[j].x[2] : 0.f;
-      acc[j].x[3] = i + 1 < len ? -acc[j].x[3] : 0.f;
+      acc[j].x[0] = i < len ? -au[j].x[0] : 0.f;
+      acc[j].x[1] = i + 1 < len ? -au[j].x[1] : 0.f;
+      acc[j].x[2] = i < len ? -au[j].x[2] : 0.f;
+      acc[j].x[3] = i + 1 < len ? -au[j].x[3] : 0.f;
     }
 #else
 #pragma unroll
@@ -2406,20 +2425,34 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     for (int ks = 0; ks < KC_CH / 16; ++ks)
       kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
     kda::wgmma_commit();
+#if UA
+    // the next chunk's -u^T behind B and C (its buffer and v rows are in place). Issued
+    // after the last chunk too, on stale operands, never read: a conditional product
+    // makes ptxas serialize every wgmma of the loop.
+    {
+      const tile::u32 nb = sB + (int)((c + 1) % KC_NBUF) * KC_GBUF;
+      if (bos + KC_CH < eos) tile::mbar_wait(nb + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
+      kc_ua_issue(au, vv, sV + (int)((c + 1) % (KC_VD + 1)) * KC_VSLOT, nb + KC_GOFF_U, lane, er0 - gq);
+    }
+#endif
     if (!kStateOnly) {
+#if UA
+      kda::wgmma_wait<2>();  // B is done
+#else
       kda::wgmma_wait<1>();  // B is done
+#endif
       KC_MARK(10);
       // o: O^T [e][i] staged as a bf16 [64 i][64 e] sw128 tile over this warpgroup's half
       // of U (its e columns: only this warpgroup read them), then 16-byte coalesced row
       // stores. (Not over W: the other warpgroup may still be reading all of W in its A.)
 #if UA
-      // (UA: over this warpgroup's half of v's rows, which only it read: row r at r KC_VROW)
-      const tile::u32 os = vs + eh * 128;
-      auto ooff = [](int r, int c) { return (tile::u32)(r * KC_VROW) + (kda::sw128_off<KC_CH>(r, c) & 127u); };
+      // (UA: in an sw128 tile of its own after the v ring; staged over v's 272-byte rows, the
+      // 2-byte stores conflict and the state kernel was 6-9 % slower)
+      const tile::u32 os = sV + (KC_VD + 1) * KC_VSLOT + eh * (KC_CH * 128);
 #else
       const tile::u32 os = bb + KC_GOFF_U + eh * (KC_CH * 128);
-      auto ooff = [](int r, int c) { return kda::sw128_off<KC_CH>(r, c); };
 #endif
+      auto ooff = [](int r, int c) { return kda::sw128_off<KC_CH>(r, c); };
       const int el = er0 - 64 * eh;
       // (Every warp of the warpgroup read its u^T before B's issue, which needs all four;
       // the barrier says so to racecheck, which does not count wgmma as one.)
@@ -2444,10 +2477,14 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
         if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + 64 * eh + c8) = v;
       }
     }
+#if UA
+    kda::wgmma_wait<1>();  // C is done (the next chunk's -u^T may run on)
+#else
     kda::wgmma_wait<0>();
+#endif
     KC_MARK(12);
 #if UA
-    tile::cp_async_wait<KC_VD - 1>();  // (the next chunk's v rows, this thread's pieces; the barrier: all)
+    tile::cp_async_wait<KC_VD - 2>();  // (chunk c + 2's v rows, this thread's pieces; the barrier: all)
 #endif
     kda::fence_async_shared();  // (this chunk's reads and o staging, before the buffer's next copy)
     __syncthreads();

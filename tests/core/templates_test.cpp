@@ -202,7 +202,7 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       const spec::KernelLaunch& state = tpl->launch.back();
       ASSERT_EQ(state.kernel, "kda_chunk_state");
       EXPECT_EQ(spec::eval_int(state.smem, b),
-                (params.at("GM") == 2 ? 0 : 49152) + 2 * (ch == 32 ? (ua ? 29696 : 35840) : 75776) + ua * 3 * 8704 + 1024)
+                (params.at("GM") == 2 ? 0 : 49152) + (ua ? 3 * 29696 + 4 * 8704 + 8192 : 2 * (ch == 32 ? 35840 : 75776)) + 1024)
           << space.key(c);
       for (auto& s : tpl->scratch) {
         if (s.name == "P") {

@@ -325,7 +325,7 @@ namespace fv10 {
 #define FAST_SUFFIX ch32uat0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
-namespace fv11 {
+namespace fx1 {
 #define BV 128
 #define SW 8
 #define PREC 2
@@ -336,8 +336,8 @@ namespace fv11 {
 #define TRN 1
 #define CH 32
 #define UA 1
-#define KC_VD 3
-#define FAST_SUFFIX ch32uavd3
+#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_ua0.cu"
+#define FAST_SUFFIX ua0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 struct FastVariant {
@@ -348,7 +348,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv9, "CH32 UA TRN1"), FV(fv6, "CH32 TRN1"), FV(fv1, "GM2 TRN1"), FV(fv10, "CH32 UA TRN0"), FV(fv11, "CH32 UA VD3")};
+FastVariant g_fast[] = {FV(fv9, "CH32 UA TRN1"), FV(fv6, "CH32 TRN1"), FV(fx1, "CH32 UA first"), FV(fv10, "CH32 UA TRN0"), FV(fv1, "GM2 TRN1")};
 const int kNumFast = 5;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
