@@ -29,13 +29,15 @@
 //  (SEG > 0, GM 1 or 2) kda_chunk_seg, kda_chunk_fixup, then kda_chunk_state per segment of
 //     SEG chunks: the sequence split with a state hand-off (see the end of the file).
 //  (PRE 1) kda_chunk_prep before kda_chunk_intra: the preprocessing in its own kernel.
+//  (UA 1, CH 32) u = A diag(b) v formed by the state kernel from v's rows: the intra
+//     kernel never reads v and writes -A diag(b) (2 KB) in u's place.
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
 // PREC (operand precision: tf32 rounded on load or on store, or fp16; see below), TRN
 // (the P/L products' tf32 operands truncated instead of rounded),
 // STG (PREC 2 only: how the state kernel buffers a chunk's operands; 1 lets BV 64 run
 // two blocks per SM, see the fp16 state kernel), GM (PREC 2, BV 128: the state kernel
 // on wgmma with bulk copies; 2: on S^T), SEG (GM >= 1: chunks per segment of the sequence split), PRE
-// (fused or separate preprocessing).
+// (fused or separate preprocessing), CH (chunk length), UA (who forms u).
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/CH) + c.
 #include <cuda_bf16.h>
 
