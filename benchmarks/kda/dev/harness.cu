@@ -340,6 +340,19 @@ namespace fx1 {
 #define FAST_SUFFIX ua0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+namespace fv12 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 16
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define FAST_SUFFIX ch32seg16
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
 struct FastVariant {
   const char* name;
   void (*launch)(Problem&, FastScratch&);
@@ -348,7 +361,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv9, "CH32 UA TRN1"), FV(fv6, "CH32 TRN1"), FV(fx1, "CH32 UA first"), FV(fv10, "CH32 UA TRN0"), FV(fv1, "GM2 TRN1")};
+FastVariant g_fast[] = {FV(fv9, "CH32 UA TRN1"), FV(fv6, "CH32 TRN1"), FV(fv1, "GM2 TRN1"), FV(fv4, "GM2 SEG 16"), FV(fv12, "CH32 SEG 16")};
 const int kNumFast = 5;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
