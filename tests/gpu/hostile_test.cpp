@@ -43,13 +43,17 @@ fs::path make_targets() { return tessera::testing::make_hostile_targets(source_d
 TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   std::string why;
   if (!have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
+  ASSERT_TRUE(fs::exists(binary())) << "no tessera binary at " << binary()
+                                    << " (a build carried to another machine: set TESSERA_BIN and TESSERA_SOURCE)";
   fs::path targets = make_targets();
   std::string db = (targets / "hostile.db").string();
   std::string env = "TESSERA_TARGETS=" + targets.string() + " ";
   std::string out = run(env + binary() + " optimize hostile_rmsnorm --strategy exhaustive --budget 17 "
                         "--timeout 30 --max-seconds-per-shape 0.2 --graph-below-ms 0.5 --quiet --db " + db);
   SCOPED_TRACE(out);
-  auto rows = nlohmann::json::parse(run(env + binary() + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
+  const std::string board = run(env + binary() + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db);
+  const auto rows = nlohmann::json::parse(board, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(rows.is_discarded()) << "leaderboard --json printed no JSON:\n" << board;
   std::map<int, std::string> status;
   std::map<int, double> speedup;
   for (auto& r : rows) {
