@@ -213,7 +213,7 @@ __device__ __forceinline__ long long kc_idx(long long bos, long long slot, long 
 }
 __device__ __forceinline__ int kc_pidx(int i, int j) {
 #if GM >= 1
-  return (int)((KC_CH == 32 ? kda::sw64_off(i, j) : kda::sw128_off<KC_CH>(i, j)) >> 1);  // CH 32: [32][32] sw64
+  return (int)((KC_CH == 32 ? kda::sw_off<64>(i, j) : kda::sw128_off<KC_CH>(i, j)) >> 1);  // CH 32: [32][32] sw64
 #else
   return i * KC_CH + j;
 #endif
@@ -1512,7 +1512,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
         x.z ^= 0x80008000u;
         x.w ^= 0x80008000u;
       }
-      *reinterpret_cast<uint4*>(Us + (kda::sw64_off(i, c8) >> 1)) = x;
+      *reinterpret_cast<uint4*>(Us + (kda::sw_off<64>(i, c8) >> 1)) = x;
     }
 #endif
     kda::fence_async_shared();  // (also the P image written in phase 2)

@@ -325,21 +325,6 @@ namespace fv10 {
 #define FAST_SUFFIX ch32uat0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
-namespace fx1 {
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define FAST_SRC "benchmarks/kda/dev/bin/kda_chunk_ua0.cu"
-#define FAST_SUFFIX ua0
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
 namespace fv12 {
 #define BV 128
 #define SW 8

@@ -26,11 +26,6 @@ __device__ __forceinline__ u32 smem_addr(const void* p) {
 __device__ __forceinline__ u32 swz128(u32 byte_off) {
   return byte_off ^ (((byte_off >> 7) & 7u) << 4);
 }
-// The 64-byte swizzle: 16-byte chunk index (bits 4-5) XOR bits 7-8 (rows of 64 bytes:
-// chunk ^ (row / 2) % 4), repeating every 512 bytes.
-__device__ __forceinline__ u32 swz64(u32 byte_off) {
-  return byte_off ^ (((byte_off >> 7) & 3u) << 4);
-}
 
 // Bytes of dynamic shared memory this launch was given. A kernel whose layout needs
 // more than its spec's launch provides can refuse to run (__trap) instead of

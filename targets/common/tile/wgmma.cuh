@@ -13,11 +13,10 @@
 //                              +ROWS*128)
 //   desc_mnmajor(addr, lbo)    descriptor of an MN-major operand (64 MN columns per block,
 //                              lbo = block stride; step k16 by adding 16 rows = 2048 bytes)
-//   sw64_off(r, c), desc_kmajor64(addr)
-//                              the same for a "sw64 tile": [rows][32] with 64-byte rows,
-//                              chunks swizzled by (row / 2) % 4 (tile::swz64), base 512-byte
-//                              aligned: a K-major operand with K = 32 in half the bytes of
-//                              a [rows][64] sw128 tile (step k16 by adding 32 bytes)
+//   desc_kmajor64(addr)        the same for a [rows][32] tile with 64-byte rows, chunks
+//                              swizzled by (row / 2) % 4 (sw_off<64> of tile/kda_f16.cuh),
+//                              base 512-byte aligned: a K-major operand with K = 32 in half
+//                              the bytes of a [rows][64] sw128 tile (step k16 by 32 bytes)
 //   wgmma_m64n64k16<TA, TB, ACC = 1>(d, da, db)
 //                              d[8] += A(64x16) B(16x64) (ACC 0: d = A B, d's old values
 //                              unread), fp16 in, fp32 accumulate; TA / TB 1 = MN-major.
@@ -53,8 +52,6 @@ template <int ROWS>
 __device__ __forceinline__ u32 sw128_off(int r, int c) {
   return (u32)(c >> 6) * (ROWS * 128) + tile::swz128((u32)r * 128 + (u32)(c & 63) * 2);
 }
-
-__device__ __forceinline__ u32 sw64_off(int r, int c) { return tile::swz64((u32)r * 64 + (u32)c * 2); }
 
 // mode: the descriptor's swizzle field (bits 62-63): 1 = 128-byte, 2 = 64-byte swizzle.
 __device__ __forceinline__ unsigned long long desc_swz(u32 addr, u32 lbo, u32 sbo, unsigned mode) {
