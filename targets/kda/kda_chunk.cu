@@ -112,6 +112,16 @@ static_assert(CH == 64 || (CH == 32 && GM == 2 && PRE == 0), "CH must be 64, or 
 #define UA 0
 #endif
 static_assert(UA == 0 || (UA == 1 && CH == 32 && SEG == 0), "UA must be 0, or 1 with CH 32 and SEG 0");
+// RC 1 (UA 1): qg, kd and w are recomputed by the state kernel from q, k and g, which it
+// reads as inputs: a producer (the state block's third and fourth warpgroups) forms each chunk's gate,
+// its cumulative sum and the three images in shared memory two chunks ahead of the chain,
+// so none of them goes through DRAM. The intra kernel writes only P, -A diag(b) and the
+// row norms 1/|q|, 1/|k| (4.25 KB per chunk and head instead of 28.5 KB); the state kernel
+// reads q, k, g (24 KB) in place of qg, kd, w (24 KB). 0: the images from the intra kernel.
+#ifndef RC
+#define RC 0
+#endif
+static_assert(RC == 0 || (RC == 1 && UA == 1), "RC must be 0, or 1 with UA 1");
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
@@ -155,7 +165,16 @@ __device__ unsigned long long kc_prof[16];
     }                                                                    \
   } while (0)
 #define KC_PROF_START long long kc_t_ = clock64()
+#define KC_MARKT(slot_, t_)                                              \
+  do {                                                                   \
+    if (threadIdx.x == (t_)) {                                           \
+      long long now_ = clock64();                                        \
+      atomicAdd(&kc_prof[slot_], (unsigned long long)(now_ - kc_t_));   \
+      kc_t_ = now_;                                                      \
+    }                                                                    \
+  } while (0)
 #else
+#define KC_MARKT(slot_, t_) do { } while (0)
 #define KC_MARK(slot_) do { } while (0)
 #define KC_PROF_START do { } while (0)
 #endif
@@ -1092,7 +1111,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     __syncthreads();
     if (tid == 0) {
       const long long base = (slot * H + h) * (KC_CH * KC_KD);
-      tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
+      if (!RC) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
       tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
       tile::bulk_commit();
       tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
@@ -1201,7 +1220,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   __nv_bfloat16* Gs = reinterpret_cast<__nv_bfloat16*>(LA + 32 * KC_LDL32);
   __nv_bfloat16* Qs = Gs + 32 * KC_LDB;
   __nv_bfloat16* Ks = Qs + 32 * KC_LDB;
-  __nv_bfloat16* Vs = Gs;                            // phases 3-4
+  [[maybe_unused]] __nv_bfloat16* Vs = Gs;           // phases 3-4
   __half* A16 = reinterpret_cast<__half*>(Qs);       // phases 3-4
   __half* Ps = reinterpret_cast<__half*>(Ks + 32 * KC_LDB);
   static_assert(32 * KC_LDA16 <= 32 * KC_LDB, "A16 fits in Qs");
@@ -1376,6 +1395,13 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   // place); e^{G_last}. Thread = channels 4 lane .. 4 lane + 3 of rows warp + 4 it: 8-byte
   // loads and stores, a warp's store covering a whole image row (by channel pairs instead:
   // intra +2 %). Rows past the sequence hold q = k = 0 and a finite G: zeros.
+  // RC: none of these; the row norms 1/|q| (gl[0..31]) and 1/|k| (gl[32..63]) instead.
+#if RC
+  if (tid < 64) gl[(slot * H + h) * KC_KD + tid] = tid < 32 ? rq[tid] : rk[tid - 32];
+  (void)qg;
+  (void)kd;
+  (void)kU32QK;
+#else
   {
     const int c4 = 4 * lane;
     const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
@@ -1405,6 +1431,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
           make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
     }
   }
+#endif
   __syncthreads();  // (the partial sums in Gs and q in Qs are consumed)
   KC_MARK(2);
 
@@ -1439,8 +1466,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   __syncthreads();
   KC_MARK(3);
 
-  // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31.
+  // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31 (RC: neither).
   {
+    __half* Ws = reinterpret_cast<__half*>(Gc);
+    __half* Us = Ws + KC_CH * KC_KD;
+#if !RC
     kda::frag_c accW[2][4], accU[2][4];
 #pragma unroll
     for (int I = 0; I < 2; ++I)
@@ -1483,8 +1513,6 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
         }
       }
     }
-    __half* Ws = reinterpret_cast<__half*>(Gc);
-    __half* Us = Ws + KC_CH * KC_KD;
 #pragma unroll
     for (int I = 0; I < 2; ++I) {
       const int i0 = 16 * I + gq, i1 = i0 + 8;
@@ -1500,6 +1528,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
         *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
       }
     }
+#endif  // !RC
 #if UA
     {  // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
        // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
@@ -2006,7 +2035,17 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_VROW 272
 #define KC_VD 3
 #define KC_VSLOT (KC_CH * KC_VROW)
-#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? (KC_VD + 1) * KC_VSLOT + KC_TILE : 0) + 1024)  // (GM 2: no Sh, no Vh)
+// RC: then two raw slots of the producer (q, k, g rows, bf16 [CH][KC_LDB]; the P
+// and -A diag(b) images; 1/|q| and 1/|k|), its G [CH][KC_LDG] (f32, log2 units), the first
+// half's gate totals, and the buffers' "empty" mbarriers.
+#define KC_RAW_K (KC_CH * KC_LDB * 2)
+#define KC_RAW_G (2 * KC_RAW_K)
+#define KC_RAW_P (3 * KC_RAW_K)
+#define KC_RAW_A (KC_RAW_P + KC_CH * KC_CH * 2)
+#define KC_RAW_N (KC_RAW_A + KC_CH * KC_CH * 2)
+#define KC_RAW (KC_RAW_N + 256)
+#define KC_RC_SMEM (RC ? 2 * KC_RAW + KC_CH * KC_LDG * 4 + 512 + 64 : 0)
+#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? (KC_VD + 1) * KC_VSLOT + KC_TILE : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
 // One thread copies a chunk's operands into the buffer at shared address buf: the
@@ -2499,6 +2538,348 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
   }
 }
+#if RC
+__device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mb) : "memory");
+}
+// RC, the producer (pt = its thread, 0..KC_RCP - 1): chunk (slot, bos, len)'s q, k, g rows
+// into raw slot rs and v's rows into the ring slot vs (16-byte cp.async pieces, zeros past
+// len), P's and -A diag(b)'s images and the row norms into rs; the caller commits.
+#define KC_RCP 256  // the producer's threads (two warpgroups)
+#ifndef KC_RCX
+#define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0, 2 no producer arithmetic
+#endif
+__device__ __forceinline__ void kc_rc_issue(tile::u32 rs, tile::u32 vs, const __nv_bfloat16* __restrict__ q,
+                                            const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ g,
+                                            const __nv_bfloat16* __restrict__ v, const __half* __restrict__ P,
+                                            const __half* __restrict__ u, const float* __restrict__ gl, long long slot,
+                                            long long H, long long h, long long bos, int len, int pt) {
+#pragma unroll
+  for (int it = 0; it < KC_CH * 16 / KC_RCP; ++it) {
+    const int idx = it * KC_RCP + pt, r = idx >> 4, c16 = idx & 15;
+    const long long src = ((bos + (r < len ? r : 0)) * H + h) * KC_KD + c16 * 8;
+    const tile::u32 n = r < len ? 16u : 0u, d = r * (KC_LDB * 2) + c16 * 16;
+    tile::cp_async16(rs + d, q + src, n);
+    tile::cp_async16(rs + KC_RAW_K + d, k + src, n);
+    tile::cp_async16(rs + KC_RAW_G + d, g + src, n);
+    tile::cp_async16(vs + r * KC_VROW + c16 * 16, v + src, n);
+  }
+  const long long pim = (slot * H + h) * (KC_CH * KC_CH);
+  static_assert(2 * KC_CH * KC_CH * 2 == KC_RCP * 16, "one 16-byte piece of P or of -A diag(b) per producer thread");
+  if (pt < KC_RCP / 2) tile::cp_async16(rs + KC_RAW_P + pt * 16, P + pim + pt * 8, 16u);
+  else tile::cp_async16(rs + KC_RAW_A + (pt - KC_RCP / 2) * 16, u + pim + (pt - KC_RCP / 2) * 8, 16u);
+  if (pt < 16) tile::cp_async16(rs + KC_RAW_N + pt * 16, gl + (slot * H + h) * KC_KD + pt * 4, 16u);
+}
+
+// RC, the producer: chunk (slot, bos, len)'s rows and images asked for in L2 (a chunk issued
+// KC_RCPF chunks ahead of its copy): q, k, g, v one 256-byte row per thread, then P,
+// -A diag(b), the norms.
+#ifndef KC_RCPF
+#define KC_RCPF 2
+#endif
+__device__ __forceinline__ void kc_rc_prefetch(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+                                               const __nv_bfloat16* __restrict__ g, const __nv_bfloat16* __restrict__ v,
+                                               const __half* __restrict__ P, const __half* __restrict__ u,
+                                               const float* __restrict__ gl, long long slot, long long H, long long h,
+                                               long long bos, int len, int pt) {
+  static_assert(4 * KC_CH <= KC_RCP, "one row per producer thread");
+  const int r = pt & (KC_CH - 1), tsr = pt / KC_CH;
+  if (tsr < 4 && r < len) {
+    const __nv_bfloat16* base = tsr == 0 ? q : tsr == 1 ? k : tsr == 2 ? g : v;
+    tile::prefetch_l2(base + ((bos + r) * H + h) * KC_KD, KC_KD * 2);
+  }
+  const long long pim = (slot * H + h) * (KC_CH * KC_CH);
+  if (pt == KC_RCP - 1) tile::prefetch_l2(P + pim, KC_CH * KC_CH * 2);
+  if (pt == KC_RCP - 2) tile::prefetch_l2(u + pim, KC_CH * KC_CH * 2);
+  if (pt == KC_RCP - 3) tile::prefetch_l2(gl + (slot * H + h) * KC_KD, 256);
+}
+
+// RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
+// fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
+// images. Per chunk n the producer copies q, k, g and v's rows (cp.async, a chunk ahead),
+// forms the gate and G (thread = channel x 16-row half, the per-element arithmetic of
+// kc_gate_quarter), then, once the consumers have released buffer n % 3 ("empty"
+// mbarrier, 8 warp arrivals), writes qg, kd and e^{G_last} into it, copies P's and
+// -A diag(b)'s images there, forms w = A diag(b) (k e^G) on fp16 mma (warp = 16 columns)
+// and arrives on the buffer's "full" mbarrier. The images are the ones the intra kernel
+// wrote before, bit for bit. Registers: setmaxnreg moves them from the producer (56) to the
+// consumers (200).
+__device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const __half* __restrict__ u,
+                                            const __half* __restrict__ P, const float* __restrict__ gl,
+                                            __nv_bfloat16* __restrict__ o, float* __restrict__ end, long long bos0,
+                                            long long eos, long long slot0, long long H, long long h, float scale,
+                                            const __nv_bfloat16* __restrict__ vin, const __nv_bfloat16* __restrict__ q,
+                                            const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ g,
+                                            const float* __restrict__ A_log, const float* __restrict__ dt_bias,
+                                            float lower_bound) {
+  extern __shared__ __align__(1024) unsigned char smb[];
+  const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
+  const tile::u32 sV = sB + KC_NBUF * KC_GBUF;               // the v ring
+  const tile::u32 sO = sV + (KC_VD + 1) * KC_VSLOT;          // o's staging tile
+  const tile::u32 sR = sO + KC_TILE;                         // the two raw slots
+  const tile::u32 sG = sR + 2 * KC_RAW;                      // the producer's G
+  const tile::u32 sT = sG + KC_CH * KC_LDG * 4;              // its first half's gate totals
+  const tile::u32 sE = sT + 512;                             // the empty mbarriers
+  unsigned char* const gen = smb + (sB - s0);                // generic address of sB
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int nch = (int)((eos - bos0 + KC_CH - 1) / KC_CH);
+  if (tid == 0) {
+#pragma unroll
+    for (int b = 0; b < KC_NBUF; ++b) {
+      tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, 1);  // full: one producer thread, after its barrier
+      tile::mbar_init(sE + 8 * b, 8);                      // empty: the consumers' 8 warps
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  KC_PROF_START;
+  if (warp >= 8) {  // ---- the producer
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n" ::: "memory");
+    const int pt = tid - 256, pw = pt >> 5;
+    const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
+    const float oc = -ga2 * dt_bias[h * KC_KD + (pt & 127)];  // (loaded once: the loop's barriers are memory clobbers)
+    float* const Gt = reinterpret_cast<float*>(gen + (sG - sB));
+    float* const tot = reinterpret_cast<float*>(gen + (sT - sB));
+    if (nch > 0) kc_rc_issue(sR, sV, q, k, g, vin, P, u, gl, slot0, H, h, bos0, (int)min((long long)KC_CH, eos - bos0), pt);
+    tile::cp_async_commit();
+#pragma unroll 1
+    for (int d = 1; d <= KC_RCPF; ++d)
+      if (d < nch)
+        kc_rc_prefetch(q, k, g, vin, P, u, gl, slot0 + d, H, h, bos0 + (long long)d * KC_CH,
+                       (int)min((long long)KC_CH, eos - bos0 - (long long)d * KC_CH), pt);
+    for (int n = 0; n < nch; ++n) {
+      const long long bos = bos0 + (long long)n * KC_CH;
+      const int len = (int)min((long long)KC_CH, eos - bos);
+      const tile::u32 rs = sR + (n & 1) * KC_RAW, bb = sB + (n % KC_NBUF) * KC_GBUF;
+      const __nv_bfloat16* const Qr = reinterpret_cast<const __nv_bfloat16*>(gen + (rs - sB));
+      __nv_bfloat16* const Kr = reinterpret_cast<__nv_bfloat16*>(gen + (rs - sB) + KC_RAW_K);
+      const __nv_bfloat16* const Gr = reinterpret_cast<const __nv_bfloat16*>(gen + (rs - sB) + KC_RAW_G);
+      const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
+      tile::cp_async_wait<0>();  // chunk n (this thread's pieces; the barrier: all)
+      asm volatile("bar.sync 3, 256;\n" ::: "memory");
+      KC_MARKT(6, 256);
+      if (n + 1 < nch && !(KC_RCX & 1))
+        kc_rc_issue(sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % (KC_VD + 1)) * KC_VSLOT, q, k, g, vin, P, u, gl,
+                    slot0 + n + 1, H, h, bos + KC_CH, (int)min((long long)KC_CH, eos - bos - KC_CH), pt);
+      tile::cp_async_commit();
+      if (KC_RCPF > 0 && n + 1 + KC_RCPF < nch)
+        kc_rc_prefetch(q, k, g, vin, P, u, gl, slot0 + n + 1 + KC_RCPF, H, h, bos + (long long)(1 + KC_RCPF) * KC_CH,
+                       (int)min((long long)KC_CH, eos - bos - (long long)(1 + KC_RCPF) * KC_CH), pt);
+      KC_MARKT(13, 256);
+      if (!(KC_RCX & 2)) {  // the gate and G: thread = channel c x 16-row half qr (kc_gate_quarter's arithmetic)
+        const int c = pt & 127, qr = pt >> 7;
+        const float nga2 = -ga2;
+        float sg[16];
+#pragma unroll
+        for (int r = 0; r < 16; ++r) {
+          const int i = 16 * qr + r;
+          const float e = kda::ex2(fmaf(__bfloat162float(Gr[i * KC_LDB + c]), nga2, oc));
+          sg[r] = i < len ? __fdividef(lb2, 1.0f + e) : 0.f;
+        }
+        kda::inclusive_scan_regs(sg);
+        if (qr == 0) tot[c] = sg[15];
+        asm volatile("bar.sync 3, 256;\n" ::: "memory");
+        const float off = qr == 1 ? tot[c] : 0.f;
+#pragma unroll
+        for (int r = 0; r < 16; ++r) Gt[(16 * qr + r) * KC_LDG + c] = sg[r] + off;
+      }
+      asm volatile("bar.sync 3, 256;\n" ::: "memory");
+      KC_MARKT(7, 256);
+      if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
+      KC_MARKT(9, 256);
+      if (!(KC_RCX & 2)) {  // qg, kd into the buffer, Kr <- k e^G (fp16, in place): the intra kernel's pass
+        const int c4 = 4 * lane;
+        const float4 GL = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + c4);
+#pragma unroll 2
+        for (int it = 0; it < KC_CH / 8; ++it) {
+          const int i = pw + 8 * it;
+          const float4 G = *reinterpret_cast<const float4*>(Gt + i * KC_LDG + c4);
+          float qv[4], kv[4];
+          kda::bf16x4_to_f32(Qr + i * KC_LDB + c4, qv);
+          kda::bf16x4_to_f32(Kr + i * KC_LDB + c4, kv);
+          const float a = rn[i], b = rn[32 + i];
+          const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+          const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+          const tile::u32 off = kda::sw128_off<KC_CH>(i, c4);
+          asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_Q + off),
+                       "r"(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1)),
+                       "r"(kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3))
+                       : "memory");
+          asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_KD + off),
+                       "r"(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y))),
+                       "r"(kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)))
+                       : "memory");
+          *reinterpret_cast<uint2*>(Kr + i * KC_LDB + c4) =
+              make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+        }
+        if (pt < 32) {
+          const float4 g2 = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + pt * 4);
+          *reinterpret_cast<float4*>(gen + (bb - sB) + KC_GOFF_G + pt * 16) =
+              make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+        }
+        const int pp = pt & 127;  // P's pieces (threads 0..127), -A diag(b)'s (128..255)
+        const int so = pt < 128 ? KC_RAW_P : KC_RAW_A, dof = pt < 128 ? KC_GOFF_P : KC_GOFF_U;
+        *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
+            *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
+      }
+      asm volatile("bar.sync 3, 256;\n" ::: "memory");  // k e^G complete
+      KC_MARKT(11, 256);
+      if (!(KC_RCX & 2)) {  // w = A diag(b) (k e^G) = -(-A diag(b)) (k e^G); warp = columns 16 pw .. +15
+        kda::frag_c acc[2][2];
+#pragma unroll
+        for (int I = 0; I < 2; ++I)
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) kda::zero(acc[I][nt]);
+        const tile::u32 lb = rs + KC_RAW_K + ((lane & 15) * KC_LDB + 16 * pw + (lane >> 4) * 8) * 2;
+        const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks) {
+          tile::u32 bk[4];
+          kda::ldsm_x4_t(bk, lb + ks * 16 * KC_LDB * 2);
+#pragma unroll
+          for (int I = 0; I < 2; ++I) {
+            if (I >= ks) {
+              tile::u32 a[4];
+              kda::ldsm_x4(a, rs + KC_RAW_A + kda::sw_off<64>(16 * I + ar, 16 * ks + ac));
+              kda::mma_f16(acc[I][0], a, bk[0], bk[1]);
+              kda::mma_f16(acc[I][1], a, bk[2], bk[3]);
+            }
+          }
+        }
+#pragma unroll
+        for (int I = 0; I < 2; ++I) {
+          const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) {
+            const int e = 16 * pw + 8 * nt + 2 * tq;
+            kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i0, e),
+                               i0 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[0], -acc[I][nt].x[1]));
+            kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i1, e),
+                               i1 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[2], -acc[I][nt].x[3]));
+          }
+        }
+      }
+      kda::fence_async_shared();  // (this thread's images, for the consumers' wgmma)
+      asm volatile("bar.sync 3, 256;\n" ::: "memory");  // (also: raw slot n & 1 is consumed)
+      if (pt == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
+      KC_MARKT(15, 256);
+    }
+    return;
+  }
+  // ---- the consumers: kc_state_gm2's UA chain, its copies replaced by the producer's buffers
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n" ::: "memory");
+  const int eh = warp >> 2, wi = warp & 3;
+  const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
+  constexpr int NI = KC_CH / 8;
+  kda::frag_c au[NI];
+  tile::u32 vv[KC_CH / 16][4];
+  if (nch > 0) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
+  kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
+  kda::frag_c ST[16];
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int d = 8 * j + 2 * tq;
+    const float2 a = *reinterpret_cast<const float2*>(S0 + er0 * KC_KD + d);
+    const float2 b = *reinterpret_cast<const float2*>(S0 + er1 * KC_KD + d);
+    ST[j].x[0] = a.x;
+    ST[j].x[1] = a.y;
+    ST[j].x[2] = b.x;
+    ST[j].x[3] = b.y;
+  }
+  for (int c = 0; c < nch; ++c) {
+    const long long bos = bos0 + (long long)c * KC_CH;
+    const int len = (int)min((long long)KC_CH, eos - bos);
+    const int cur = c % KC_NBUF;
+    const tile::u32 bb = sB + cur * KC_GBUF;
+    const float* Gd = reinterpret_cast<const float*>(gen + cur * KC_GBUF + KC_GOFF_G);  // e^{G_last}
+    tile::u32 sa[8][4];
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
+    kda::frag_c acc[NI];
+    kda::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks)
+      kda::wgmma_m64nk16_rs<0>(au, sa[ks], kda::desc_kmajor(bb + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32));
+    kda::wgmma_commit();
+    kda::wgmma_wait<0>();
+    KC_MARKT(14, 0);
+    tile::u32 va[KC_CH / 16][4];
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {  // v'^T = -(V^T - u^T)
+      const int i = 8 * j + 2 * tq;
+      acc[j].x[0] = i < len ? -au[j].x[0] : 0.f;
+      acc[j].x[1] = i + 1 < len ? -au[j].x[1] : 0.f;
+      acc[j].x[2] = i < len ? -au[j].x[2] : 0.f;
+      acc[j].x[3] = i + 1 < len ? -au[j].x[3] : 0.f;
+    }
+#pragma unroll
+    for (int ks = 0; ks < KC_CH / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const float2 f = *reinterpret_cast<const float2*>(Gd + 8 * j + 2 * tq);
+      ST[j].x[0] *= f.x;
+      ST[j].x[1] *= f.y;
+      ST[j].x[2] *= f.x;
+      ST[j].x[3] *= f.y;
+    }
+    kda::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) {
+      const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+      if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
+      else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
+    }
+#pragma unroll
+    for (int ks = 0; ks < KC_CH / 16; ++ks)
+      kda::wgmma_m64nk16_rs<0>(acc, va[ks], KC_PDESC(bb + KC_GOFF_P + ks * 32));
+    kda::wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < KC_CH / 16; ++ks)
+      kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
+    kda::wgmma_commit();
+    KC_MARKT(8, 0);
+    {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
+      const int nx = (c + 1) % KC_NBUF;
+      if (c + 1 < nch) tile::mbar_wait(sB + nx * KC_GBUF + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
+      KC_MARKT(10, 0);
+      kc_ua_issue(au, vv, sV + ((c + 1) % (KC_VD + 1)) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
+    }
+    kda::wgmma_wait<2>();  // B is done
+    const tile::u32 os = sO + eh * (KC_CH * 128);
+    auto ooff = [](int r, int cc) { return kda::sw128_off<KC_CH>(r, cc); };
+    const int el = er0 - 64 * eh;
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {
+      const int i = 8 * j + 2 * tq;
+      kda::st_shared_bf16(os + ooff(i, el), scale * acc[j].x[0]);
+      kda::st_shared_bf16(os + ooff(i + 1, el), scale * acc[j].x[1]);
+      kda::st_shared_bf16(os + ooff(i, el + 8), scale * acc[j].x[2]);
+      kda::st_shared_bf16(os + ooff(i + 1, el + 8), scale * acc[j].x[3]);
+    }
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
+    const int t = tid & 127;
+#pragma unroll
+    for (int k4 = 0; k4 < KC_CH / 16; ++k4) {
+      const int r = (t >> 3) + 16 * k4, c8 = 8 * (t & 7);
+      uint4 ov;
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(ov.x), "=r"(ov.y), "=r"(ov.z), "=r"(ov.w)
+                   : "r"(os + ooff(r, c8)));
+      if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + 64 * eh + c8) = ov;
+    }
+    kda::wgmma_wait<1>();  // C is done: this warp is through with the buffer
+    __syncwarp();
+    if (lane == 0) kc_mbar_arrive(sE + 8 * cur);
+    KC_MARKT(12, 0);
+  }
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    *reinterpret_cast<float2*>(end + er0 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[0], ST[j].x[1]);
+    *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
+  }
+}
+#endif  // RC
 #if GM == 2
 #define KC_CHAIN kc_state_gm2
 #else
@@ -2510,7 +2891,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 // the segment's chunks from its start state (h0 for segment 0, else hstart, written by
 // kda_chunk_fixup), the final state by the last segment. Block 256 (two warpgroups), smem
 // KC_STATE_SMEM bytes.
-extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
+extern "C" __global__ void __launch_bounds__(RC ? 512 : 256, 1) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
     const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
     const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
@@ -2520,6 +2901,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     , const float* __restrict__ hstart
 #else
     , const __nv_bfloat16* __restrict__ vin  // v (read with UA 1 only)
+    , const __nv_bfloat16* __restrict__ qin, const __nv_bfloat16* __restrict__ kin,
+    const __nv_bfloat16* __restrict__ gin, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
+    float lower_bound  // (read with RC 1 only)
 #endif
     ) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
@@ -2540,10 +2924,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
   kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
   const long long bos0 = cu[n], eos = cu[n + 1];
-#if UA
+#if RC
+  if (blockDim.x != 512) __trap();  // spec.json's block: the producer's warpgroups are missing
+  (void)qg;
+  (void)kd;
+  (void)w;
+  kc_state_rc(h0 + (n * H + h) * KC_KD * KC_KD, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD, bos0, eos,
+              n + bos0 / KC_CH, H, h, scale, vin, qin, kin, gin, A_log, dt_bias, lower_bound);
+#elif UA
+  (void)qin;
+  (void)kin;
+  (void)gin;
+  (void)A_log;
+  (void)dt_bias;
+  (void)lower_bound;
   KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
                      ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale, vin);
 #else
+  (void)qin;
+  (void)kin;
+  (void)gin;
+  (void)A_log;
+  (void)dt_bias;
+  (void)lower_bound;
   (void)vin;
   KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
                      ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale);
@@ -2551,7 +2954,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
 #endif
 }
 #if SEG == 0
-#define KC_STATE_HAS_V 1  // (for benchmarks/kda/dev: SEG 0's state kernel takes v last)
+#define KC_STATE_HAS_V 1  // (for benchmarks/kda/dev: SEG 0's state kernel takes v, q, k, g, A_log, dt_bias, lower_bound last)
+#define KC_STATE_HAS_QKG 1
+#if RC
+#undef KC_STATE_THREADS
+#define KC_STATE_THREADS 512
+#endif
 #endif
 
 #if SEG > 0

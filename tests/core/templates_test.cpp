@@ -29,7 +29,7 @@ codegen::CompileResult compile(const spec::Operator& op, const std::string& src,
 }
 
 constexpr int kSamples = 3;
-constexpr int kAllUpTo = 24;  // spaces this small are compiled whole (kda: 18 + 2 + 8 + 2; spills depend on the configuration)
+constexpr int kAllUpTo = 24;  // spaces this small are compiled whole (kda: 18 + 2 + 10 + 2; spills depend on the configuration)
 }  // namespace
 
 class Templates : public ::testing::TestWithParam<std::string> {};
@@ -163,7 +163,9 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
 // expression follows CH: one intra block of 128 threads per 32-token chunk slot with the CH
 // 32 kernel's 51,072 bytes, 256 threads per 64-token slot; the state buffers and the
 // per-slot scratch shrink with CH. UA (u formed by the state kernel, which then also
-// buffers v's rows) is offered with CH 32 only, by chunk_wgmma.
+// buffers v's rows) is offered with CH 32 only, by chunk_wgmma; RC (qg, kd, w formed by the
+// state kernel's third and fourth warpgroups from q, k, g) only with UA, and its state block has 512
+// threads and the producer's raw slots and G in shared memory.
 TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
   auto op = spec::load_operator(targets() / "kda");
   const spec::Shape* one_long = nullptr;  // h96_1x8192: NSEQ 1, T 8192, H 96
@@ -177,11 +179,16 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
     ASSERT_TRUE(tpl->params.count("CH"));
     EXPECT_EQ(tpl->params.at("CH"), (std::vector<long long>{64, 32}));
     auto space = agent::template_space(*tpl);
-    int ch32 = 0, n_ua = 0;
+    int ch32 = 0, n_ua = 0, n_rc = 0;
     for (auto& c : space.valid_configs()) {
       auto params = agent::config_params(*tpl, c);
       const long long ch = params.at("CH");
       const long long ua = params.count("UA") ? params.at("UA") : 0;
+      const long long rc = params.count("RC") ? params.at("RC") : 0;
+      if (rc == 1) {
+        ++n_rc;
+        EXPECT_EQ(ua, 1) << space.key(c);
+      }
       if (ua == 1) {
         ++n_ua;
         EXPECT_EQ(ch, 32) << space.key(c);
@@ -202,8 +209,10 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       const spec::KernelLaunch& state = tpl->launch.back();
       ASSERT_EQ(state.kernel, "kda_chunk_state");
       EXPECT_EQ(spec::eval_int(state.smem, b),
-                (params.at("GM") == 2 ? 0 : 49152) + (ua ? 3 * 29696 + 4 * 8704 + 8192 : 2 * (ch == 32 ? 35840 : 75776)) + 1024)
+                (params.at("GM") == 2 ? 0 : 49152) + (ua ? 3 * 29696 + 4 * 8704 + 8192 : 2 * (ch == 32 ? 35840 : 75776)) +
+                    (rc ? 2 * (3 * 32 * 136 * 2 + 2 * 32 * 32 * 2 + 256) + 32 * 136 * 4 + 512 + 64 : 0) + 1024)
           << space.key(c);
+      EXPECT_EQ(spec::eval_int(state.block[0], b), rc ? 512 : 256) << space.key(c);
       for (auto& s : tpl->scratch) {
         if (s.name == "P") {
           EXPECT_EQ(spec::eval_int(s.size, b), (1 + 8192 / ch) * 96 * ch * ch) << space.key(c);
@@ -211,6 +220,7 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       }
     }
     EXPECT_GT(ch32, 0);
-    EXPECT_EQ(n_ua, std::string(name) == "chunk_wgmma" ? 2 : 0);  // CH 32 x TRN 0, 1
+    EXPECT_EQ(n_ua, std::string(name) == "chunk_wgmma" ? 4 : 0);  // CH 32 x TRN 0, 1 x RC 0, 1
+    EXPECT_EQ(n_rc, std::string(name) == "chunk_wgmma" ? 2 : 0);  // CH 32 x TRN 0, 1
   }
 }

@@ -325,6 +325,85 @@ namespace fv10 {
 #define FAST_SUFFIX ch32uat0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+namespace fv13 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define FAST_SUFFIX ch32rc
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv16 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCPF 0
+#define FAST_SUFFIX ch32rcpf0
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv17 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCPF 4
+#define FAST_SUFFIX ch32rcpf4
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv14 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCX 1
+#define FAST_SUFFIX ch32rcx1
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv15 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCX 2
+#define FAST_SUFFIX ch32rcx2
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
 namespace fv12 {
 #define BV 128
 #define SW 8
@@ -346,8 +425,8 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv9, "CH32 UA TRN1"), FV(fv6, "CH32 TRN1"), FV(fv1, "GM2 TRN1"), FV(fv4, "GM2 SEG 16"), FV(fv12, "CH32 SEG 16")};
-const int kNumFast = 5;
+FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv16, "RC PF 0"), FV(fv17, "RC PF 4"), FV(fv14, "RC no copies"), FV(fv15, "RC no arith")};
+const int kNumFast = 6;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
 
@@ -613,7 +692,7 @@ int main(int argc, char** argv) {
     }
     if (&s - &bench[0] < 6) best_ms[&s - &bench[0]] = tf;
 #ifdef KC_PROFILE
-    if (&s == &bench[0] || &s == &bench[2]) { fv9::profile(p, fs, g_fast[0].name); fv6::profile(p, fs, g_fast[1].name); }
+    if (&s == &bench[0] || &s == &bench[2]) { fv13::profile(p, fs, g_fast[0].name); fv9::profile(p, fs, g_fast[1].name); }
 #endif
 #endif
     if (&s - &bench[0] < 6) { gb += log(tb); gf += log(tf); }
