@@ -60,7 +60,8 @@ namespace tessera::evaluator {
   X(cuGraphInstantiateWithFlags)    \
   X(cuGraphLaunch)                  \
   X(cuGraphExecDestroy)             \
-  X(cuGraphDestroy)
+  X(cuGraphDestroy)                 \
+  X(cuTensorMapEncodeTiled)
 
 struct Driver {
 #define TESSERA_DECLARE(name) decltype(&::name) name = nullptr;

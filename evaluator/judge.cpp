@@ -27,6 +27,44 @@ struct StickyFault : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A "tmap:" launch argument's CUtensorMap over the buffer at ptr (tensor t, element type
+// dt): dimensions t's shape innermost first, contiguous, box and swizzle as the argument
+// says, zeros outside the tensor.
+CUtensorMap encode_tensor_map(Driver& d, CUdeviceptr ptr, DType dt, const spec::Tensor& t,
+                              const spec::TensorMapArg& tm, const spec::Bindings& b) {
+  const int rank = static_cast<int>(t.shape.size());
+  cuuint64_t dims[5], strides[5];
+  cuuint32_t box[5], estr[5];
+  cuuint64_t stride = spec::dtype_size(dt);
+  for (int i = 0; i < rank; ++i) {
+    dims[i] = static_cast<cuuint64_t>(std::max(1LL, spec::eval_int(t.shape[rank - 1 - i], b)));
+    if (i > 0) strides[i - 1] = stride;  // bytes from one index of dimension i to the next
+    stride *= dims[i];
+    box[i] = static_cast<cuuint32_t>(tm.box[i]);
+    estr[i] = 1;
+  }
+  CUtensorMapDataType ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  switch (dt) {
+    case DType::bf16: ty = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+    case DType::f16: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+    case DType::f32: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+    case DType::f64: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
+    case DType::i32: ty = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+    case DType::i64: ty = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+  }
+  const CUtensorMapSwizzle sw = tm.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                : tm.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                : tm.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                   : CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMap m;
+  check(d,
+        d.cuTensorMapEncodeTiled(&m, ty, static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(ptr), dims, strides, box,
+                                 estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        fmt::format("cuTensorMapEncodeTiled ({}: tmap:{})", spec::dtype_name(dt), tm.tensor).c_str());
+  return m;
+}
+
 unsigned long long mix(unsigned long long a, unsigned long long b) {
   unsigned long long z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -162,15 +200,20 @@ class Judge::PlanRunner {
       CUfunction f = p.module->function(k.kernel);
       if (smem > 48 * 1024)
         TESSERA_CU(dev_.drv(), cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
-      std::vector<std::array<unsigned char, 8>> storage(k.args.size());
+      // (128 bytes, 64-byte aligned, per argument: a tensor map is passed by value)
+      struct alignas(64) ArgStorage {
+        unsigned char bytes[128];
+      };
+      std::vector<ArgStorage> storage(k.args.size());
       std::vector<void*> ptrs(k.args.size());
       for (size_t i = 0; i < k.args.size(); ++i) {
         const std::string& a = k.args[i];
         auto put = [&](auto v) {
-          static_assert(sizeof(v) <= 8);
-          std::memcpy(storage[i].data(), &v, sizeof v);
+          static_assert(sizeof(v) <= sizeof(ArgStorage));
+          std::memcpy(storage[i].bytes, &v, sizeof v);
         };
-        if (auto it = ws.inputs.find(a); it != ws.inputs.end()) put(it->second.ptr());
+        if (auto tm = spec::parse_tensor_map_arg(a)) put(tensor_map(*tm, ws, outs, b, k.kernel));
+        else if (auto it = ws.inputs.find(a); it != ws.inputs.end()) put(it->second.ptr());
         else if (auto ot = outs.bufs.find(a); ot != outs.bufs.end()) put(ot->second.ptr());
         else if (auto pt = p.params.find(a); pt != p.params.end()) put(static_cast<long long>(pt->second));
         else {
@@ -182,13 +225,31 @@ class Judge::PlanRunner {
           else if (b.count(a)) put(static_cast<long long>(std::llround(b.at(a))));
           else throw std::runtime_error(fmt::format("kernel '{}': argument '{}' has no value", k.kernel, a));
         }
-        ptrs[i] = storage[i].data();
+        ptrs[i] = storage[i].bytes;
       }
       dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data());
     }
   }
 
  private:
+  // The CUtensorMap of a "tmap:" argument over an input or output buffer of this run.
+  CUtensorMap tensor_map(const spec::TensorMapArg& tm, const Judge::Workspace& ws, const OutputSet& outs,
+                         const spec::Bindings& b, const std::string& kernel) const {
+    const spec::Tensor* t = nullptr;
+    for (auto& x : op_.tensors)
+      if (x.name == tm.tensor) t = &x;
+    CUdeviceptr ptr = 0;
+    DType dt = t ? t->dtype : DType::f32;
+    if (auto it = ws.inputs.find(tm.tensor); it != ws.inputs.end()) ptr = it->second.ptr();
+    else if (auto ot = outs.bufs.find(tm.tensor); ot != outs.bufs.end()) {
+      ptr = ot->second.ptr();
+      dt = outs.dtype.at(tm.tensor);
+    }
+    if (!t || !ptr || t->shape.size() != tm.box.size())
+      throw std::runtime_error(fmt::format("kernel '{}': tensor map over '{}': no such buffer of that rank", kernel, tm.tensor));
+    return encode_tensor_map(dev_.drv(), ptr, dt, *t, tm, b);
+  }
+
   Device& dev_;
   const spec::Operator& op_;
   Cublas* cublas_;

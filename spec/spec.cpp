@@ -192,6 +192,39 @@ Shape read_shape(const Reader& r, const std::vector<std::string>& symbols, bool 
   return s;
 }
 
+}  // namespace
+
+std::optional<TensorMapArg> parse_tensor_map_arg(const std::string& arg) {
+  if (arg.rfind("tmap:", 0) != 0) return std::nullopt;
+  auto bad = [&](const std::string& why) {
+    return SpecError(fmt::format("tensor-map argument '{}': {} (the form is tmap:NAME:B0xB1x..:SWIZZLE)", arg, why));
+  };
+  const size_t a = 5, b = arg.find(':', a), c = b == std::string::npos ? b : arg.find(':', b + 1);
+  if (b == std::string::npos || c == std::string::npos || arg.find(':', c + 1) != std::string::npos)
+    throw bad("three fields after 'tmap:'");
+  TensorMapArg t;
+  t.tensor = arg.substr(a, b - a);
+  if (t.tensor.empty()) throw bad("no tensor name");
+  const std::string box = arg.substr(b + 1, c - b - 1), sw = arg.substr(c + 1);
+  size_t pos = 0;
+  while (pos <= box.size()) {
+    size_t x = box.find('x', pos);
+    if (x == std::string::npos) x = box.size();
+    const std::string d = box.substr(pos, x - pos);
+    if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 3) throw bad("box sizes are integers");
+    const int v = std::stoi(d);
+    if (v < 1 || v > 256) throw bad("each box size is 1..256");
+    t.box.push_back(v);
+    pos = x + 1;
+  }
+  if (t.box.empty() || t.box.size() > 5) throw bad("1 to 5 box sizes");
+  if (sw != "0" && sw != "32" && sw != "64" && sw != "128") throw bad("the swizzle is 0, 32, 64 or 128");
+  t.swizzle = std::stoi(sw);
+  return t;
+}
+
+namespace {
+
 KernelLaunch read_launch(const Reader& r) {
   KernelLaunch k;
   k.kernel = r.str("kernel");
@@ -273,10 +306,35 @@ void check_program(const Operator& op, const Program& p, const std::string& file
   for (auto& [name, _] : p.params) names.insert(name);
   for (size_t i = 0; i < p.launch.size(); ++i) {
     auto& k = p.launch[i];
-    for (auto& a : k.args)
+    for (auto& a : k.args) {
+      std::optional<TensorMapArg> tm;
+      try {
+        tm = parse_tensor_map_arg(a);
+      } catch (const SpecError& e) {
+        throw SpecError(fmt::format("{}: {}.launch[{}].args: {}", file, where, i, e.what()));
+      }
+      if (tm) {
+        const Tensor* t = nullptr;
+        for (auto& x : op.tensors)
+          if (x.name == tm->tensor) t = &x;
+        std::string why;
+        if (!t) why = "is not a tensor of the operator";
+        else if (tm->box.size() != t->shape.size())
+          why = fmt::format("gives {} box sizes for a tensor of rank {}", tm->box.size(), t->shape.size());
+        else if (t->dtype == DType::i64 && tm->swizzle)
+          why = "swizzles 8-byte elements";
+        else if ((tm->box[0] * dtype_size(t->dtype)) % 16)
+          why = "has an innermost box row that is not a multiple of 16 bytes";
+        else if (tm->swizzle && static_cast<int>(tm->box[0] * dtype_size(t->dtype)) > tm->swizzle)
+          why = fmt::format("has an innermost box row wider than its {}-byte swizzle", tm->swizzle);
+        if (!why.empty())
+          throw SpecError(fmt::format("{}: {}.launch[{}].args: tensor map '{}' {}", file, where, i, a, why));
+        continue;
+      }
       if (!names.count(a))
         throw SpecError(fmt::format("{}: {}.launch[{}].args: '{}' is not a tensor, scratch buffer, symbol, scalar or parameter",
                                     file, where, i, a));
+    }
     std::vector<std::string> exprs = {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.smem};
     for (auto& e : exprs) {
       std::string err;

@@ -65,6 +65,22 @@ struct KernelLaunch {
   std::vector<std::string> args;
 };
 
+// A launch argument "tmap:NAME:B0xB1x..:SW" is a TMA tensor map (the driver's 128-byte
+// CUtensorMap, passed by value; in the kernel `const __grid_constant__ tile::tmap`, see
+// targets/common/tile/tma.cuh) over the tensor NAME (an input or output of the operator):
+// its dimensions are NAME's shape innermost first, the box is B0 x B1 x .. elements
+// (innermost first, one per dimension, each 1..256), SW the smem swizzle in bytes (0, 32,
+// 64 or 128; with SW > 0, B0 times the element size is at most SW). Reads outside the
+// tensor give zeros.
+struct TensorMapArg {
+  std::string tensor;
+  std::vector<int> box;
+  int swizzle = 0;
+};
+// nullopt when `arg` does not start with "tmap:"; throws SpecError when it does but is
+// malformed (the checks against the operator's tensors are validate_program's).
+std::optional<TensorMapArg> parse_tensor_map_arg(const std::string& arg);
+
 struct Scratch {
   std::string name;
   DType dtype = DType::f32;

@@ -47,6 +47,7 @@
 #include "tile/kda_tf32.cuh"
 #include "tile/wgmma.cuh"
 #include "tile/bulk_copy.cuh"
+#include "tile/tma.cuh"
 
 #ifndef BV
 #define BV 64
@@ -2034,16 +2035,19 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_NBUF (UA ? 3 : 2)
 #define KC_VROW 272
 #define KC_VD 3
-#define KC_VSLOT (KC_CH * KC_VROW)
+#define KC_VSLOT (RC ? KC_TILE : KC_CH * KC_VROW)
 // RC: then two raw slots of the producer (q, k, g rows, bf16 [CH][KC_LDB]; the P
 // and -A diag(b) images; 1/|q| and 1/|k|), its G [CH][KC_LDG] (f32, log2 units), the first
 // half's gate totals, and the buffers' "empty" mbarriers.
-#define KC_RAW_K (KC_CH * KC_LDB * 2)
-#define KC_RAW_G (2 * KC_RAW_K)
-#define KC_RAW_P (3 * KC_RAW_K)
+// The raw tiles are [CH][128] bf16 as sw128 images (two [CH][64] halves, the TMA boxes of
+// tmap:q:64x1x32:128); with RC v's ring slots are such images too (KC_VSLOT).
+#define KC_RAW_K KC_TILE
+#define KC_RAW_G (2 * KC_TILE)
+#define KC_RAW_P (3 * KC_TILE)
 #define KC_RAW_A (KC_RAW_P + KC_CH * KC_CH * 2)
 #define KC_RAW_N (KC_RAW_A + KC_CH * KC_CH * 2)
-#define KC_RAW (KC_RAW_N + 256)
+#define KC_RAW_MB (KC_RAW_N + 256)  // the slot's mbarrier (the copies' bytes)
+#define KC_RAW ((KC_RAW_MB + 8 + 1023) / 1024 * 1024)
 #define KC_RC_SMEM (RC ? 2 * KC_RAW + KC_CH * KC_LDG * 4 + 512 + 64 : 0)
 #define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? (KC_VD + 1) * KC_VSLOT + KC_TILE : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
@@ -2090,8 +2094,8 @@ __device__ __forceinline__ void kc_ua_issue(kda::frag_c (&au)[KC_CH / 8], tile::
                                             tile::u32 img, int lane, int e0) {
 #pragma unroll
   for (int p = 0; p < KC_CH / 16; ++p) {
-    const int m = lane >> 3;
-    kda::ldsm_x4_t(vv[p], vs + (16 * p + 8 * (m >> 1) + (lane & 7)) * KC_VROW + (e0 + 8 * (m & 1)) * 2);
+    const int m = lane >> 3, r = 16 * p + 8 * (m >> 1) + (lane & 7), c = e0 + 8 * (m & 1);
+    kda::ldsm_x4_t(vv[p], vs + (RC ? kda::sw128_off<KC_CH>(r, c) : r * KC_VROW + c * 2));  // (RC: sw128 image)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
       const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
@@ -2542,56 +2546,32 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mb) : "memory");
 }
-// RC, the producer (pt = its thread, 0..KC_RCP - 1): chunk (slot, bos, len)'s q, k, g rows
-// into raw slot rs and v's rows into the ring slot vs (16-byte cp.async pieces, zeros past
-// len), P's and -A diag(b)'s images and the row norms into rs; the caller commits.
+// RC, one producer thread: chunk (slot, bos)'s q, k, g into raw slot rs and v into the ring
+// slot vs (TMA boxes of 32 rows x 64 channels at head h, two per tensor: rows past the
+// tensor arrive as zeros, rows of the next sequence as they are, see kc_state_rc), P's and
+// -A diag(b)'s images and the row norms into rs, all counted on the slot's mbarrier.
 #define KC_RCP 256  // the producer's threads (two warpgroups)
 #ifndef KC_RCX
 #define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0, 2 no producer arithmetic
 #endif
-__device__ __forceinline__ void kc_rc_issue(tile::u32 rs, tile::u32 vs, const __nv_bfloat16* __restrict__ q,
-                                            const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ g,
-                                            const __nv_bfloat16* __restrict__ v, const __half* __restrict__ P,
+__device__ __forceinline__ void kc_rc_issue(tile::u32 rs, tile::u32 vs, const tile::tmap* tq, const tile::tmap* tk,
+                                            const tile::tmap* tg, const tile::tmap* tv, const __half* __restrict__ P,
                                             const __half* __restrict__ u, const float* __restrict__ gl, long long slot,
-                                            long long H, long long h, long long bos, int len, int pt) {
+                                            long long H, long long h, long long bos) {
+  const tile::u32 mb = rs + KC_RAW_MB;
+  tile::mbar_expect_tx(mb, 4 * KC_TILE + 2 * KC_CH * KC_CH * 2 + 256);
 #pragma unroll
-  for (int it = 0; it < KC_CH * 16 / KC_RCP; ++it) {
-    const int idx = it * KC_RCP + pt, r = idx >> 4, c16 = idx & 15;
-    const long long src = ((bos + (r < len ? r : 0)) * H + h) * KC_KD + c16 * 8;
-    const tile::u32 n = r < len ? 16u : 0u, d = r * (KC_LDB * 2) + c16 * 16;
-    tile::cp_async16(rs + d, q + src, n);
-    tile::cp_async16(rs + KC_RAW_K + d, k + src, n);
-    tile::cp_async16(rs + KC_RAW_G + d, g + src, n);
-    tile::cp_async16(vs + r * KC_VROW + c16 * 16, v + src, n);
+  for (int hf = 0; hf < 2; ++hf) {
+    const tile::u32 o = hf * (KC_TILE / 2);
+    tile::tma_load_3d(rs + o, tq, 64 * hf, (int)h, (int)bos, mb);
+    tile::tma_load_3d(rs + KC_RAW_K + o, tk, 64 * hf, (int)h, (int)bos, mb);
+    tile::tma_load_3d(rs + KC_RAW_G + o, tg, 64 * hf, (int)h, (int)bos, mb);
+    tile::tma_load_3d(vs + o, tv, 64 * hf, (int)h, (int)bos, mb);
   }
   const long long pim = (slot * H + h) * (KC_CH * KC_CH);
-  static_assert(2 * KC_CH * KC_CH * 2 == KC_RCP * 16, "one 16-byte piece of P or of -A diag(b) per producer thread");
-  if (pt < KC_RCP / 2) tile::cp_async16(rs + KC_RAW_P + pt * 16, P + pim + pt * 8, 16u);
-  else tile::cp_async16(rs + KC_RAW_A + (pt - KC_RCP / 2) * 16, u + pim + (pt - KC_RCP / 2) * 8, 16u);
-  if (pt < 16) tile::cp_async16(rs + KC_RAW_N + pt * 16, gl + (slot * H + h) * KC_KD + pt * 4, 16u);
-}
-
-// RC, the producer: chunk (slot, bos, len)'s rows and images asked for in L2 (a chunk issued
-// KC_RCPF chunks ahead of its copy): q, k, g, v one 256-byte row per thread, then P,
-// -A diag(b), the norms.
-#ifndef KC_RCPF
-#define KC_RCPF 2
-#endif
-__device__ __forceinline__ void kc_rc_prefetch(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-                                               const __nv_bfloat16* __restrict__ g, const __nv_bfloat16* __restrict__ v,
-                                               const __half* __restrict__ P, const __half* __restrict__ u,
-                                               const float* __restrict__ gl, long long slot, long long H, long long h,
-                                               long long bos, int len, int pt) {
-  static_assert(4 * KC_CH <= KC_RCP, "one row per producer thread");
-  const int r = pt & (KC_CH - 1), tsr = pt / KC_CH;
-  if (tsr < 4 && r < len) {
-    const __nv_bfloat16* base = tsr == 0 ? q : tsr == 1 ? k : tsr == 2 ? g : v;
-    tile::prefetch_l2(base + ((bos + r) * H + h) * KC_KD, KC_KD * 2);
-  }
-  const long long pim = (slot * H + h) * (KC_CH * KC_CH);
-  if (pt == KC_RCP - 1) tile::prefetch_l2(P + pim, KC_CH * KC_CH * 2);
-  if (pt == KC_RCP - 2) tile::prefetch_l2(u + pim, KC_CH * KC_CH * 2);
-  if (pt == KC_RCP - 3) tile::prefetch_l2(gl + (slot * H + h) * KC_KD, 256);
+  tile::bulk_g2s(rs + KC_RAW_P, P + pim, KC_CH * KC_CH * 2, mb);
+  tile::bulk_g2s(rs + KC_RAW_A, u + pim, KC_CH * KC_CH * 2, mb);
+  tile::bulk_g2s(rs + KC_RAW_N, gl + (slot * H + h) * KC_KD, 256, mb);
 }
 
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
@@ -2608,10 +2588,9 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
                                             const __half* __restrict__ P, const float* __restrict__ gl,
                                             __nv_bfloat16* __restrict__ o, float* __restrict__ end, long long bos0,
                                             long long eos, long long slot0, long long H, long long h, float scale,
-                                            const __nv_bfloat16* __restrict__ vin, const __nv_bfloat16* __restrict__ q,
-                                            const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ g,
-                                            const float* __restrict__ A_log, const float* __restrict__ dt_bias,
-                                            float lower_bound) {
+                                            const tile::tmap* mq, const tile::tmap* mk, const tile::tmap* mg,
+                                            const tile::tmap* mv, const float* __restrict__ A_log,
+                                            const float* __restrict__ dt_bias, float lower_bound) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
   const tile::u32 sV = sB + KC_NBUF * KC_GBUF;               // the v ring
@@ -2629,6 +2608,8 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, 1);  // full: one producer thread, after its barrier
       tile::mbar_init(sE + 8 * b, 8);                      // empty: the consumers' 8 warps
     }
+    tile::mbar_init(sR + KC_RAW_MB, 1);  // the raw slots: the copies' bytes
+    tile::mbar_init(sR + KC_RAW + KC_RAW_MB, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -2640,41 +2621,41 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     const float oc = -ga2 * dt_bias[h * KC_KD + (pt & 127)];  // (loaded once: the loop's barriers are memory clobbers)
     float* const Gt = reinterpret_cast<float*>(gen + (sG - sB));
     float* const tot = reinterpret_cast<float*>(gen + (sT - sB));
-    if (nch > 0) kc_rc_issue(sR, sV, q, k, g, vin, P, u, gl, slot0, H, h, bos0, (int)min((long long)KC_CH, eos - bos0), pt);
-    tile::cp_async_commit();
-#pragma unroll 1
-    for (int d = 1; d <= KC_RCPF; ++d)
-      if (d < nch)
-        kc_rc_prefetch(q, k, g, vin, P, u, gl, slot0 + d, H, h, bos0 + (long long)d * KC_CH,
-                       (int)min((long long)KC_CH, eos - bos0 - (long long)d * KC_CH), pt);
+    if (nch > 0 && pt == 0) kc_rc_issue(sR, sV, mq, mk, mg, mv, P, u, gl, slot0, H, h, bos0);
     for (int n = 0; n < nch; ++n) {
       const long long bos = bos0 + (long long)n * KC_CH;
       const int len = (int)min((long long)KC_CH, eos - bos);
       const tile::u32 rs = sR + (n & 1) * KC_RAW, bb = sB + (n % KC_NBUF) * KC_GBUF;
-      const __nv_bfloat16* const Qr = reinterpret_cast<const __nv_bfloat16*>(gen + (rs - sB));
-      __nv_bfloat16* const Kr = reinterpret_cast<__nv_bfloat16*>(gen + (rs - sB) + KC_RAW_K);
-      const __nv_bfloat16* const Gr = reinterpret_cast<const __nv_bfloat16*>(gen + (rs - sB) + KC_RAW_G);
+      // (the raw tiles are sw128 images: element (i, c) at byte sw128_off<CH>(i, c))
+      const unsigned char* const Qr = gen + (rs - sB);
+      unsigned char* const Kr = gen + (rs - sB) + KC_RAW_K;
+      const unsigned char* const Gr = gen + (rs - sB) + KC_RAW_G;
       const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
-      tile::cp_async_wait<0>();  // chunk n (this thread's pieces; the barrier: all)
-      asm volatile("bar.sync 3, 256;\n" ::: "memory");
-      KC_MARKT(6, 256);
-      if (n + 1 < nch && !(KC_RCX & 1))
-        kc_rc_issue(sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % (KC_VD + 1)) * KC_VSLOT, q, k, g, vin, P, u, gl,
-                    slot0 + n + 1, H, h, bos + KC_CH, (int)min((long long)KC_CH, eos - bos - KC_CH), pt);
-      tile::cp_async_commit();
-      if (KC_RCPF > 0 && n + 1 + KC_RCPF < nch)
-        kc_rc_prefetch(q, k, g, vin, P, u, gl, slot0 + n + 1 + KC_RCPF, H, h, bos + (long long)(1 + KC_RCPF) * KC_CH,
-                       (int)min((long long)KC_CH, eos - bos - (long long)(1 + KC_RCPF) * KC_CH), pt);
+      if (n + 1 < nch && pt == 0) {  // (its slot was released by the barrier ending chunk n - 1)
+        if (KC_RCX & 1) kc_mbar_arrive(sR + ((n + 1) & 1) * KC_RAW + KC_RAW_MB);  // (the knob: no copies)
+        else kc_rc_issue(sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % (KC_VD + 1)) * KC_VSLOT, mq, mk, mg, mv, P, u, gl,
+                         slot0 + n + 1, H, h, bos + KC_CH);
+      }
       KC_MARKT(13, 256);
+      tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n >> 1) & 1));  // chunk n's copies
+      KC_MARKT(6, 256);
       if (!(KC_RCX & 2)) {  // the gate and G: thread = channel c x 16-row half qr (kc_gate_quarter's arithmetic)
         const int c = pt & 127, qr = pt >> 7;
         const float nga2 = -ga2;
         float sg[16];
+        // (row i = 16 qr + r of the sw128 image: the 16-byte chunk of c XOR r % 8)
+        const unsigned char* const gr = Gr + (c >> 6) * (KC_CH * 128) + 16 * qr * 128;
+        const int cb = (c & 63) * 2;
 #pragma unroll
-        for (int r = 0; r < 16; ++r) {
-          const int i = 16 * qr + r;
-          const float e = kda::ex2(fmaf(__bfloat162float(Gr[i * KC_LDB + c]), nga2, oc));
-          sg[r] = i < len ? __fdividef(lb2, 1.0f + e) : 0.f;
+        for (int r = 0; r < 8; ++r) {
+          const int x = cb ^ (r << 4);
+#pragma unroll
+          for (int r8 = 0; r8 < 16; r8 += 8) {
+            const int i = 16 * qr + r + r8;
+            const float e =
+                kda::ex2(fmaf(__bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(gr + (r + r8) * 128 + x)), nga2, oc));
+            sg[r + r8] = i < len ? __fdividef(lb2, 1.0f + e) : 0.f;
+          }
         }
         kda::inclusive_scan_regs(sg);
         if (qr == 0) tot[c] = sg[15];
@@ -2690,26 +2671,26 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       if (!(KC_RCX & 2)) {  // qg, kd into the buffer, Kr <- k e^G (fp16, in place): the intra kernel's pass
         const int c4 = 4 * lane;
         const float4 GL = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + c4);
-#pragma unroll 2
-        for (int it = 0; it < KC_CH / 8; ++it) {
+#pragma unroll 1
+        for (int it = 0; it < KC_CH / 8; ++it) {  // (unrolled 2: spills at 56 registers)
           const int i = pw + 8 * it;
           const float4 G = *reinterpret_cast<const float4*>(Gt + i * KC_LDG + c4);
           float qv[4], kv[4];
-          kda::bf16x4_to_f32(Qr + i * KC_LDB + c4, qv);
-          kda::bf16x4_to_f32(Kr + i * KC_LDB + c4, kv);
+          const tile::u32 ro = kda::sw128_off<KC_CH>(i, c4);
+          kda::bf16x4_to_f32(reinterpret_cast<const __nv_bfloat16*>(Qr + ro), qv);
+          kda::bf16x4_to_f32(reinterpret_cast<const __nv_bfloat16*>(Kr + ro), kv);
           const float a = rn[i], b = rn[32 + i];
           const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
           const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-          const tile::u32 off = kda::sw128_off<KC_CH>(i, c4);
-          asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_Q + off),
+          asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_Q + ro),
                        "r"(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1)),
                        "r"(kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3))
                        : "memory");
-          asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_KD + off),
+          asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_KD + ro),
                        "r"(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y))),
                        "r"(kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)))
                        : "memory");
-          *reinterpret_cast<uint2*>(Kr + i * KC_LDB + c4) =
+          *reinterpret_cast<uint2*>(Kr + ro) =
               make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
         }
         if (pt < 32) {
@@ -2730,12 +2711,12 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
         for (int I = 0; I < 2; ++I)
 #pragma unroll
           for (int nt = 0; nt < 2; ++nt) kda::zero(acc[I][nt]);
-        const tile::u32 lb = rs + KC_RAW_K + ((lane & 15) * KC_LDB + 16 * pw + (lane >> 4) * 8) * 2;
+        const int br = lane & 15, bc = 16 * pw + (lane >> 4) * 8;
         const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
 #pragma unroll
         for (int ks = 0; ks < 2; ++ks) {
           tile::u32 bk[4];
-          kda::ldsm_x4_t(bk, lb + ks * 16 * KC_LDB * 2);
+          kda::ldsm_x4_t(bk, rs + KC_RAW_K + kda::sw128_off<KC_CH>(16 * ks + br, bc));
 #pragma unroll
           for (int I = 0; I < 2; ++I) {
             if (I >= ks) {
@@ -2759,7 +2740,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
           }
         }
       }
-      kda::fence_async_shared();  // (this thread's images, for the consumers' wgmma)
+      kda::fence_async_shared();  // (this thread's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
       asm volatile("bar.sync 3, 256;\n" ::: "memory");  // (also: raw slot n & 1 is consumed)
       if (pt == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
       KC_MARKT(15, 256);
@@ -2869,6 +2850,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + 64 * eh + c8) = ov;
     }
     kda::wgmma_wait<1>();  // C is done: this warp is through with the buffer
+    kda::fence_async_shared();  // (its ordinary reads of the buffer and of v's slot, before their next copies)
     __syncwarp();
     if (lane == 0) kc_mbar_arrive(sE + 8 * cur);
     KC_MARKT(12, 0);
@@ -2901,9 +2883,9 @@ extern "C" __global__ void __launch_bounds__(RC ? 512 : 256, 1) kda_chunk_state(
     , const float* __restrict__ hstart
 #else
     , const __nv_bfloat16* __restrict__ vin  // v (read with UA 1 only)
-    , const __nv_bfloat16* __restrict__ qin, const __nv_bfloat16* __restrict__ kin,
-    const __nv_bfloat16* __restrict__ gin, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
-    float lower_bound  // (read with RC 1 only)
+    , const float* __restrict__ A_log, const float* __restrict__ dt_bias, float lower_bound,
+    const __grid_constant__ tile::tmap map_q, const __grid_constant__ tile::tmap map_k,
+    const __grid_constant__ tile::tmap map_g, const __grid_constant__ tile::tmap map_v  // (RC 1 only: tmap:NAME:64x1x32:128)
 #endif
     ) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
@@ -2929,21 +2911,16 @@ extern "C" __global__ void __launch_bounds__(RC ? 512 : 256, 1) kda_chunk_state(
   (void)qg;
   (void)kd;
   (void)w;
+  (void)vin;
   kc_state_rc(h0 + (n * H + h) * KC_KD * KC_KD, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD, bos0, eos,
-              n + bos0 / KC_CH, H, h, scale, vin, qin, kin, gin, A_log, dt_bias, lower_bound);
+              n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias, lower_bound);
 #elif UA
-  (void)qin;
-  (void)kin;
-  (void)gin;
   (void)A_log;
   (void)dt_bias;
   (void)lower_bound;
   KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
                      ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale, vin);
 #else
-  (void)qin;
-  (void)kin;
-  (void)gin;
   (void)A_log;
   (void)dt_bias;
   (void)lower_bound;

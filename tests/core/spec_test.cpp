@@ -99,6 +99,38 @@ TEST(Spec, RefusesBadFieldsNamingFileAndField) {
   EXPECT_NE(load_error(replace(kGood, R"J("flops": "N", )J", "")).find("'flops'"), std::string::npos);
 }
 
+// "tmap:NAME:BOX:SWIZZLE" launch arguments (TMA tensor maps the evaluator builds per
+// launch): parsed into tensor, box and swizzle, and refused, naming the launch step, when
+// malformed or when they do not fit the tensor they name.
+TEST(Spec, TensorMapArgumentsParseAndAreChecked) {
+  EXPECT_FALSE(parse_tensor_map_arg("x").has_value());
+  auto t = parse_tensor_map_arg("tmap:q:64x1x32:128");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->tensor, "q");
+  EXPECT_EQ(t->box, (std::vector<int>{64, 1, 32}));
+  EXPECT_EQ(t->swizzle, 128);
+  for (const char* bad : {"tmap:q", "tmap:q:64:128:1", "tmap::64:0", "tmap:q:64x:0", "tmap:q:0:0", "tmap:q:257:0",
+                          "tmap:q:64x1:96", "tmap:q:ax1:0", "tmap:q:1x1x1x1x1x1:0"})
+    EXPECT_THROW(parse_tensor_map_arg(bad), SpecError) << bad;
+
+  TempOp ok(replace(kGood, R"J("args": ["x", "y", "N", "B"])J", R"J("args": ["tmap:x:32:128", "y", "N", "B"])J"));
+  Operator op = load_operator(ok.dir);
+  EXPECT_EQ(op.templates[0].launch[0].args[0], "tmap:x:32:128");
+  struct Case {
+    std::string arg, expect;
+  };
+  for (const Case& c : std::vector<Case>{{"tmap:z:32:0", "not a tensor"},
+                                         {"tmap:x:32x2:0", "2 box sizes for a tensor of rank 1"},
+                                         {"tmap:x:2:0", "multiple of 16 bytes"},
+                                         {"tmap:x:64:128", "wider than its 128-byte swizzle"},
+                                         {"tmap:x:32:100", "the swizzle is 0, 32, 64 or 128"}}) {
+    std::string err = load_error(replace(kGood, R"J("args": ["x", "y", "N", "B"])J",
+                                         "\"args\": [\"" + c.arg + "\", \"y\", \"N\", \"B\"]"));
+    EXPECT_NE(err.find("templates[0].launch[0].args"), std::string::npos) << c.arg << ": " << err;
+    EXPECT_NE(err.find(c.expect), std::string::npos) << c.arg << ": " << err;
+  }
+}
+
 TEST(Spec, DerivesTAndNseqFromSeqlens) {
   std::string s = replace(replace(kGood, R"J("symbols": ["N"])J", R"J("symbols": ["N", "T", "NSEQ"])J"),
                           R"J({"N": 1}, )J", R"J({"N": 1, "seqlens": [3, 0, 5]}, )J");

@@ -209,8 +209,9 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       const spec::KernelLaunch& state = tpl->launch.back();
       ASSERT_EQ(state.kernel, "kda_chunk_state");
       EXPECT_EQ(spec::eval_int(state.smem, b),
-                (params.at("GM") == 2 ? 0 : 49152) + (ua ? 3 * 29696 + 4 * 8704 + 8192 : 2 * (ch == 32 ? 35840 : 75776)) +
-                    (rc ? 2 * (3 * 32 * 136 * 2 + 2 * 32 * 32 * 2 + 256) + 32 * 136 * 4 + 512 + 64 : 0) + 1024)
+                (params.at("GM") == 2 ? 0 : 49152) +
+                    (ua ? 3 * 29696 + 4 * (rc ? 8192 : 8704) + 8192 : 2 * (ch == 32 ? 35840 : 75776)) +
+                    (rc ? 2 * 29696 + 32 * 136 * 4 + 512 + 64 : 0) + 1024)
           << space.key(c);
       EXPECT_EQ(spec::eval_int(state.block[0], b), rc ? 512 : 256) << space.key(c);
       for (auto& s : tpl->scratch) {

@@ -19,9 +19,6 @@
 //   bulk_commit()               closes the group of copies issued so far
 //   bulk_wait_read<N>()         until at most N groups still read shared memory (the
 //                               source may be overwritten, or the block may exit, at 0)
-// Prefetch: prefetch_l2(src, bytes) asks for [src, src + bytes) in L2 (16-byte aligned, a
-// multiple of 16 bytes; no completion to wait for): a later copy of it then waits for L2,
-// not DRAM.
 #pragma once
 #include "base.cuh"
 
@@ -51,9 +48,6 @@ __device__ __forceinline__ void mbar_wait(u32 mbar, u32 parity) {
 __device__ __forceinline__ void bulk_s2g(void* dst, u32 src, u32 bytes) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes)
                : "memory");
-}
-__device__ __forceinline__ void prefetch_l2(const void* src, u32 bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 template <int N>
