@@ -122,7 +122,10 @@ static_assert(UA == 0 || (UA == 1 && CH == 32 && SEG == 0), "UA must be 0, or 1 
 #ifndef RC
 #define RC 0
 #endif
-static_assert(RC == 0 || (RC == 1 && UA == 1), "RC must be 0, or 1 with UA 1");
+// RC 2 (UA 1): the intra kernel's images as with RC 0, and the state kernel's chain as with
+// RC 1, fed by a ninth warp that only copies (bulk copies of the images, v by TMA), so that
+// no consumer thread issues a copy or waits for one it issued.
+static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 or 2 with UA 1");
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
@@ -1112,7 +1115,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     __syncthreads();
     if (tid == 0) {
       const long long base = (slot * H + h) * (KC_CH * KC_KD);
-      if (!RC) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
+      if (RC != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
       tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
       tile::bulk_commit();
       tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
@@ -1396,8 +1399,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   // place); e^{G_last}. Thread = channels 4 lane .. 4 lane + 3 of rows warp + 4 it: 8-byte
   // loads and stores, a warp's store covering a whole image row (by channel pairs instead:
   // intra +2 %). Rows past the sequence hold q = k = 0 and a finite G: zeros.
-  // RC: none of these; the row norms 1/|q| (gl[0..31]) and 1/|k| (gl[32..63]) instead.
-#if RC
+  // RC 1: none of these; the row norms 1/|q| (gl[0..31]) and 1/|k| (gl[32..63]) instead.
+#if RC == 1
   if (tid < 64) gl[(slot * H + h) * KC_KD + tid] = tid < 32 ? rq[tid] : rk[tid - 32];
   (void)qg;
   (void)kd;
@@ -1467,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   __syncthreads();
   KC_MARK(3);
 
-  // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31 (RC: neither).
+  // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31 (RC 1: neither).
   {
     __half* Ws = reinterpret_cast<__half*>(Gc);
     __half* Us = Ws + KC_CH * KC_KD;
-#if !RC
+#if RC != 1
     kda::frag_c accW[2][4], accU[2][4];
 #pragma unroll
     for (int I = 0; I < 2; ++I)
@@ -1529,7 +1532,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
         *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
       }
     }
-#endif  // !RC
+#endif  // RC != 1
 #if UA
     {  // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
        // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
@@ -2035,10 +2038,10 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_NBUF (UA ? 3 : 2)
 #define KC_VROW 272
 #define KC_VD 3
-#define KC_VSLOT (RC ? KC_TILE : KC_CH * KC_VROW)
-// RC: then two raw slots of the producer (q, k, g rows, bf16 [CH][KC_LDB]; the P
-// and -A diag(b) images; 1/|q| and 1/|k|), its G [CH][KC_LDG] (f32, log2 units), the first
-// half's gate totals, and the buffers' "empty" mbarriers.
+#define KC_VSLOT (RC >= 1 ? KC_TILE : KC_CH * KC_VROW)
+// RC: then two raw slots of the producer (q, k, g, bf16 sw128 images; the P and
+// -A diag(b) images; 1/|q| and 1/|k|; the slot's mbarrier), its G [CH][KC_LDG] (f32, log2
+// units), the gate's quarter totals, and the buffers' "empty" mbarriers.
 // The raw tiles are [CH][128] bf16 as sw128 images (two [CH][64] halves, the TMA boxes of
 // tmap:q:64x1x32:128); with RC v's ring slots are such images too (KC_VSLOT).
 #define KC_RAW_K KC_TILE
@@ -2048,7 +2051,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_RAW_N (KC_RAW_A + KC_CH * KC_CH * 2)
 #define KC_RAW_MB (KC_RAW_N + 256)  // the slot's mbarrier (the copies' bytes)
 #define KC_RAW ((KC_RAW_MB + 8 + 1023) / 1024 * 1024)
-#define KC_RC_SMEM (RC ? 2 * KC_RAW + KC_CH * KC_LDG * 4 + 512 + 64 : 0)
+#define KC_RC_SMEM (RC == 1 ? 2 * KC_RAW + KC_CH * KC_LDG * 4 + 4 * KC_KD * 4 + 64 : RC == 2 ? 64 : 0)
 #define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? (KC_VD + 1) * KC_VSLOT + KC_TILE : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
@@ -2095,7 +2098,7 @@ __device__ __forceinline__ void kc_ua_issue(kda::frag_c (&au)[KC_CH / 8], tile::
 #pragma unroll
   for (int p = 0; p < KC_CH / 16; ++p) {
     const int m = lane >> 3, r = 16 * p + 8 * (m >> 1) + (lane & 7), c = e0 + 8 * (m & 1);
-    kda::ldsm_x4_t(vv[p], vs + (RC ? kda::sw128_off<KC_CH>(r, c) : r * KC_VROW + c * 2));  // (RC: sw128 image)
+    kda::ldsm_x4_t(vv[p], vs + (RC >= 1 ? kda::sw128_off<KC_CH>(r, c) : r * KC_VROW + c * 2));  // (RC: sw128 image)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
       const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
@@ -2542,49 +2545,54 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
   }
 }
-#if RC
+#if RC >= 1
 __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mb) : "memory");
 }
-// RC, one producer thread: chunk (slot, bos)'s q, k, g into raw slot rs and v into the ring
-// slot vs (TMA boxes of 32 rows x 64 channels at head h, two per tensor: rows past the
-// tensor arrive as zeros, rows of the next sequence as they are, see kc_state_rc), P's and
-// -A diag(b)'s images and the row norms into rs, all counted on the slot's mbarrier.
+// RC, five producer threads (lane 0 of its warps 0..4, pw): chunk (slot, bos)'s q, k, g into
+// raw slot rs and v into the ring slot vs (TMA boxes of 32 rows x 64 channels at head h,
+// two per tensor, tensor pw: rows past the tensor arrive as zeros, rows of the next sequence
+// as they are, see kc_state_rc); warp 4: P's and -A diag(b)'s images and the row norms. Each
+// arrives on the slot's mbarrier (5 arrivals) with its bytes.
 #define KC_RCP 256  // the producer's threads (two warpgroups)
+#define KC_RAW_ISSUERS 5
 #ifndef KC_RCX
 #define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0, 2 no producer arithmetic
 #endif
-__device__ __forceinline__ void kc_rc_issue(tile::u32 rs, tile::u32 vs, const tile::tmap* tq, const tile::tmap* tk,
+__device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, const tile::tmap* tq, const tile::tmap* tk,
                                             const tile::tmap* tg, const tile::tmap* tv, const __half* __restrict__ P,
                                             const __half* __restrict__ u, const float* __restrict__ gl, long long slot,
                                             long long H, long long h, long long bos) {
   const tile::u32 mb = rs + KC_RAW_MB;
-  tile::mbar_expect_tx(mb, 4 * KC_TILE + 2 * KC_CH * KC_CH * 2 + 256);
-#pragma unroll
-  for (int hf = 0; hf < 2; ++hf) {
-    const tile::u32 o = hf * (KC_TILE / 2);
-    tile::tma_load_3d(rs + o, tq, 64 * hf, (int)h, (int)bos, mb);
-    tile::tma_load_3d(rs + KC_RAW_K + o, tk, 64 * hf, (int)h, (int)bos, mb);
-    tile::tma_load_3d(rs + KC_RAW_G + o, tg, 64 * hf, (int)h, (int)bos, mb);
-    tile::tma_load_3d(vs + o, tv, 64 * hf, (int)h, (int)bos, mb);
+  if (pw < 4) {
+    const tile::tmap* m = pw == 0 ? tq : pw == 1 ? tk : pw == 2 ? tg : tv;
+    const tile::u32 dst = pw == 3 ? vs : rs + pw * KC_TILE;
+    tile::mbar_expect_tx(mb, KC_TILE);
+    tile::tma_load_3d(dst, m, 0, (int)h, (int)bos, mb);
+    tile::tma_load_3d(dst + KC_TILE / 2, m, 64, (int)h, (int)bos, mb);
+  } else {
+    const long long pim = (slot * H + h) * (KC_CH * KC_CH);
+    tile::mbar_expect_tx(mb, 2 * KC_CH * KC_CH * 2 + 256);
+    tile::bulk_g2s(rs + KC_RAW_P, P + pim, KC_CH * KC_CH * 2, mb);
+    tile::bulk_g2s(rs + KC_RAW_A, u + pim, KC_CH * KC_CH * 2, mb);
+    tile::bulk_g2s(rs + KC_RAW_N, gl + (slot * H + h) * KC_KD, 256, mb);
   }
-  const long long pim = (slot * H + h) * (KC_CH * KC_CH);
-  tile::bulk_g2s(rs + KC_RAW_P, P + pim, KC_CH * KC_CH * 2, mb);
-  tile::bulk_g2s(rs + KC_RAW_A, u + pim, KC_CH * KC_CH * 2, mb);
-  tile::bulk_g2s(rs + KC_RAW_N, gl + (slot * H + h) * KC_KD, 256, mb);
 }
 
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
-// images. Per chunk n the producer copies q, k, g and v's rows (cp.async, a chunk ahead),
-// forms the gate and G (thread = channel x 16-row half, the per-element arithmetic of
-// kc_gate_quarter), then, once the consumers have released buffer n % 3 ("empty"
+// images. Per chunk n the producer copies q, k, g and v (TMA boxes, a chunk ahead),
+// forms the gate and G (thread = channel pair x 8-row quarter, the per-element arithmetic
+// of kc_gate_quarter), then, once the consumers have released buffer n % 3 ("empty"
 // mbarrier, 8 warp arrivals), writes qg, kd and e^{G_last} into it, copies P's and
 // -A diag(b)'s images there, forms w = A diag(b) (k e^G) on fp16 mma (warp = 16 columns)
-// and arrives on the buffer's "full" mbarrier. The images are the ones the intra kernel
-// wrote before, bit for bit. Registers: setmaxnreg moves them from the producer (56) to the
-// consumers (200).
-__device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const __half* __restrict__ u,
+// and arrives on the buffer's "full" mbarrier. The arithmetic per element is the intra
+// kernel's; G's sums run over quarters of 8 rows (the intra kernel's over halves), so qg, kd
+// and w match UA 0's images to fp32 rounding, not bit for bit. Registers: setmaxnreg moves
+// them from the producer (72) to the consumers (184).
+__device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const __half* __restrict__ qg,
+                                            const __half* __restrict__ kd, const __half* __restrict__ w,
+                                            const __half* __restrict__ u,
                                             const __half* __restrict__ P, const float* __restrict__ gl,
                                             __nv_bfloat16* __restrict__ o, float* __restrict__ end, long long bos0,
                                             long long eos, long long slot0, long long H, long long h, float scale,
@@ -2597,31 +2605,53 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   const tile::u32 sO = sV + (KC_VD + 1) * KC_VSLOT;          // o's staging tile
   const tile::u32 sR = sO + KC_TILE;                         // the two raw slots
   const tile::u32 sG = sR + 2 * KC_RAW;                      // the producer's G
-  const tile::u32 sT = sG + KC_CH * KC_LDG * 4;              // its first half's gate totals
-  const tile::u32 sE = sT + 512;                             // the empty mbarriers
+  const tile::u32 sT = sG + KC_CH * KC_LDG * 4;              // the gate's quarter totals
+  const tile::u32 sE = RC == 1 ? sT + 4 * KC_KD * 4 : sR;    // the empty mbarriers
   unsigned char* const gen = smb + (sB - s0);                // generic address of sB
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int nch = (int)((eos - bos0 + KC_CH - 1) / KC_CH);
   if (tid == 0) {
 #pragma unroll
     for (int b = 0; b < KC_NBUF; ++b) {
-      tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, 1);  // full: one producer thread, after its barrier
-      tile::mbar_init(sE + 8 * b, 8);                      // empty: the consumers' 8 warps
+      // full: RC 1 one producer thread after its barrier; RC 2 the copier's two arrivals with bytes
+      tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, RC == 1 ? 1 : 2);
+      tile::mbar_init(sE + 8 * b, 8);  // empty: the consumers' 8 warps
     }
-    tile::mbar_init(sR + KC_RAW_MB, 1);  // the raw slots: the copies' bytes
-    tile::mbar_init(sR + KC_RAW + KC_RAW_MB, 1);
+    if (RC == 1) {
+      tile::mbar_init(sR + KC_RAW_MB, KC_RAW_ISSUERS);  // the raw slots: the copies' bytes
+      tile::mbar_init(sR + KC_RAW + KC_RAW_MB, KC_RAW_ISSUERS);
+      tile::tma_prefetch_desc(mq);
+      tile::tma_prefetch_desc(mk);
+      tile::tma_prefetch_desc(mg);
+    }
+    tile::tma_prefetch_desc(mv);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
   KC_PROF_START;
-  if (warp >= 8) {  // ---- the producer
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n" ::: "memory");
+  if (RC == 2 && warp >= 8) {  // ---- RC 2: the copier (one thread)
+    if (lane == 0)
+      for (int n = 0; n < nch; ++n) {
+        const long long bos = bos0 + (long long)n * KC_CH;
+        const tile::u32 bb = sB + (n % KC_NBUF) * KC_GBUF, vs = sV + (n % (KC_VD + 1)) * KC_VSLOT;
+        if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
+        kc_issue_gm(bb, qg, kd, w, u, P, gl, slot0 + n, H, h);
+        tile::mbar_expect_tx(bb + KC_GOFF_MB, KC_TILE);
+        tile::tma_load_3d(vs, mv, 0, (int)h, (int)bos, bb + KC_GOFF_MB);
+        tile::tma_load_3d(vs + KC_TILE / 2, mv, 64, (int)h, (int)bos, bb + KC_GOFF_MB);
+      }
+    return;
+  }
+  if (RC == 1 && warp >= 8) {  // ---- the producer
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 72;\n" ::: "memory");
     const int pt = tid - 256, pw = pt >> 5;
     const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
-    const float oc = -ga2 * dt_bias[h * KC_KD + (pt & 127)];  // (loaded once: the loop's barriers are memory clobbers)
     float* const Gt = reinterpret_cast<float*>(gen + (sG - sB));
+    // -exp(A_log) dt_bias (log2 units) at the gate's channels (loaded once: the loop's barriers are memory clobbers)
+    const float oc = -ga2 * dt_bias[h * KC_KD + 2 * (pt & 63)], oc1 = -ga2 * dt_bias[h * KC_KD + 2 * (pt & 63) + 1];
     float* const tot = reinterpret_cast<float*>(gen + (sT - sB));
-    if (nch > 0 && pt == 0) kc_rc_issue(sR, sV, mq, mk, mg, mv, P, u, gl, slot0, H, h, bos0);
+    const bool issuer = (pt & 31) == 0 && pw < KC_RAW_ISSUERS;
+    if (nch > 0 && issuer) kc_rc_issue(pw, sR, sV, mq, mk, mg, mv, P, u, gl, slot0, H, h, bos0);
     for (int n = 0; n < nch; ++n) {
       const long long bos = bos0 + (long long)n * KC_CH;
       const int len = (int)min((long long)KC_CH, eos - bos);
@@ -2631,78 +2661,83 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       unsigned char* const Kr = gen + (rs - sB) + KC_RAW_K;
       const unsigned char* const Gr = gen + (rs - sB) + KC_RAW_G;
       const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
-      if (n + 1 < nch && pt == 0) {  // (its slot was released by the barrier ending chunk n - 1)
+      if (n + 1 < nch && issuer) {  // (its slot was released by the barrier ending chunk n - 1)
         if (KC_RCX & 1) kc_mbar_arrive(sR + ((n + 1) & 1) * KC_RAW + KC_RAW_MB);  // (the knob: no copies)
-        else kc_rc_issue(sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % (KC_VD + 1)) * KC_VSLOT, mq, mk, mg, mv, P, u, gl,
-                         slot0 + n + 1, H, h, bos + KC_CH);
+        else kc_rc_issue(pw, sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % (KC_VD + 1)) * KC_VSLOT, mq, mk, mg, mv, P, u,
+                         gl, slot0 + n + 1, H, h, bos + KC_CH);
       }
       KC_MARKT(13, 256);
       tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n >> 1) & 1));  // chunk n's copies
       KC_MARKT(6, 256);
-      if (!(KC_RCX & 2)) {  // the gate and G: thread = channel c x 16-row half qr (kc_gate_quarter's arithmetic)
-        const int c = pt & 127, qr = pt >> 7;
-        const float nga2 = -ga2;
-        float sg[16];
-        // (row i = 16 qr + r of the sw128 image: the 16-byte chunk of c XOR r % 8)
-        const unsigned char* const gr = Gr + (c >> 6) * (KC_CH * 128) + 16 * qr * 128;
-        const int cb = (c & 63) * 2;
+      // The gate and G: thread = channel pair cp x 8-row quarter qq (kc_gate_quarter's
+      // arithmetic per element), the quarters joined through tot; G (log2 units) into Gt.
+      if (!(KC_RCX & 2)) {
+        const int cp = 2 * (pt & 63), qq = pt >> 6;
+        const int cb = (cp & 63) * 2, hb = (cp >> 6) * (KC_CH * 128);  // (sw128: the chunk of cp XOR the row % 8)
+        float s0v[8], s1v[8];
 #pragma unroll
         for (int r = 0; r < 8; ++r) {
-          const int x = cb ^ (r << 4);
-#pragma unroll
-          for (int r8 = 0; r8 < 16; r8 += 8) {
-            const int i = 16 * qr + r + r8;
-            const float e =
-                kda::ex2(fmaf(__bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(gr + (r + r8) * 128 + x)), nga2, oc));
-            sg[r + r8] = i < len ? __fdividef(lb2, 1.0f + e) : 0.f;
-          }
+          const int i = 8 * qq + r;
+          const float2 gg = kda::bf16x2_to_f32(reinterpret_cast<const __nv_bfloat16*>(Gr + hb + i * 128 + (cb ^ (r << 4))));
+          const float e0 = kda::ex2(fmaf(gg.x, -ga2, oc)), e1 = kda::ex2(fmaf(gg.y, -ga2, oc1));
+          s0v[r] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
+          s1v[r] = i < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
         }
-        kda::inclusive_scan_regs(sg);
-        if (qr == 0) tot[c] = sg[15];
+        kda::inclusive_scan_regs(s0v);
+        kda::inclusive_scan_regs(s1v);
+        *reinterpret_cast<float2*>(tot + qq * KC_KD + cp) = make_float2(s0v[7], s1v[7]);
         asm volatile("bar.sync 3, 256;\n" ::: "memory");
-        const float off = qr == 1 ? tot[c] : 0.f;
+        float off0 = 0.f, off1 = 0.f;
+        for (int q2 = 0; q2 < qq; ++q2) {
+          const float2 t = *reinterpret_cast<const float2*>(tot + q2 * KC_KD + cp);
+          off0 += t.x;
+          off1 += t.y;
+        }
 #pragma unroll
-        for (int r = 0; r < 16; ++r) Gt[(16 * qr + r) * KC_LDG + c] = sg[r] + off;
+        for (int r = 0; r < 8; ++r)
+          *reinterpret_cast<float2*>(Gt + (8 * qq + r) * KC_LDG + cp) = make_float2(s0v[r] + off0, s1v[r] + off1);
       }
       asm volatile("bar.sync 3, 256;\n" ::: "memory");
       KC_MARKT(7, 256);
       if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
       KC_MARKT(9, 256);
-      if (!(KC_RCX & 2)) {  // qg, kd into the buffer, Kr <- k e^G (fp16, in place): the intra kernel's pass
-        const int c4 = 4 * lane;
-        const float4 GL = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + c4);
-#pragma unroll 1
-        for (int it = 0; it < KC_CH / 8; ++it) {  // (unrolled 2: spills at 56 registers)
-          const int i = pw + 8 * it;
-          const float4 G = *reinterpret_cast<const float4*>(Gt + i * KC_LDG + c4);
-          float qv[4], kv[4];
-          const tile::u32 ro = kda::sw128_off<KC_CH>(i, c4);
-          kda::bf16x4_to_f32(reinterpret_cast<const __nv_bfloat16*>(Qr + ro), qv);
-          kda::bf16x4_to_f32(reinterpret_cast<const __nv_bfloat16*>(Kr + ro), kv);
-          const float a = rn[i], b = rn[32 + i];
-          const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
-          const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-          asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_Q + ro),
-                       "r"(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1)),
-                       "r"(kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3))
-                       : "memory");
-          asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_KD + ro),
-                       "r"(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y))),
-                       "r"(kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)))
-                       : "memory");
-          *reinterpret_cast<uint2*>(Kr + ro) =
-              make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
-        }
-        if (pt < 32) {
-          const float4 g2 = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + pt * 4);
-          *reinterpret_cast<float4*>(gen + (bb - sB) + KC_GOFF_G + pt * 16) =
-              make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+      {  // qg, kd into the buffer, Kr <- k e^G (fp16, in place), e^{G_last}: the intra kernel's pass
+        if (!(KC_RCX & 2)) {
+          const int c4 = 4 * lane;
+          const float4 GL = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + c4);
+#pragma unroll 2
+          for (int it = 0; it < KC_CH / 8; ++it) {
+            const int i = pw + 8 * it;
+            const float4 G = *reinterpret_cast<const float4*>(Gt + i * KC_LDG + c4);
+            float qv[4], kv[4];
+            const tile::u32 ro = kda::sw128_off<KC_CH>(i, c4);
+            kda::bf16x4_to_f32(reinterpret_cast<const __nv_bfloat16*>(Qr + ro), qv);
+            kda::bf16x4_to_f32(reinterpret_cast<const __nv_bfloat16*>(Kr + ro), kv);
+            const float a = rn[i], b = rn[32 + i];
+            const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+            const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+            asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_Q + ro),
+                         "r"(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1)),
+                         "r"(kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3))
+                         : "memory");
+            asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_KD + ro),
+                         "r"(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y))),
+                         "r"(kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)))
+                         : "memory");
+            *reinterpret_cast<uint2*>(Kr + ro) = make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+          }
+          if (pt < 32) {
+            const float4 g2 = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + pt * 4);
+            *reinterpret_cast<float4*>(gen + (bb - sB) + KC_GOFF_G + pt * 16) =
+                make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+          }
         }
         const int pp = pt & 127;  // P's pieces (threads 0..127), -A diag(b)'s (128..255)
         const int so = pt < 128 ? KC_RAW_P : KC_RAW_A, dof = pt < 128 ? KC_GOFF_P : KC_GOFF_U;
         *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
             *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
       }
+      KC_MARKT(11, 256);
       asm volatile("bar.sync 3, 256;\n" ::: "memory");  // k e^G complete
       KC_MARKT(11, 256);
       if (!(KC_RCX & 2)) {  // w = A diag(b) (k e^G) = -(-A diag(b)) (k e^G); warp = columns 16 pw .. +15
@@ -2748,7 +2783,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     return;
   }
   // ---- the consumers: kc_state_gm2's UA chain, its copies replaced by the producer's buffers
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n" ::: "memory");
+  if (RC == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 184;\n" ::: "memory");
   const int eh = warp >> 2, wi = warp & 3;
   const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
   constexpr int NI = KC_CH / 8;
@@ -2873,7 +2908,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
 // the segment's chunks from its start state (h0 for segment 0, else hstart, written by
 // kda_chunk_fixup), the final state by the last segment. Block 256 (two warpgroups), smem
 // KC_STATE_SMEM bytes.
-extern "C" __global__ void __launch_bounds__(RC ? 512 : 256, 1) kda_chunk_state(
+extern "C" __global__ void __launch_bounds__(RC == 1 ? 512 : RC == 2 ? 288 : 256, 1) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
     const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
     const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
@@ -2906,13 +2941,10 @@ extern "C" __global__ void __launch_bounds__(RC ? 512 : 256, 1) kda_chunk_state(
   kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
   const long long bos0 = cu[n], eos = cu[n + 1];
-#if RC
-  if (blockDim.x != 512) __trap();  // spec.json's block: the producer's warpgroups are missing
-  (void)qg;
-  (void)kd;
-  (void)w;
+#if RC >= 1
+  if (blockDim.x != (RC == 1 ? 512 : 288)) __trap();  // spec.json's block: the producer's warps are missing
   (void)vin;
-  kc_state_rc(h0 + (n * H + h) * KC_KD * KC_KD, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD, bos0, eos,
+  kc_state_rc(h0 + (n * H + h) * KC_KD * KC_KD, qg, kd, w, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD, bos0, eos,
               n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias, lower_bound);
 #elif UA
   (void)A_log;
@@ -2933,9 +2965,9 @@ extern "C" __global__ void __launch_bounds__(RC ? 512 : 256, 1) kda_chunk_state(
 #if SEG == 0
 #define KC_STATE_HAS_V 1  // (for benchmarks/kda/dev: SEG 0's state kernel takes v, q, k, g, A_log, dt_bias, lower_bound last)
 #define KC_STATE_HAS_QKG 1
-#if RC
+#if RC >= 1
 #undef KC_STATE_THREADS
-#define KC_STATE_THREADS 512
+#define KC_STATE_THREADS (RC == 1 ? 512 : 288)
 #endif
 #endif
 

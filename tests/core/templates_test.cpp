@@ -163,9 +163,10 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
 // expression follows CH: one intra block of 128 threads per 32-token chunk slot with the CH
 // 32 kernel's 51,072 bytes, 256 threads per 64-token slot; the state buffers and the
 // per-slot scratch shrink with CH. UA (u formed by the state kernel, which then also
-// buffers v's rows) is offered with CH 32 only, by chunk_wgmma; RC (qg, kd, w formed by the
-// state kernel's third and fourth warpgroups from q, k, g) only with UA, and its state block has 512
-// threads and the producer's raw slots and G in shared memory.
+// buffers v's rows) is offered with CH 32 only, by chunk_wgmma; RC only with UA: RC 1 (qg, kd,
+// w formed by the state kernel's third and fourth warpgroups from q, k, g; a state block of
+// 512 threads with the producer's raw slots and G in shared memory) and RC 2 (a ninth warp
+// that only copies; 288 threads).
 TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
   auto op = spec::load_operator(targets() / "kda");
   const spec::Shape* one_long = nullptr;  // h96_1x8192: NSEQ 1, T 8192, H 96
@@ -185,7 +186,7 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       const long long ch = params.at("CH");
       const long long ua = params.count("UA") ? params.at("UA") : 0;
       const long long rc = params.count("RC") ? params.at("RC") : 0;
-      if (rc == 1) {
+      if (rc >= 1) {
         ++n_rc;
         EXPECT_EQ(ua, 1) << space.key(c);
       }
@@ -211,9 +212,9 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       EXPECT_EQ(spec::eval_int(state.smem, b),
                 (params.at("GM") == 2 ? 0 : 49152) +
                     (ua ? 3 * 29696 + 4 * (rc ? 8192 : 8704) + 8192 : 2 * (ch == 32 ? 35840 : 75776)) +
-                    (rc ? 2 * 29696 + 32 * 136 * 4 + 512 + 64 : 0) + 1024)
+                    (rc == 1 ? 2 * 29696 + 32 * 136 * 4 + 4 * 128 * 4 + 64 : rc == 2 ? 64 : 0) + 1024)
           << space.key(c);
-      EXPECT_EQ(spec::eval_int(state.block[0], b), rc ? 512 : 256) << space.key(c);
+      EXPECT_EQ(spec::eval_int(state.block[0], b), rc == 1 ? 512 : rc == 2 ? 288 : 256) << space.key(c);
       for (auto& s : tpl->scratch) {
         if (s.name == "P") {
           EXPECT_EQ(spec::eval_int(s.size, b), (1 + 8192 / ch) * 96 * ch * ch) << space.key(c);
@@ -221,7 +222,7 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       }
     }
     EXPECT_GT(ch32, 0);
-    EXPECT_EQ(n_ua, std::string(name) == "chunk_wgmma" ? 4 : 0);  // CH 32 x TRN 0, 1 x RC 0, 1
-    EXPECT_EQ(n_rc, std::string(name) == "chunk_wgmma" ? 2 : 0);  // CH 32 x TRN 0, 1
+    EXPECT_EQ(n_ua, std::string(name) == "chunk_wgmma" ? 6 : 0);  // CH 32 x TRN 0, 1 x RC 0, 1, 2
+    EXPECT_EQ(n_rc, std::string(name) == "chunk_wgmma" ? 4 : 0);  // CH 32 x TRN 0, 1 x RC 1, 2
   }
 }

@@ -7,6 +7,7 @@
 // shape, innermost first), passed by value. The kernel declares it as
 //   const __grid_constant__ tile::tmap m        (never copied: its address is used)
 // and one thread issues, after mbar_expect_tx(mbar, box bytes ...),
+//   tma_prefetch_desc(&m)                       (optional, early: the descriptor cached)
 //   tma_load_3d(dst, &m, c0, c1, c2, mbar)      the box at coordinates (c0, c1, c2),
 //                                               innermost first, into dst (16-byte
 //                                               aligned; 1024 with the 128-byte swizzle)
@@ -22,6 +23,11 @@ namespace tile {
 struct alignas(64) tmap {
   unsigned long long opaque[16];  // the driver's CUtensorMap (128 bytes)
 };
+
+// Brings a tensor map into the descriptor cache ahead of its first copy (one thread).
+__device__ __forceinline__ void tma_prefetch_desc(const tmap* m) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(m)) : "memory");
+}
 
 __device__ __forceinline__ void tma_load_3d(u32 dst, const tmap* m, int c0, int c1, int c2, u32 mbar) {
   asm volatile(
