@@ -14,6 +14,7 @@
 #include "evaluator/batch_filter.h"
 #include "evaluator/builtin_kernels.h"
 #include "evaluator/npy.h"
+#include "evaluator/tensor_map.h"
 
 namespace tessera::evaluator {
 
@@ -26,44 +27,6 @@ namespace {
 struct StickyFault : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-// A "tmap:" launch argument's CUtensorMap over the buffer at ptr (tensor t, element type
-// dt): dimensions t's shape innermost first, contiguous, box and swizzle as the argument
-// says, zeros outside the tensor.
-CUtensorMap encode_tensor_map(Driver& d, CUdeviceptr ptr, DType dt, const spec::Tensor& t,
-                              const spec::TensorMapArg& tm, const spec::Bindings& b) {
-  const int rank = static_cast<int>(t.shape.size());
-  cuuint64_t dims[5], strides[5];
-  cuuint32_t box[5], estr[5];
-  cuuint64_t stride = spec::dtype_size(dt);
-  for (int i = 0; i < rank; ++i) {
-    dims[i] = static_cast<cuuint64_t>(std::max(1LL, spec::eval_int(t.shape[rank - 1 - i], b)));
-    if (i > 0) strides[i - 1] = stride;  // bytes from one index of dimension i to the next
-    stride *= dims[i];
-    box[i] = static_cast<cuuint32_t>(tm.box[i]);
-    estr[i] = 1;
-  }
-  CUtensorMapDataType ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  switch (dt) {
-    case DType::bf16: ty = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
-    case DType::f16: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
-    case DType::f32: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
-    case DType::f64: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
-    case DType::i32: ty = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
-    case DType::i64: ty = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
-  }
-  const CUtensorMapSwizzle sw = tm.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-                                : tm.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                : tm.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
-                                                   : CU_TENSOR_MAP_SWIZZLE_NONE;
-  CUtensorMap m;
-  check(d,
-        d.cuTensorMapEncodeTiled(&m, ty, static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(ptr), dims, strides, box,
-                                 estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-        fmt::format("cuTensorMapEncodeTiled ({}: tmap:{})", spec::dtype_name(dt), tm.tensor).c_str());
-  return m;
-}
 
 unsigned long long mix(unsigned long long a, unsigned long long b) {
   unsigned long long z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;
