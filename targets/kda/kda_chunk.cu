@@ -2297,6 +2297,72 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
   }
 }
 
+// GM 2, one warpgroup, a chunk's products after A (buffer at bb; S^T's fp16 fragments sa,
+// v'^T's va): S^T <- S^T diag(e^{G_last}) (Gd: e^{G_last}; before C's accumulation, after
+// A's last read of S^T), then B: O^T = S^T qg^T + v'^T P^T into acc (with_b), and C behind
+// it: S^T += v'^T kd; each a committed group, not waited for.
+template <bool with_b>
+__device__ __forceinline__ void kc_gm2_bc(kda::frag_c (&ST)[16], kda::frag_c (&acc)[KC_CH / 8], const tile::u32 (&sa)[8][4],
+                                          const tile::u32 (&va)[KC_CH / 16][4], const float* Gd, tile::u32 bb, int tq) {
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const float2 f = *reinterpret_cast<const float2*>(Gd + 8 * j + 2 * tq);
+    ST[j].x[0] *= f.x;
+    ST[j].x[1] *= f.y;
+    ST[j].x[2] *= f.x;
+    ST[j].x[3] *= f.y;
+  }
+  kda::wgmma_fence();
+  if (with_b) {
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) {
+      const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+      if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
+      else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
+    }
+#pragma unroll
+    for (int ks = 0; ks < KC_CH / 16; ++ks)
+      kda::wgmma_m64nk16_rs<0>(acc, va[ks], KC_PDESC(bb + KC_GOFF_P + ks * 32));
+    kda::wgmma_commit();
+  }
+#pragma unroll
+  for (int ks = 0; ks < KC_CH / 16; ++ks)
+    kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
+  kda::wgmma_commit();
+}
+
+// GM 2, one warpgroup (eh): o = scale O^T of a chunk (O^T's accumulator acc, this thread's
+// value rows er0 and er0 + 8) staged as a bf16 [CH i][64 e] sw128 tile at os, then written
+// to o's rows bos.. (len of them) by 16-byte coalesced stores. The warpgroup's barrier
+// before the staging also tells racecheck, which does not count wgmma as one, that every
+// warp is through with the reads before B.
+__device__ __forceinline__ void kc_o_out(tile::u32 os, const kda::frag_c (&acc)[KC_CH / 8], float scale, int er0, int eh,
+                                         int tq, int tid, int len, __nv_bfloat16* __restrict__ o, long long bos,
+                                         long long H, long long h) {
+  auto ooff = [](int r, int c) { return kda::sw128_off<KC_CH>(r, c); };
+  const int el = er0 - 64 * eh;
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
+#pragma unroll
+  for (int j = 0; j < KC_CH / 8; ++j) {
+    const int i = 8 * j + 2 * tq;
+    kda::st_shared_bf16(os + ooff(i, el), scale * acc[j].x[0]);
+    kda::st_shared_bf16(os + ooff(i + 1, el), scale * acc[j].x[1]);
+    kda::st_shared_bf16(os + ooff(i, el + 8), scale * acc[j].x[2]);
+    kda::st_shared_bf16(os + ooff(i + 1, el + 8), scale * acc[j].x[3]);
+  }
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
+  const int t = tid & 127;
+#pragma unroll
+  for (int k4 = 0; k4 < KC_CH / 16; ++k4) {
+    const int r = (t >> 3) + 16 * k4, c8 = 8 * (t & 7);
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(os + ooff(r, c8)));
+    if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + 64 * eh + c8) = v;
+  }
+}
+
 // GM 2: the state chain on the transposed state, with kc_state_gm's interface and
 // semantics (kStateOnly, S0 / identity / 0, end). Warpgroup eh owns the value rows
 // e = 64eh..64eh+63 of S^T [e][d] (fp32, the m64n128 wgmma accumulator: thread rows er0 and
@@ -2446,33 +2512,8 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #endif
 #pragma unroll
     for (int ks = 0; ks < KC_CH / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
-    // the decay of C, per column d (before C's accumulation, after A's last read of ST)
-#pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const float2 f = *reinterpret_cast<const float2*>(Gd + 8 * j + 2 * tq);
-      ST[j].x[0] *= f.x;
-      ST[j].x[1] *= f.y;
-      ST[j].x[2] *= f.x;
-      ST[j].x[3] *= f.y;
-    }
-    // B: O^T = S^T qg^T + v'^T P^T;  C behind it: S^T += v'^T kd
-    kda::wgmma_fence();
-    if (!kStateOnly) {
-#pragma unroll
-      for (int ks = 0; ks < 8; ++ks) {
-        const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
-        if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
-        else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
-      }
-#pragma unroll
-      for (int ks = 0; ks < KC_CH / 16; ++ks)
-        kda::wgmma_m64nk16_rs<0>(acc, va[ks], KC_PDESC(bb + KC_GOFF_P + ks * 32));
-      kda::wgmma_commit();
-    }
-#pragma unroll
-    for (int ks = 0; ks < KC_CH / 16; ++ks)
-      kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
-    kda::wgmma_commit();
+    // the decay of C; B: O^T = S^T qg^T + v'^T P^T;  C behind it: S^T += v'^T kd
+    kc_gm2_bc<!kStateOnly>(ST, acc, sa, va, Gd, bb, tq);
 #if UA
     // the next chunk's -u^T behind B and C (its buffer and v rows are in place). Issued
     // after the last chunk too, on stale operands, never read: a conditional product
@@ -2500,30 +2541,8 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #else
       const tile::u32 os = bb + KC_GOFF_U + eh * (KC_CH * 128);
 #endif
-      auto ooff = [](int r, int c) { return kda::sw128_off<KC_CH>(r, c); };
-      const int el = er0 - 64 * eh;
-      // (Every warp of the warpgroup read its u^T before B's issue, which needs all four;
-      // the barrier says so to racecheck, which does not count wgmma as one.)
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
-#pragma unroll
-      for (int j = 0; j < NI; ++j) {
-        const int i = 8 * j + 2 * tq;
-        kda::st_shared_bf16(os + ooff(i, el), scale * acc[j].x[0]);
-        kda::st_shared_bf16(os + ooff(i + 1, el), scale * acc[j].x[1]);
-        kda::st_shared_bf16(os + ooff(i, el + 8), scale * acc[j].x[2]);
-        kda::st_shared_bf16(os + ooff(i + 1, el + 8), scale * acc[j].x[3]);
-      }
-      asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
-      const int t = tid & 127;
-#pragma unroll
-      for (int k4 = 0; k4 < KC_CH / 16; ++k4) {
-        const int r = (t >> 3) + 16 * k4, c8 = 8 * (t & 7);
-        uint4 v;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "r"(os + ooff(r, c8)));
-        if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + 64 * eh + c8) = v;
-      }
+      // (Every warp of the warpgroup read its u^T before B's issue, which needs all four.)
+      kc_o_out(os, acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
     }
 #if UA
     kda::wgmma_wait<1>();  // C is done (the next chunk's -u^T may run on)
@@ -2830,29 +2849,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     }
 #pragma unroll
     for (int ks = 0; ks < KC_CH / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
-#pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const float2 f = *reinterpret_cast<const float2*>(Gd + 8 * j + 2 * tq);
-      ST[j].x[0] *= f.x;
-      ST[j].x[1] *= f.y;
-      ST[j].x[2] *= f.x;
-      ST[j].x[3] *= f.y;
-    }
-    kda::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
-      if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
-      else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
-    }
-#pragma unroll
-    for (int ks = 0; ks < KC_CH / 16; ++ks)
-      kda::wgmma_m64nk16_rs<0>(acc, va[ks], KC_PDESC(bb + KC_GOFF_P + ks * 32));
-    kda::wgmma_commit();
-#pragma unroll
-    for (int ks = 0; ks < KC_CH / 16; ++ks)
-      kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
-    kda::wgmma_commit();
+    kc_gm2_bc<true>(ST, acc, sa, va, Gd, bb, tq);
     KC_MARKT(8, 0);
     {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
       const int nx = (c + 1) % KC_NBUF;
@@ -2861,29 +2858,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       kc_ua_issue(au, vv, sV + ((c + 1) % (KC_VD + 1)) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
     }
     kda::wgmma_wait<2>();  // B is done
-    const tile::u32 os = sO + eh * (KC_CH * 128);
-    auto ooff = [](int r, int cc) { return kda::sw128_off<KC_CH>(r, cc); };
-    const int el = er0 - 64 * eh;
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
-#pragma unroll
-    for (int j = 0; j < NI; ++j) {
-      const int i = 8 * j + 2 * tq;
-      kda::st_shared_bf16(os + ooff(i, el), scale * acc[j].x[0]);
-      kda::st_shared_bf16(os + ooff(i + 1, el), scale * acc[j].x[1]);
-      kda::st_shared_bf16(os + ooff(i, el + 8), scale * acc[j].x[2]);
-      kda::st_shared_bf16(os + ooff(i + 1, el + 8), scale * acc[j].x[3]);
-    }
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
-    const int t = tid & 127;
-#pragma unroll
-    for (int k4 = 0; k4 < KC_CH / 16; ++k4) {
-      const int r = (t >> 3) + 16 * k4, c8 = 8 * (t & 7);
-      uint4 ov;
-      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                   : "=r"(ov.x), "=r"(ov.y), "=r"(ov.z), "=r"(ov.w)
-                   : "r"(os + ooff(r, c8)));
-      if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + 64 * eh + c8) = ov;
-    }
+    kc_o_out(sO + eh * (KC_CH * 128), acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
     kda::wgmma_wait<1>();  // C is done: this warp is through with the buffer
     kda::fence_async_shared();  // (its ordinary reads of the buffer and of v's slot, before their next copies)
     __syncwarp();
