@@ -2575,8 +2575,14 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 // arrives on the slot's mbarrier (5 arrivals) with its bytes.
 #define KC_RCP 256  // the producer's threads (two warpgroups)
 #define KC_RAW_ISSUERS 5
+// KC_RCI 1: consumer thread 0 issues the raw copies (chunk n once it has seen "full" for
+// n - 2, whose raw slot that frees), off the producer's critical path; 0: lane 0 of the
+// producer's warps 0..4, a chunk ahead.
+#ifndef KC_RCI
+#define KC_RCI 1
+#endif
 #ifndef KC_RCX
-#define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0, 2 no producer arithmetic
+#define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0 (with KC_RCI 0), 2 no producer arithmetic
 #endif
 __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, const tile::tmap* tq, const tile::tmap* tk,
                                             const tile::tmap* tg, const tile::tmap* tv, const __half* __restrict__ P,
@@ -2669,7 +2675,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     // -exp(A_log) dt_bias (log2 units) at the gate's channels (loaded once: the loop's barriers are memory clobbers)
     const float oc = -ga2 * dt_bias[h * KC_KD + 2 * (pt & 63)], oc1 = -ga2 * dt_bias[h * KC_KD + 2 * (pt & 63) + 1];
     float* const tot = reinterpret_cast<float*>(gen + (sT - sB));
-    const bool issuer = (pt & 31) == 0 && pw < KC_RAW_ISSUERS;
+    const bool issuer = !KC_RCI && (pt & 31) == 0 && pw < KC_RAW_ISSUERS;
     if (nch > 0 && issuer) kc_rc_issue(pw, sR, sV, mq, mk, mg, mv, P, u, gl, slot0, H, h, bos0);
     for (int n = 0; n < nch; ++n) {
       const long long bos = bos0 + (long long)n * KC_CH;
@@ -2808,7 +2814,18 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   constexpr int NI = KC_CH / 8;
   kda::frag_c au[NI];
   tile::u32 vv[KC_CH / 16][4];
+  // (RC 1, KC_RCI: the raw copies of chunk n once "full" of n - 2 is seen, chunks 0 and 1 now)
+  auto raw_issue = [&](int n) {
+    if (RC == 1 && KC_RCI && tid == 0 && n < nch)
+#pragma unroll 1
+      for (int iw = 0; iw < KC_RAW_ISSUERS; ++iw)
+        kc_rc_issue(iw, sR + (n & 1) * KC_RAW, sV + (n % (KC_VD + 1)) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n, H,
+                    h, bos0 + (long long)n * KC_CH);
+  };
+  raw_issue(0);
+  raw_issue(1);
   if (nch > 0) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
+  raw_issue(2);
   kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
   kda::frag_c ST[16];
 #pragma unroll
@@ -2854,6 +2871,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
       const int nx = (c + 1) % KC_NBUF;
       if (c + 1 < nch) tile::mbar_wait(sB + nx * KC_GBUF + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
+      raw_issue(c + 3);
       KC_MARKT(10, 0);
       kc_ua_issue(au, vv, sV + ((c + 1) % (KC_VD + 1)) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
     }

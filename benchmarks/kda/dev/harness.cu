@@ -370,6 +370,22 @@ namespace fv19 {
 #define FAST_SUFFIX ch32rc2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+namespace fv20 {
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCI 0
+#define FAST_SUFFIX ch32rci0
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
 namespace fv14 {
 #define BV 128
 #define SW 8
@@ -423,7 +439,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv19, "CH32 RC2 TRN1")};
+FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv20, "RC, producer copies")};
 const int kNumFast = 3;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
