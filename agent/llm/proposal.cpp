@@ -112,6 +112,13 @@ bool identifier(const std::string& s) {
   return std::regex_match(s, id);
 }
 
+// The form of a tensor-map argument, tmap:NAME:B0xB1x..:SWIZZLE (docs/spec-format.md); what
+// it names is checked against the operator later, with the rest of the plan.
+bool tensor_map_form(const std::string& s) {
+  static const std::regex tm(R"(tmap:[A-Za-z_][A-Za-z0-9_]*:[0-9]{1,3}(x[0-9]{1,3}){0,4}:(0|32|64|128))");
+  return std::regex_match(s, tm);
+}
+
 json normalize_dims(const json& v, const std::string& where) {
   json dims = v.is_array() ? v : json::array({v});
   if (dims.empty() || dims.size() > 3)
@@ -143,9 +150,9 @@ json normalize_launch(const json& launch, const std::string& source) {
     json args = json::array();
     if (!step["args"].is_array()) throw Invalid{where + ".args must be an array of names"};
     for (const auto& a : step["args"]) {
-      if (!a.is_string() || !identifier(a.get<std::string>()))
+      if (!a.is_string() || !(identifier(a.get<std::string>()) || tensor_map_form(a.get<std::string>())))
         throw Invalid{fmt::format("{}.args holds {}, which is not a tensor, scratch, symbol, "
-                                  "scalar or parameter name",
+                                  "scalar or parameter name, nor a tensor map (tmap:NAME:BOX:SWIZZLE)",
                                   where, truncate_text(a.dump(), 60))};
       args.push_back(a);
     }

@@ -30,6 +30,23 @@ TEST(ParseProposals, KernelWithPlanIsNormalized) {
   EXPECT_FALSE(p.plan_json().contains("params"));
 }
 
+// A launch argument may be a tensor map over a tensor (tmap:NAME:BOX:SWIZZLE, built by the
+// evaluator); its form is checked here, what it names later against the operator.
+TEST(ParseProposals, TensorMapArgumentsKeepTheirForm) {
+  const std::string src = "```cuda\nextern \"C\" __global__ void k(float* y, long long N) {}\n```\n";
+  ParseResult r = parse_proposals(src + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
+                                        "\"args\": [\"tmap:x:64x1x32:128\", \"y\"]}]}\n```\n");
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_EQ(r.proposals.at(0).launch[0]["args"][0], "tmap:x:64x1x32:128");
+  for (const char* bad : {"tmap:x:64:96", "tmap:x;y:64:0", "tmap:x:64x1x1x1x1x1:0", "tmap:x:64"}) {
+    ParseResult b = parse_proposals(src + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
+                                          "\"args\": [\"" + std::string(bad) + "\"]}]}\n```\n");
+    EXPECT_TRUE(b.proposals.empty()) << bad;
+    ASSERT_FALSE(b.errors.empty()) << bad;
+    EXPECT_NE(b.errors.front().find("nor a tensor map"), std::string::npos) << b.errors.front();
+  }
+}
+
 TEST(ParseProposals, TemplateWithParameterSpace) {
   ParseResult r = parse_proposals(testing::kTemplateAnswer);
   ASSERT_TRUE(r.ok()) << r.errors.front();
