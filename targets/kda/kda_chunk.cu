@@ -2614,7 +2614,11 @@ __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, 
 // and arrives on the buffer's "full" mbarrier. The arithmetic per element is the intra
 // kernel's; G's sums run over quarters of 8 rows (the intra kernel's over halves), so qg, kd
 // and w match UA 0's images to fp32 rounding, not bit for bit. Registers: setmaxnreg moves
-// them from the producer (72) to the consumers (184).
+// them from the producer (72) to the consumers (184). Rows past the sequence's end (len)
+// hold the next sequence's q, k, g, v (TMA boxes are not cut at len): they meet zeros
+// everywhere (1/|q| = 1/|k| = 0 from the intra kernel, the gate masked past len, the columns
+// of -A diag(b) past len zero, v'^T masked), so they do not reach o or the state as long
+// as they are finite, which inputs are.
 __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u,
