@@ -2618,7 +2618,7 @@ __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, 
 // hold the next sequence's q, k, g, v (TMA boxes are not cut at len): they meet zeros
 // everywhere (1/|q| = 1/|k| = 0 from the intra kernel, the gate masked past len, the columns
 // of -A diag(b) past len zero, v'^T masked), so they do not reach o or the state as long
-// as they are finite, which inputs are.
+// as they are finite after v's conversion to fp16: PREC 2's bound on every v row anyway.
 __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u,
