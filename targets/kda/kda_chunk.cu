@@ -2113,6 +2113,18 @@ __device__ __forceinline__ void kc_ua_issue(kda::frag_c (&au)[KC_CH / 8], tile::
   }
   kda::wgmma_commit();
 }
+// UA: v'^T = -(V^T - u^T) from product A's accumulator au (onto -u^T), columns i past len 0.
+__device__ __forceinline__ void kc_ua_vprime(kda::frag_c (&acc)[KC_CH / 8], const kda::frag_c (&au)[KC_CH / 8], int len,
+                                             int tq) {
+#pragma unroll
+  for (int j = 0; j < KC_CH / 8; ++j) {
+    const int i = 8 * j + 2 * tq;
+    acc[j].x[0] = i < len ? -au[j].x[0] : 0.f;
+    acc[j].x[1] = i + 1 < len ? -au[j].x[1] : 0.f;
+    acc[j].x[2] = i < len ? -au[j].x[2] : 0.f;
+    acc[j].x[3] = i + 1 < len ? -au[j].x[3] : 0.f;
+  }
+}
 #endif
 
 // The state chain of one block (grid and block as kda_chunk_state below). Warpgroup eh
@@ -2483,14 +2495,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     // (e = er0 or er1, i = 8j + 2tq, +1). (A transition has u = 0.)
     tile::u32 va[KC_CH / 16][4];
 #if UA
-#pragma unroll
-    for (int j = 0; j < NI; ++j) {  // v'^T = -(V^T - u^T)
-      const int i = 8 * j + 2 * tq;
-      acc[j].x[0] = i < len ? -au[j].x[0] : 0.f;
-      acc[j].x[1] = i + 1 < len ? -au[j].x[1] : 0.f;
-      acc[j].x[2] = i < len ? -au[j].x[2] : 0.f;
-      acc[j].x[3] = i + 1 < len ? -au[j].x[3] : 0.f;
-    }
+    kc_ua_vprime(acc, au, len, tq);
 #else
 #pragma unroll
     for (int p = 0; p < KC_CH / 16; ++p) {
@@ -2860,14 +2865,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     kda::wgmma_wait<0>();
     KC_MARKT(14, 0);
     tile::u32 va[KC_CH / 16][4];
-#pragma unroll
-    for (int j = 0; j < NI; ++j) {  // v'^T = -(V^T - u^T)
-      const int i = 8 * j + 2 * tq;
-      acc[j].x[0] = i < len ? -au[j].x[0] : 0.f;
-      acc[j].x[1] = i + 1 < len ? -au[j].x[1] : 0.f;
-      acc[j].x[2] = i < len ? -au[j].x[2] : 0.f;
-      acc[j].x[3] = i + 1 < len ? -au[j].x[3] : 0.f;
-    }
+    kc_ua_vprime(acc, au, len, tq);
 #pragma unroll
     for (int ks = 0; ks < KC_CH / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
     kc_gm2_bc<true>(ST, acc, sa, va, Gd, bb, tq);

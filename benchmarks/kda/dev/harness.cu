@@ -386,22 +386,6 @@ namespace fv20 {
 #define FAST_SUFFIX ch32rci0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
-namespace fv14 {
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCX 1
-#define FAST_SUFFIX ch32rcx1
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
 namespace fv15 {
 #define BV 128
 #define SW 8
