@@ -2051,8 +2051,19 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_RAW_N (KC_RAW_A + KC_CH * KC_CH * 2)
 #define KC_RAW_MB (KC_RAW_N + 256)  // the slot's mbarrier (the copies' bytes)
 #define KC_RAW ((KC_RAW_MB + 8 + 1023) / 1024 * 1024)
-#define KC_RC_SMEM (RC == 1 ? 2 * KC_RAW + KC_CH * KC_LDG * 4 + 4 * KC_KD * 4 + 64 : RC == 2 ? 64 : 0)
-#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? (KC_VD + 1) * KC_VSLOT + KC_TILE : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
+// RC 1 with KC_RCW 1: KC_RAWN raw slots (chunk n in slot n % KC_RAWN, its copies issued once
+// "full" of n - KC_RAWN is seen) and no G tile; v's ring then needs KC_RAWN + 2 slots (the
+// copy of chunk n may be issued while a consumer warp is still in chunk n - KC_RAWN - 2).
+#ifndef KC_RCW
+#define KC_RCW 1
+#endif
+#ifndef KC_RAWN
+#define KC_RAWN 2  // (3: slower, 0.7142 against 0.7036 ms geomean, NOTES.md, fourteenth session)
+#endif
+#define KC_VRING (RC == 1 ? KC_RAWN + 2 : KC_VD + 1)  // v's ring slots
+static_assert(KC_RAWN == 2 || (KC_RAWN == 3 && RC == 1 && KC_RCW), "KC_RAWN: 2, or 3 with RC 1 and KC_RCW 1");
+#define KC_RC_SMEM (RC == 1 ? (KC_RCW ? KC_RAWN * KC_RAW + 64 : 2 * KC_RAW + KC_CH * KC_LDG * 4 + 4 * KC_KD * 4 + 64) : RC == 2 ? 64 : 0)
+#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? KC_VRING * KC_VSLOT + KC_TILE : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 
 // One thread copies a chunk's operands into the buffer at shared address buf: the
@@ -2105,11 +2116,12 @@ __device__ __forceinline__ void kc_ua_issue(kda::frag_c (&au)[KC_CH / 8], tile::
       vv[p][e] = kda::pack_f16x2(f.x, f.y);
     }
   }
+  const unsigned long long di = kda::desc_kmajor64(img);
   kda::wgmma_fence();
 #pragma unroll
   for (int p = 0; p < KC_CH / 16; ++p) {
-    if (p == 0) kda::wgmma_m64nk16_rs<0, 0>(au, vv[p], kda::desc_kmajor64(img + p * 32));
-    else kda::wgmma_m64nk16_rs<0>(au, vv[p], kda::desc_kmajor64(img + p * 32));
+    if (p == 0) kda::wgmma_m64nk16_rs<0, 0>(au, vv[p], di);
+    else kda::wgmma_m64nk16_rs<0>(au, vv[p], kda::desc_add(di, p * 32));
   }
   kda::wgmma_commit();
 }
@@ -2324,22 +2336,23 @@ __device__ __forceinline__ void kc_gm2_bc(kda::frag_c (&ST)[16], kda::frag_c (&a
     ST[j].x[2] *= f.x;
     ST[j].x[3] *= f.y;
   }
+  // (each product's descriptors from one built here: kda::desc_add)
+  const unsigned long long dq = kda::desc_kmajor(bb + KC_GOFF_Q), dp = KC_PDESC(bb + KC_GOFF_P),
+                           dk = kda::desc_mnmajor(bb + KC_GOFF_KD, KC_CH * 128);
   kda::wgmma_fence();
   if (with_b) {
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) {
-      const unsigned long long db = kda::desc_kmajor(bb + KC_GOFF_Q + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+      const unsigned long long db = kda::desc_add(dq, (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
       if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
       else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
     }
 #pragma unroll
-    for (int ks = 0; ks < KC_CH / 16; ++ks)
-      kda::wgmma_m64nk16_rs<0>(acc, va[ks], KC_PDESC(bb + KC_GOFF_P + ks * 32));
+    for (int ks = 0; ks < KC_CH / 16; ++ks) kda::wgmma_m64nk16_rs<0>(acc, va[ks], kda::desc_add(dp, ks * 32));
     kda::wgmma_commit();
   }
 #pragma unroll
-  for (int ks = 0; ks < KC_CH / 16; ++ks)
-    kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_mnmajor(bb + KC_GOFF_KD + ks * 2048, KC_CH * 128));
+  for (int ks = 0; ks < KC_CH / 16; ++ks) kda::wgmma_m64n128k16_rs<1>(ST, va[ks], kda::desc_add(dk, ks * 2048));
   kda::wgmma_commit();
 }
 
@@ -2475,10 +2488,11 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
     // A: V^T = S^T w^T (UA: onto -u^T, in flight since the previous chunk: -(v'^T))
     kda::frag_c acc[NI];
+    const unsigned long long dw = kda::desc_kmajor(bb);
     kda::wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) {
-      const unsigned long long db = kda::desc_kmajor(bb + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+      const unsigned long long db = kda::desc_add(dw, (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
 #if UA
       kda::wgmma_m64nk16_rs<0>(au, sa[ks], db);
 #else
@@ -2586,6 +2600,9 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 #ifndef KC_RCI
 #define KC_RCI 1
 #endif
+// KC_RCW 1: the producer's warps work alone (see kc_state_rc); 0: threads = channel pairs
+// x 8-row quarters, G through shared memory, four barriers per chunk (KC_RCW: above).
+static_assert(!KC_RCW || KC_RCI, "KC_RCW 1 needs the consumer-issued raw copies (KC_RCI 1)");
 #ifndef KC_RCX
 #define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0 (with KC_RCI 0), 2 no producer arithmetic
 #endif
@@ -2636,24 +2653,23 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
   const tile::u32 sV = sB + KC_NBUF * KC_GBUF;               // the v ring
-  const tile::u32 sO = sV + (KC_VD + 1) * KC_VSLOT;          // o's staging tile
+  const tile::u32 sO = sV + KC_VRING * KC_VSLOT;             // o's staging tile
   const tile::u32 sR = sO + KC_TILE;                         // the two raw slots
-  const tile::u32 sG = sR + 2 * KC_RAW;                      // the producer's G
-  const tile::u32 sT = sG + KC_CH * KC_LDG * 4;              // the gate's quarter totals
-  const tile::u32 sE = RC == 1 ? sT + 4 * KC_KD * 4 : sR;    // the empty mbarriers
+  const tile::u32 sG = sR + KC_RAWN * KC_RAW;                // the producer's G (KC_RCW 0)
+  const tile::u32 sT = sG + KC_CH * KC_LDG * 4;              // the gate's quarter totals (KC_RCW 0)
+  const tile::u32 sE = RC == 1 ? (KC_RCW ? sG : sT + 4 * KC_KD * 4) : sR;  // the empty mbarriers
   unsigned char* const gen = smb + (sB - s0);                // generic address of sB
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int nch = (int)((eos - bos0 + KC_CH - 1) / KC_CH);
   if (tid == 0) {
 #pragma unroll
     for (int b = 0; b < KC_NBUF; ++b) {
-      // full: RC 1 one producer thread after its barrier; RC 2 the copier's two arrivals with bytes
-      tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, RC == 1 ? 1 : 2);
+      // full: RC 1 each producer warp (KC_RCW 0: one thread after their barrier); RC 2 the copier's two arrivals with bytes
+      tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, RC == 1 ? (KC_RCW ? 8 : 1) : 2);
       tile::mbar_init(sE + 8 * b, 8);  // empty: the consumers' 8 warps
     }
     if (RC == 1) {
-      tile::mbar_init(sR + KC_RAW_MB, KC_RAW_ISSUERS);  // the raw slots: the copies' bytes
-      tile::mbar_init(sR + KC_RAW + KC_RAW_MB, KC_RAW_ISSUERS);
+      for (int r = 0; r < KC_RAWN; ++r) tile::mbar_init(sR + r * KC_RAW + KC_RAW_MB, KC_RAW_ISSUERS);  // the raw slots: the copies' bytes
       tile::tma_prefetch_desc(mq);
       tile::tma_prefetch_desc(mk);
       tile::tma_prefetch_desc(mg);
@@ -2667,7 +2683,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     if (lane == 0)
       for (int n = 0; n < nch; ++n) {
         const long long bos = bos0 + (long long)n * KC_CH;
-        const tile::u32 bb = sB + (n % KC_NBUF) * KC_GBUF, vs = sV + (n % (KC_VD + 1)) * KC_VSLOT;
+        const tile::u32 bb = sB + (n % KC_NBUF) * KC_GBUF, vs = sV + (n % KC_VRING) * KC_VSLOT;
         if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
         kc_issue_gm(bb, qg, kd, w, u, P, gl, slot0 + n, H, h);
         tile::mbar_expect_tx(bb + KC_GOFF_MB, KC_TILE);
@@ -2676,7 +2692,137 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       }
     return;
   }
-  if (RC == 1 && warp >= 8) {  // ---- the producer
+  if (RC == 1 && KC_RCW && warp >= 8) {  // ---- the producer, warp by warp (KC_RCW 1)
+    // Warp pw owns channels 16 pw .. 16 pw + 15 of every row, as two 8-channel columns of
+    // 8x8 matrices read with ldmatrix.trans: lane l holds channel 16 pw + 8 j + l / 4 of rows
+    // 8 m + 2 (l % 4) and + 1 (m = 0..3), so the gate's sums run down the lane's own pairs
+    // and across the 4 lanes of its channel (shuffles), G never leaves registers, and the
+    // images go back by stmatrix.trans in the same layout. w's warp needs only its own
+    // columns of k e^G: no barrier between the producer's warps; each arrives on "full".
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 72;\n" ::: "memory");
+    const int pw = warp - 8, t = lane & 3;
+    const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
+    float oc[2];  // -exp(A_log) dt_bias (log2 units) at the lane's two channels
+    tile::u32 lo[2];  // the lane's ldmatrix / stmatrix row address in a [CH][128] image (row lane)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      oc[j] = -ga2 * dt_bias[h * KC_KD + 16 * pw + 8 * j + (lane >> 2)];
+      lo[j] = kda::sw128_off<KC_CH>(lane, 16 * pw + 8 * j);
+    }
+    for (int n = 0; n < nch; ++n) {
+      const long long bos = bos0 + (long long)n * KC_CH;
+      const int len = (int)min((long long)KC_CH, eos - bos);
+      const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW, bb = sB + (n % KC_NBUF) * KC_GBUF;
+      const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
+      KC_MARKT(13, 256);
+      tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n / KC_RAWN) & 1));  // chunk n's copies
+      KC_MARKT(6, 256);
+      float2 ra[4], rb[4];  // 1/|q|, 1/|k| of rows 8 m + 2 t, + 1
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        ra[m] = *reinterpret_cast<const float2*>(rn + 8 * m + 2 * t);
+        rb[m] = *reinterpret_cast<const float2*>(rn + 32 + 8 * m + 2 * t);
+      }
+      // (the buffer's "empty" first: the chain runs ahead of the producer, so it is free by
+      // now, and each column's images go out as soon as they are formed)
+      if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
+      KC_MARKT(9, 256);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        tile::u32 gr[4], qr[4], kr[4];
+        kda::ldsm_x4_t(gr, rs + KC_RAW_G + lo[j]);
+        kda::ldsm_x4_t(qr, rs + lo[j]);
+        kda::ldsm_x4_t(kr, rs + KC_RAW_K + lo[j]);
+        float s[4][2];  // the gate, then G (log2 units), of rows 8 m + 2 t, + 1
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const float2 gg = kda::bf16x2_bits_to_f32(gr[m]);
+          const int i = 8 * m + 2 * t;
+          const float e0 = kda::ex2(fmaf(gg.x, -ga2, oc[j])), e1 = kda::ex2(fmaf(gg.y, -ga2, oc[j]));
+          s[m][0] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
+          s[m][1] = i + 1 < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
+        }
+        float off = 0.f;  // the sum of the rows above matrix m
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const float p = s[m][0] + s[m][1];
+          float x = p, y = __shfl_up_sync(0xffffffffu, x, 1, 4);
+          if (t >= 1) x += y;
+          y = __shfl_up_sync(0xffffffffu, x, 2, 4);
+          if (t >= 2) x += y;
+          const float tot = __shfl_sync(0xffffffffu, x, 3, 4);
+          s[m][0] += off + (x - p);
+          s[m][1] = off + x;
+          off += tot;
+        }
+        const float GL = off;  // (the gate is 0 past len: G of row len - 1)
+        tile::u32 oq[4], okd[4], ok[4];  // qg, kd, k e^G pairs (fp16)
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const float2 qq = kda::bf16x2_bits_to_f32(qr[m]), kk = kda::bf16x2_bits_to_f32(kr[m]);
+          const float e0 = kda::ex2(s[m][0]), e1 = kda::ex2(s[m][1]);
+          const float k0 = kk.x * rb[m].x, k1 = kk.y * rb[m].y;
+          oq[m] = kda::pack_f16x2(qq.x * ra[m].x * e0, qq.y * ra[m].y * e1);
+          okd[m] = kda::pack_f16x2(k0 * kda::ex2(GL - s[m][0]), k1 * kda::ex2(GL - s[m][1]));
+          ok[m] = kda::pack_f16x2(k0 * e0, k1 * e1);
+        }
+        kda::stsm_x4_t(rs + KC_RAW_K + lo[j], ok);  // k e^G over k (this lane's own elements)
+        kda::stsm_x4_t(bb + KC_GOFF_Q + lo[j], oq);
+        kda::stsm_x4_t(bb + KC_GOFF_KD + lo[j], okd);
+        if (t == 0)
+          *reinterpret_cast<float*>(gen + (bb - sB) + KC_GOFF_G + (16 * pw + 8 * j + (lane >> 2)) * 4) = kda::ex2(GL);
+      }
+      KC_MARKT(7, 256);
+      {  // P's pieces (threads 0..127 of the producer), -A diag(b)'s (128..255)
+        const int pt = 32 * pw + lane, pp = pt & 127;
+        const int so = pt < 128 ? KC_RAW_P : KC_RAW_A, dof = pt < 128 ? KC_GOFF_P : KC_GOFF_U;
+        *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
+            *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
+      }
+      __syncwarp();  // this warp's k e^G (its columns of w read no other warp's)
+      {  // w = A diag(b) (k e^G) = -(-A diag(b)) (k e^G); columns 16 pw .. +15
+        kda::frag_c acc[2][2];
+#pragma unroll
+        for (int I = 0; I < 2; ++I)
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) kda::zero(acc[I][nt]);
+        const int br = lane & 15, bc = 16 * pw + (lane >> 4) * 8;
+        const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks) {
+          tile::u32 bk[4];
+          kda::ldsm_x4_t(bk, rs + KC_RAW_K + kda::sw128_off<KC_CH>(16 * ks + br, bc));
+#pragma unroll
+          for (int I = 0; I < 2; ++I) {
+            if (I >= ks) {
+              tile::u32 a[4];
+              kda::ldsm_x4(a, rs + KC_RAW_A + kda::sw_off<64>(16 * I + ar, 16 * ks + ac));
+              kda::mma_f16(acc[I][0], a, bk[0], bk[1]);
+              kda::mma_f16(acc[I][1], a, bk[2], bk[3]);
+            }
+          }
+        }
+#pragma unroll
+        for (int I = 0; I < 2; ++I) {
+          const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) {
+            const int e = 16 * pw + 8 * nt + 2 * tq;
+            kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i0, e),
+                               i0 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[0], -acc[I][nt].x[1]));
+            kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i1, e),
+                               i1 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[2], -acc[I][nt].x[3]));
+          }
+        }
+      }
+      kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
+      __syncwarp();
+      if (lane == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
+      KC_MARKT(15, 256);
+    }
+    return;
+  }
+  if (RC == 1 && !KC_RCW && warp >= 8) {  // ---- the producer (KC_RCW 0: channel pairs x quarters, barriers)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 72;\n" ::: "memory");
     const int pt = tid - 256, pw = pt >> 5;
     const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
@@ -2697,7 +2843,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
       if (n + 1 < nch && issuer) {  // (its slot was released by the barrier ending chunk n - 1)
         if (KC_RCX & 1) kc_mbar_arrive(sR + ((n + 1) & 1) * KC_RAW + KC_RAW_MB);  // (the knob: no copies)
-        else kc_rc_issue(pw, sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % (KC_VD + 1)) * KC_VSLOT, mq, mk, mg, mv, P, u,
+        else kc_rc_issue(pw, sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u,
                          gl, slot0 + n + 1, H, h, bos + KC_CH);
       }
       KC_MARKT(13, 256);
@@ -2823,18 +2969,19 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   constexpr int NI = KC_CH / 8;
   kda::frag_c au[NI];
   tile::u32 vv[KC_CH / 16][4];
-  // (RC 1, KC_RCI: the raw copies of chunk n once "full" of n - 2 is seen, chunks 0 and 1 now)
+  // (RC 1, KC_RCI: the raw copies of chunk n once "full" of n - KC_RAWN is seen, the first
+  // KC_RAWN chunks' now)
   auto raw_issue = [&](int n) {
     if (RC == 1 && KC_RCI && tid == 0 && n < nch)
 #pragma unroll 1
       for (int iw = 0; iw < KC_RAW_ISSUERS; ++iw)
-        kc_rc_issue(iw, sR + (n & 1) * KC_RAW, sV + (n % (KC_VD + 1)) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n, H,
-                    h, bos0 + (long long)n * KC_CH);
+        kc_rc_issue(iw, sR + (n % KC_RAWN) * KC_RAW, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n,
+                    H, h, bos0 + (long long)n * KC_CH);
   };
-  raw_issue(0);
-  raw_issue(1);
+#pragma unroll 1
+  for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);
   if (nch > 0) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
-  raw_issue(2);
+  raw_issue(KC_RAWN);
   kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
   kda::frag_c ST[16];
 #pragma unroll
@@ -2857,10 +3004,11 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
     kda::frag_c acc[NI];
+    const unsigned long long dw = kda::desc_kmajor(bb);
     kda::wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks)
-      kda::wgmma_m64nk16_rs<0>(au, sa[ks], kda::desc_kmajor(bb + (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32));
+      kda::wgmma_m64nk16_rs<0>(au, sa[ks], kda::desc_add(dw, (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32));
     kda::wgmma_commit();
     kda::wgmma_wait<0>();
     KC_MARKT(14, 0);
@@ -2873,9 +3021,9 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
       const int nx = (c + 1) % KC_NBUF;
       if (c + 1 < nch) tile::mbar_wait(sB + nx * KC_GBUF + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
-      raw_issue(c + 3);
+      raw_issue(c + 1 + KC_RAWN);
       KC_MARKT(10, 0);
-      kc_ua_issue(au, vv, sV + ((c + 1) % (KC_VD + 1)) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
+      kc_ua_issue(au, vv, sV + ((c + 1) % KC_VRING) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
     }
     kda::wgmma_wait<2>();  // B is done
     kc_o_out(sO + eh * (KC_CH * 128), acc, scale, er0, eh, tq, tid, len, o, bos, H, h);

@@ -382,8 +382,8 @@ namespace fv20 {
 #define CH 32
 #define UA 1
 #define RC 1
-#define KC_RCI 0
-#define FAST_SUFFIX ch32rci0
+#define KC_RCW 0
+#define FAST_SUFFIX ch32rcw0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 namespace fv15 {
@@ -398,6 +398,7 @@ namespace fv15 {
 #define CH 32
 #define UA 1
 #define RC 1
+#define KC_RCW 0
 #define KC_RCX 2
 #define FAST_SUFFIX ch32rcx2
 #include "benchmarks/kda/dev/fast_variant.inc"
@@ -415,6 +416,37 @@ namespace fv12 {
 #define FAST_SUFFIX ch32seg16
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+namespace fv23 {  // RC with three raw slots
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RAWN 3
+#define FAST_SUFFIX ch32rcr3
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv22 {  // UA as of the last commit (FAST_SRC: a copy of its kda_chunk.cu)
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define FAST_SRC "benchmarks/kda/dev/bin/kc_head.cu"
+#define FAST_SUFFIX ch32uahead
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
 struct FastVariant {
   const char* name;
   void (*launch)(Problem&, FastScratch&);
@@ -423,8 +455,9 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv20, "RC, producer copies")};
-const int kNumFast = 3;
+FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv20, "RC, old producer"),
+                        FV(fv22, "UA, last commit"), FV(fv23, "RC, 3 raw slots")};
+const int kNumFast = 5;
 void launch_fast(Problem& p, FastScratch& s) { g_fast[0].launch(p, s); }
 #endif
 

@@ -63,6 +63,15 @@ __device__ __forceinline__ void ldsm_x4_t(u32 (&d)[4], u32 addr) {
                : "r"(addr));
 }
 
+// The inverse of ldsm_x4_t: four 8x8 b16 matrices stored transposed, lane l giving the
+// address of row l % 8 of matrix l / 8 and holding, in s[m], the elements (2 (l % 4), l / 4)
+// (low half) and (2 (l % 4) + 1, l / 4) of matrix m: a lane's pair runs down a column.
+__device__ __forceinline__ void stsm_x4_t(u32 addr, const u32 (&s)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "r"(s[0]),
+               "r"(s[1]), "r"(s[2]), "r"(s[3])
+               : "memory");
+}
+
 // d += a * (b0, b1): m16n8k16, fp16 operands, fp32 accumulate.
 __device__ __forceinline__ void mma_f16(frag_c& d, const u32 (&a)[4], u32 b0, u32 b1) {
   asm volatile(

@@ -17,6 +17,9 @@
 //                              swizzled by (row / 2) % 4 (sw_off<64> of tile/kda_f16.cuh),
 //                              base 512-byte aligned: a K-major operand with K = 32 in half
 //                              the bytes of a [rows][64] sw128 tile (step k16 by 32 bytes)
+//   desc_add(d, bytes)         d with its start address advanced by bytes (a multiple of
+//                              16; the address stays below 256 KB): one 32-bit add, so a
+//                              loop's descriptors come from one built before it
 //   wgmma_m64n64k16<TA, TB, ACC = 1>(d, da, db)
 //                              d[8] += A(64x16) B(16x64) (ACC 0: d = A B, d's old values
 //                              unread), fp16 in, fp32 accumulate; TA / TB 1 = MN-major.
@@ -63,6 +66,12 @@ __device__ __forceinline__ unsigned long long desc_kmajor(u32 addr) { return des
 // 8 rows of 64 bytes between core-matrix groups along M/N
 __device__ __forceinline__ unsigned long long desc_kmajor64(u32 addr) { return desc_swz(addr, 16, 512, 2); }
 __device__ __forceinline__ unsigned long long desc_mnmajor(u32 addr, u32 lbo) { return desc_sw128(addr, lbo, 1024); }
+
+// (The start address field is bits 0-13, (addr >> 4) of an 18-bit shared address: adding
+// bytes >> 4 to the low word cannot carry into the other fields while addr + bytes < 2^18.)
+__device__ __forceinline__ unsigned long long desc_add(unsigned long long d, u32 bytes) {
+  return (d & 0xffffffff00000000ull) | (u32)((u32)d + (bytes >> 4));
+}
 
 __device__ __forceinline__ void wgmma_fence() {
 #if TILE_HAS_WGMMA
