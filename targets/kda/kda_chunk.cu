@@ -1242,19 +1242,22 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   KC_PROF_START;
 
-  // ---- phase 0: thread = 16-byte piece lc8 of rows lr + 8 it; g in its own group.
+  // ---- phase 0: thread = 16-byte piece lc8 of rows lr + 8 it; g in its own group. (The
+  // element offsets of the thread's four rows are shared by the three tensors; rows past
+  // the sequence read nothing, from the chunk's first row.)
   const int lr = tid >> 4, lc8 = (tid & 15) * 8;
   const long long rbase = (bos * H + h) * KC_KD + lc8, rstride = H * KC_KD;
   {
+    long long off[4];
+#pragma unroll
+    for (int it = 0; it < 4; ++it) off[it] = lr + 8 * it < len ? rbase + (lr + 8 * it) * rstride : rbase;
 #pragma unroll
     for (int tsr = 0; tsr < 3; ++tsr) {
-      const __nv_bfloat16* src = (tsr == 0 ? g : tsr == 1 ? k : q) + rbase;
+      const __nv_bfloat16* src = tsr == 0 ? g : tsr == 1 ? k : q;
       const tile::u32 dst = tile::smem_addr(tsr == 0 ? Gs : tsr == 1 ? Ks : Qs) + (lr * KC_LDB + lc8) * 2;
 #pragma unroll
-      for (int it = 0; it < 4; ++it) {
-        const int i = lr + 8 * it;
-        tile::cp_async16(dst + it * 8 * KC_LDB * 2, src + (i < len ? i * rstride : 0), i < len ? 16u : 0u);
-      }
+      for (int it = 0; it < 4; ++it)
+        tile::cp_async16(dst + it * 8 * KC_LDB * 2, src + off[it], lr + 8 * it < len ? 16u : 0u);
       if (tsr == 0) kda::cp_async_commit();
     }
     kda::cp_async_commit();
@@ -1410,6 +1413,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
     const int c4 = 4 * lane;
     const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
     const long long gb = (slot * H + h) * (KC_CH * KC_KD);
+    // (row i = warp + 4 it has swizzle i % 8, which alternates with it: the image offset is
+    // that of row warp or warp + 4 plus (it / 2) 1024 bytes, an immediate of the store)
+    const int io0 = (int)(kda::sw128_off<KC_CH>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<KC_CH>(warp + 4, c4) >> 1);
+    KC_T* const qg0 = qg + gb;
+    KC_T* const kd0 = kd + gb;
 #pragma unroll kU32QK
     for (int it = 0; it < 8; ++it) {
       const int i = warp + 4 * it;
@@ -1420,10 +1428,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
       const float a = rq[i], b = rk[i];
       const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
       const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-      const long long gi = gb + (kda::sw128_off<KC_CH>(i, c4) >> 1);
-      *reinterpret_cast<uint2*>(qg + gi) = make_uint2(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1),
-                                                      kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3));
-      *reinterpret_cast<uint2*>(kd + gi) =
+      const int gi = ((it & 1) ? io1 : io0) + (it >> 1) * 512;
+      *reinterpret_cast<uint2*>(qg0 + gi) = make_uint2(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1),
+                                                       kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3));
+      *reinterpret_cast<uint2*>(kd0 + gi) =
           make_uint2(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y)),
                      kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)));
       *reinterpret_cast<uint2*>(Ks + i * KC_LDB + c4) =
