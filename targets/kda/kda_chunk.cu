@@ -2375,6 +2375,19 @@ __device__ __forceinline__ void kc_o_out(tile::u32 os, const kda::frag_c (&acc)[
   auto ooff = [](int r, int c) { return kda::sw128_off<KC_CH>(r, c); };
   const int el = er0 - 64 * eh;
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
+#if KC_CH == 32
+  // The accumulator's pairs (rows i = 8j + 2tq, +1 of column el) are the transposed 8x8
+  // matrices of stmatrix.trans: matrix j of store hh covers rows 8j.., columns el - gq + 8hh..,
+  // lane l giving the address of its row l (two stores instead of sixteen 2-byte ones)
+  (void)tq;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    tile::u32 r[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) r[j] = tile::pack_bf16x2(scale * acc[j].x[2 * hh], scale * acc[j].x[2 * hh + 1]);
+    kda::stsm_x4_t(os + ooff(threadIdx.x & 31, el - (el & 7) + 8 * hh), r);
+  }
+#else
 #pragma unroll
   for (int j = 0; j < KC_CH / 8; ++j) {
     const int i = 8 * j + 2 * tq;
@@ -2383,6 +2396,7 @@ __device__ __forceinline__ void kc_o_out(tile::u32 os, const kda::frag_c (&acc)[
     kda::st_shared_bf16(os + ooff(i, el + 8), scale * acc[j].x[2]);
     kda::st_shared_bf16(os + ooff(i + 1, el + 8), scale * acc[j].x[3]);
   }
+#endif
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
   const int t = tid & 127;
 #pragma unroll
