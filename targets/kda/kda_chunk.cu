@@ -2648,6 +2648,46 @@ __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, 
   }
 }
 
+// RC 1, producer warp pw: w = A diag(b) (k e^G) = -(-A diag(b)) (k e^G) for columns
+// 16 pw .. 16 pw + 15 (k e^G in the raw slot rs over k, -A diag(b)'s sw64 image there) on
+// fp16 mma, into the buffer bb's w image, rows past len zero.
+__device__ __forceinline__ void kc_rc_w(tile::u32 rs, tile::u32 bb, int pw, int lane, int len) {
+  const int gq = lane >> 2, tq = lane & 3;
+  kda::frag_c acc[2][2];
+#pragma unroll
+  for (int I = 0; I < 2; ++I)
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) kda::zero(acc[I][nt]);
+  const int br = lane & 15, bc = 16 * pw + (lane >> 4) * 8;
+  const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
+#pragma unroll
+  for (int ks = 0; ks < 2; ++ks) {
+    tile::u32 bk[4];
+    kda::ldsm_x4_t(bk, rs + KC_RAW_K + kda::sw128_off<KC_CH>(16 * ks + br, bc));
+#pragma unroll
+    for (int I = 0; I < 2; ++I) {
+      if (I >= ks) {
+        tile::u32 a[4];
+        kda::ldsm_x4(a, rs + KC_RAW_A + kda::sw_off<64>(16 * I + ar, 16 * ks + ac));
+        kda::mma_f16(acc[I][0], a, bk[0], bk[1]);
+        kda::mma_f16(acc[I][1], a, bk[2], bk[3]);
+      }
+    }
+  }
+#pragma unroll
+  for (int I = 0; I < 2; ++I) {
+    const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      const int e = 16 * pw + 8 * nt + 2 * tq;
+      kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i0, e),
+                         i0 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[0], -acc[I][nt].x[1]));
+      kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i1, e),
+                         i1 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[2], -acc[I][nt].x[3]));
+    }
+  }
+}
+
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
 // images. Per chunk n the producer copies q, k, g and v (TMA boxes, a chunk ahead),
@@ -2800,41 +2840,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
             *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
       }
       __syncwarp();  // this warp's k e^G (its columns of w read no other warp's)
-      {  // w = A diag(b) (k e^G) = -(-A diag(b)) (k e^G); columns 16 pw .. +15
-        kda::frag_c acc[2][2];
-#pragma unroll
-        for (int I = 0; I < 2; ++I)
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt) kda::zero(acc[I][nt]);
-        const int br = lane & 15, bc = 16 * pw + (lane >> 4) * 8;
-        const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
-#pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
-          tile::u32 bk[4];
-          kda::ldsm_x4_t(bk, rs + KC_RAW_K + kda::sw128_off<KC_CH>(16 * ks + br, bc));
-#pragma unroll
-          for (int I = 0; I < 2; ++I) {
-            if (I >= ks) {
-              tile::u32 a[4];
-              kda::ldsm_x4(a, rs + KC_RAW_A + kda::sw_off<64>(16 * I + ar, 16 * ks + ac));
-              kda::mma_f16(acc[I][0], a, bk[0], bk[1]);
-              kda::mma_f16(acc[I][1], a, bk[2], bk[3]);
-            }
-          }
-        }
-#pragma unroll
-        for (int I = 0; I < 2; ++I) {
-          const int i0 = 16 * I + gq, i1 = i0 + 8;
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt) {
-            const int e = 16 * pw + 8 * nt + 2 * tq;
-            kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i0, e),
-                               i0 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[0], -acc[I][nt].x[1]));
-            kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i1, e),
-                               i1 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[2], -acc[I][nt].x[3]));
-          }
-        }
-      }
+      kc_rc_w(rs, bb, pw, lane, len);  // w = A diag(b) (k e^G), columns 16 pw .. +15
       kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
       __syncwarp();
       if (lane == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
@@ -2940,41 +2946,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       KC_MARKT(11, 256);
       asm volatile("bar.sync 3, 256;\n" ::: "memory");  // k e^G complete
       KC_MARKT(11, 256);
-      if (!(KC_RCX & 2)) {  // w = A diag(b) (k e^G) = -(-A diag(b)) (k e^G); warp = columns 16 pw .. +15
-        kda::frag_c acc[2][2];
-#pragma unroll
-        for (int I = 0; I < 2; ++I)
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt) kda::zero(acc[I][nt]);
-        const int br = lane & 15, bc = 16 * pw + (lane >> 4) * 8;
-        const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
-#pragma unroll
-        for (int ks = 0; ks < 2; ++ks) {
-          tile::u32 bk[4];
-          kda::ldsm_x4_t(bk, rs + KC_RAW_K + kda::sw128_off<KC_CH>(16 * ks + br, bc));
-#pragma unroll
-          for (int I = 0; I < 2; ++I) {
-            if (I >= ks) {
-              tile::u32 a[4];
-              kda::ldsm_x4(a, rs + KC_RAW_A + kda::sw_off<64>(16 * I + ar, 16 * ks + ac));
-              kda::mma_f16(acc[I][0], a, bk[0], bk[1]);
-              kda::mma_f16(acc[I][1], a, bk[2], bk[3]);
-            }
-          }
-        }
-#pragma unroll
-        for (int I = 0; I < 2; ++I) {
-          const int i0 = 16 * I + gq, i1 = i0 + 8;
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt) {
-            const int e = 16 * pw + 8 * nt + 2 * tq;
-            kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i0, e),
-                               i0 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[0], -acc[I][nt].x[1]));
-            kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i1, e),
-                               i1 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[2], -acc[I][nt].x[3]));
-          }
-        }
-      }
+      if (!(KC_RCX & 2)) kc_rc_w(rs, bb, pw, lane, len);  // w = A diag(b) (k e^G), columns 16 pw .. +15
       kda::fence_async_shared();  // (this thread's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
       asm volatile("bar.sync 3, 256;\n" ::: "memory");  // (also: raw slot n & 1 is consumed)
       if (pt == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
