@@ -6,16 +6,12 @@
 
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "codegen/compiler.h"
-#include "codegen/render.h"
 #include "evaluator/device.h"
 #include "tests/support/gpu.h"
 
-namespace fs = std::filesystem;
 using namespace tessera;
 
 TEST(TileStmatrix, TransposedStoreInvertsTheTransposedLoadLaneByLane) {
@@ -26,10 +22,7 @@ TEST(TileStmatrix, TransposedStoreInvertsTheTransposedLoadLaneByLane) {
   evaluator::Device dev(drv, 0);
   const std::string arch = dev.info().arch();
   if (arch.rfind("sm_9", 0) != 0 && arch.rfind("sm_10", 0) != 0) GTEST_SKIP() << "stmatrix needs sm_90 or later; this GPU is " << arch;
-  codegen::Compiler compiler(fs::temp_directory_path() / "tessera-tile-stsm-test");
-  const fs::path src = tessera::testing::source_dir();
-  auto r = compiler.compile({codegen::read_file((src / "tests/gpu/fixtures/tile_stsm.cu").string()), "tile_stsm.cu", arch,
-                             {src / "targets/common"}, {}});
+  auto r = tessera::testing::compile_fixture("tile_stsm.cu", arch);
   ASSERT_TRUE(r.ok) << r.log;
   evaluator::Module mod(drv, r.cubin);
   CUfunction f = mod.function("tile_stsm_roundtrip");

@@ -8,17 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "codegen/compiler.h"
-#include "codegen/render.h"
 #include "evaluator/device.h"
 #include "evaluator/tensor_map.h"
 #include "tests/support/gpu.h"
 
-namespace fs = std::filesystem;
 using namespace tessera;
 
 namespace {
@@ -39,10 +35,7 @@ TEST(TileTma, TensorMapArgumentBoxesLandSwizzledWithZerosPastTheTensor) {
   evaluator::Device dev(drv, 0);
   const std::string arch = dev.info().arch();
   if (arch.rfind("sm_9", 0) != 0 && arch.rfind("sm_10", 0) != 0) GTEST_SKIP() << "TMA needs sm_90 or later; this GPU is " << arch;
-  codegen::Compiler compiler(fs::temp_directory_path() / "tessera-tile-tma-test");
-  const fs::path src = tessera::testing::source_dir();
-  auto r = compiler.compile(
-      {codegen::read_file((src / "tests/gpu/fixtures/tile_tma.cu").string()), "tile_tma.cu", arch, {src / "targets/common"}, {}});
+  auto r = tessera::testing::compile_fixture("tile_tma.cu", arch);
   ASSERT_TRUE(r.ok) << r.log;
   evaluator::Module mod(drv, r.cubin);
   CUfunction f = mod.function("tile_tma_box");

@@ -12,17 +12,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "codegen/compiler.h"
-#include "codegen/render.h"
 #include "evaluator/device.h"
 #include "tests/support/gpu.h"
 
-namespace fs = std::filesystem;
 using namespace tessera;
 
 namespace {
@@ -51,10 +47,7 @@ TEST(TileWgmma, RegisterOperandsAndChainedProductsMatchTheCpu) {
   ASSERT_TRUE(drv) << why;
   evaluator::Device dev(drv, 0);
   if (dev.info().arch() != "sm_90a") GTEST_SKIP() << "wgmma needs sm_90a; this GPU is " << dev.info().arch();
-  codegen::Compiler compiler(fs::temp_directory_path() / "tessera-tile-wgmma-test");
-  const fs::path src = tessera::testing::source_dir();
-  auto r = compiler.compile({codegen::read_file((src / "tests/gpu/fixtures/tile_wgmma_rs.cu").string()), "tile_wgmma_rs.cu",
-                             "sm_90a", {src / "targets/common"}, {}});
+  auto r = tessera::testing::compile_fixture("tile_wgmma_rs.cu", "sm_90a");
   ASSERT_TRUE(r.ok) << r.log;
   EXPECT_FALSE(r.spills()) << r.log;
   evaluator::Module mod(drv, r.cubin);
