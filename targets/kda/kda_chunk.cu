@@ -2690,14 +2690,15 @@ __device__ __forceinline__ void kc_rc_w(tile::u32 rs, tile::u32 bb, int pw, int 
 
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
-// images. Per chunk n the producer copies q, k, g and v (TMA boxes, a chunk ahead),
-// forms the gate and G (thread = channel pair x 8-row quarter, the per-element arithmetic
-// of kc_gate_quarter), then, once the consumers have released buffer n % 3 ("empty"
-// mbarrier, 8 warp arrivals), writes qg, kd and e^{G_last} into it, copies P's and
-// -A diag(b)'s images there, forms w = A diag(b) (k e^G) on fp16 mma (warp = 16 columns)
-// and arrives on the buffer's "full" mbarrier. The arithmetic per element is the intra
-// kernel's; G's sums run over quarters of 8 rows (the intra kernel's over halves), so qg, kd
-// and w match UA 0's images to fp32 rounding, not bit for bit. Registers: setmaxnreg moves
+// images. Per chunk n (its q, k, g and v copied by TMA KC_RAWN chunks ahead, issued by
+// consumer thread 0) each producer warp, once the consumers have released buffer n % 3
+// ("empty" mbarrier, 8 warp arrivals), forms the gate and G of its 16 channels in registers,
+// writes their qg, kd, k e^G and e^{G_last}, copies its share of P's and -A diag(b)'s images,
+// forms its 16 columns of w = A diag(b) (k e^G) on fp16 mma and arrives on the buffer's
+// "full" mbarrier (8 arrivals; KC_RCW 0: threads = channel pairs x 8-row quarters, G through
+// shared memory, one arrival after their barrier). The arithmetic per element is the intra
+// kernel's; G's sums run in another order, so qg, kd and w match UA 0's images to fp32
+// rounding, not bit for bit. Registers: setmaxnreg moves
 // them from the producer (72) to the consumers (184). Rows past the sequence's end (len)
 // hold the next sequence's q, k, g, v (TMA boxes are not cut at len): they meet zeros
 // everywhere (1/|q| = 1/|k| = 0 from the intra kernel, the gate masked past len, the columns
