@@ -1173,27 +1173,33 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 }
 #else  // KC_CH == 32
 // ---- The CH 32 intra kernel (GM 2 only): the same outputs as the CH 64 one above, for
-// 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps, four blocks per SM),
-// smem KC_INTRA_SMEM bytes (51,072):
+// 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps), smem KC_INTRA_SMEM
+// bytes: 44,416 with UA 1 (five blocks per SM: 5 x (44,416 + 1,024 reserved) <= 228 KB),
+// 50,560 with UA 0 (four):
 //   Gc   f32  [32][LDG]  G in log2 units; in phase 3 the inverse's 16x16 scratch; in
 //                        phase 4 the w and u images (staged for the bulk stores)
-//   LA   f32  [32][36]   L, then the diagonal blocks of (I+L)^-1
-//   Gs   bf16 [32][LDB]  the raw gate; then the kh = 1 partial sums of P and L (Xp, 8 KB);
-//                        then v (bf16, copied during phase 3)
+//   LA   f32  [32][36]   phase 1 tot [128] (the first half's gate totals); phase 2 the
+//                        kh = 1 partial sums of L, each where kh = 0 then writes L (the
+//                        same thread's elements); then the diagonal blocks of (I+L)^-1
+//   Xr   Xp [2560 B]     the kh = 1 partial sums of P (float4 per lane and unit; float2
+//                        for the diagonal blocks' second units, whose rows 0..7 are above
+//                        the diagonal); UA 0: then v (bf16 [32][LDB], copied during phase 3)
 //   Qs, Ks bf16 [32][LDB]  q, k (Ks later k e^G fp16; Qs later A16, fp16 [32][72],
 //                        A diag(b))
 //   Ps   fp16 [32][32]   P's sw64 image (2 KB: K = 32 needs no 128-byte rows)
-//   rq, rk, bs [32], tot [128] (the first half's gate totals)
+//   rq, rk, bs [32]
 // Phases (barriers between):
-//   0  cp.async of g, then k, q (rows past the sequence zero-filled); zeros of Ps; beta
+//   0  g's rows straight into registers (the gate's thread mapping: 16 4-byte loads per
+//      thread, a warp's covering 128 contiguous bytes per row), cp.async of k, q (rows
+//      past the sequence zero-filled); zeros of Ps; beta
 //   1  gate and its cumulative sum (thread = channel pair x 16-row half, halves joined
 //      through tot); row norms (warp per 8 rows); G into Gc
 //   2  P and L on tf32 mma: warp = (16-row block I, channel half kh), reference row 16I
 //      for every unit of the row block (diagonal columns from the lane's own rows; the
 //      I = 1 block's columns 0..15 have factors k_j e^{G_16 - G_j} <= 1); kh = 1 partial
-//      sums through Xp; kh = 0 scales, masks and writes P (Ps) and L (LA); then every warp:
-//      qg, kd (global images), Ks <- k e^G (fp16), e^{G_last}
-//   3  v copied into Gs (cp.async); (I+L)^-1: the two diagonal blocks by forward
+//      sums through Xp (P) and LA (L); kh = 0 scales, masks and writes P (Ps) and L (LA);
+//      then every warp: qg, kd (global images), Ks <- k e^G (fp16), e^{G_last}
+//   3  UA 0: v copied into Xr (cp.async); (I+L)^-1: the two diagonal blocks by forward
 //      substitution (warps 0, 1), then A10 = -A11 (L10 A00) on CUDA cores; A diag(b) as
 //      fp16 into A16
 //   4  w = A diag(b) (k e^G), u = A diag(b) v on fp16 mma (warp = 32 columns; v converted
@@ -1207,9 +1213,15 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #define KC_U32QK 8  // unroll of the qg/kd row loop (8 rows per thread; developer knob)
 #endif
 constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
-#define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + 3 * 32 * KC_LDB * 2 + 32 * 32 * 2 + 3 * 32 * 4 + 128 * 4)
+#define KC_XP32 2560  // the kh = 1 partial sums of P (bytes)
+#define KC_XR32 (UA ? KC_XP32 : 32 * KC_LDB * 2)
+static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
+#define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + KC_XR32 + 2 * 32 * KC_LDB * 2 + 32 * 32 * 2 + 3 * 32 * 4)
 #define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intra(
+#ifndef KC_INTRA_MINB
+#define KC_INTRA_MINB (UA ? 5 : 4)  // blocks per SM the registers are allocated for (shared memory allows as many)
+#endif
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
     const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
@@ -1221,18 +1233,17 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
   float* LA = Gc + 32 * KC_LDG;
-  __nv_bfloat16* Gs = reinterpret_cast<__nv_bfloat16*>(LA + 32 * KC_LDL32);
-  __nv_bfloat16* Qs = Gs + 32 * KC_LDB;
+  unsigned char* Xr = reinterpret_cast<unsigned char*>(LA + 32 * KC_LDL32);
+  __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(Xr + KC_XR32);
   __nv_bfloat16* Ks = Qs + 32 * KC_LDB;
-  [[maybe_unused]] __nv_bfloat16* Vs = Gs;           // phases 3-4
+  [[maybe_unused]] __nv_bfloat16* Vs = reinterpret_cast<__nv_bfloat16*>(Xr);  // phases 3-4 (UA 0)
   __half* A16 = reinterpret_cast<__half*>(Qs);       // phases 3-4
   __half* Ps = reinterpret_cast<__half*>(Ks + 32 * KC_LDB);
   static_assert(32 * KC_LDA16 <= 32 * KC_LDB, "A16 fits in Qs");
   float* rq = reinterpret_cast<float*>(Ps + 32 * 32);
   float* rk = rq + 32;
   float* bs = rk + 32;
-  float* tot = bs + 32;
-  float* Xp = reinterpret_cast<float*>(Gs);  // after phase 1
+  float* tot = LA;  // phase 1 only
   const long long slot = blockIdx.x, h = blockIdx.y;
   if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
   long long n, c;
@@ -1242,23 +1253,32 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   KC_PROF_START;
 
-  // ---- phase 0: thread = 16-byte piece lc8 of rows lr + 8 it; g in its own group. (The
-  // element offsets of the thread's four rows are shared by the three tensors; rows past
+  // ---- phase 0: g's rows of the gate's thread mapping (channel pair cpc, rows 16 qr + r)
+  // into registers; then thread = 16-byte piece lc8 of rows lr + 8 it of k and q. (The
+  // element offsets of the thread's four rows are shared by the two tensors; rows past
   // the sequence read nothing, from the chunk's first row.)
+  const int cpc = 2 * (tid & 63), qr = tid >> 6;  // channel pair; 16-row half
+  const long long rstride = H * KC_KD;
+  tile::u32 graw[16];
+  {
+    const __nv_bfloat16* const gp = g + (bos * H + h) * KC_KD + cpc + 16 * qr * rstride;
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      graw[r] = 16 * qr + r < len ? __ldg(reinterpret_cast<const unsigned*>(gp + r * rstride)) : 0u;
+  }
   const int lr = tid >> 4, lc8 = (tid & 15) * 8;
-  const long long rbase = (bos * H + h) * KC_KD + lc8, rstride = H * KC_KD;
+  const long long rbase = (bos * H + h) * KC_KD + lc8;
   {
     long long off[4];
 #pragma unroll
     for (int it = 0; it < 4; ++it) off[it] = lr + 8 * it < len ? rbase + (lr + 8 * it) * rstride : rbase;
 #pragma unroll
-    for (int tsr = 0; tsr < 3; ++tsr) {
-      const __nv_bfloat16* src = tsr == 0 ? g : tsr == 1 ? k : q;
-      const tile::u32 dst = tile::smem_addr(tsr == 0 ? Gs : tsr == 1 ? Ks : Qs) + (lr * KC_LDB + lc8) * 2;
+    for (int tsr = 0; tsr < 2; ++tsr) {
+      const __nv_bfloat16* src = tsr == 0 ? k : q;
+      const tile::u32 dst = tile::smem_addr(tsr == 0 ? Ks : Qs) + (lr * KC_LDB + lc8) * 2;
 #pragma unroll
       for (int it = 0; it < 4; ++it)
         tile::cp_async16(dst + it * 8 * KC_LDB * 2, src + off[it], lr + 8 * it < len ? 16u : 0u);
-      if (tsr == 0) kda::cp_async_commit();
     }
     kda::cp_async_commit();
   }
@@ -1266,15 +1286,13 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
   if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
-  asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // g (this thread's copies)
-  __syncthreads();
   KC_MARK(0);
 
-  // ---- phase 1: gate, cumulative sum, norms.
-  const int cpc = 2 * (tid & 63), qr = tid >> 6;  // channel pair; 16-row half
+  // ---- phase 1: gate, cumulative sum, norms. (No barrier before: the gate reads only
+  // this thread's registers; Ps and bs are next touched after phase 1's barriers.)
   {
     float s0[16], s1[16];
-    kc_gate_quarter(s0, s1, [&](int i) { return kda::bf16x2_to_f32(Gs + i * KC_LDB + cpc); }, dt_bias, h, cpc, qr,
+    kc_gate_quarter(s0, s1, [&](int i) { return kda::bf16x2_bits_to_f32(graw[i - 16 * qr]); }, dt_bias, h, cpc, qr,
                     len, ga2, lb2);
     if (qr == 0) *reinterpret_cast<float2*>(tot + cpc) = make_float2(s0[15], s1[15]);
     kda::cp_async_wait_all();  // k, q (this thread's copies)
@@ -1362,24 +1380,44 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
         }
       }
     }
-    float4* Xw = reinterpret_cast<float4*>(Xp) + I * 8 * 32 + lane;  // P units s, L units 4 + s
+    // P's partial sums (bytes): I = 0 unit 0 at 0 (float4 per lane), unit 1 at 512 (float2:
+    // its rows 0..7, x[0] and x[1], lie above the diagonal); I = 1 units 0, 1, 2, 3 at 768,
+    // 1280 (float2), 1536, 2048. L's go to LA where kh = 0 then writes L.
+    unsigned char* const Xw = Xr + (I == 0 ? 0 : 768);
+    const auto xoff = [lane](int s) { return s == 0 ? 16 * lane : s == 1 ? 512 + 8 * lane : 512 * s - 256 + 16 * lane; };
     if (kh == 1) {
 #pragma unroll
       for (int s = 0; s < 4; ++s) {
         if (s < 2 || I == 1) {
-          Xw[32 * s] = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
-          Xw[32 * (4 + s)] = make_float4(accL[s].x[0], accL[s].x[1], accL[s].x[2], accL[s].x[3]);
+          const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
+          if (s == 1)
+            *reinterpret_cast<float2*>(Xw + xoff(1)) = make_float2(accP[s].x[2], accP[s].x[3]);
+          else
+            *reinterpret_cast<float4*>(Xw + xoff(s)) = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
+          if (s != 1) *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) = make_float2(accL[s].x[0], accL[s].x[1]);
+          *reinterpret_cast<float2*>(LA + i1 * KC_LDL32 + j) = make_float2(accL[s].x[2], accL[s].x[3]);
         }
       }
     }
-    __syncthreads();  // the kh = 1 partial sums are in Xp; every read of Ks by the products is done
+    __syncthreads();  // the kh = 1 partial sums are in Xp and LA; every read of Ks by the products is done
     if (kh == 0) {
       const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
 #pragma unroll
       for (int s = 0; s < 4; ++s) {
         if (s < 2 || I == 1) {
           const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
-          const float4 xp = Xw[32 * s], xl = Xw[32 * (4 + s)];
+          float4 xp, xl;
+          if (s == 1) {  // (rows 0..7 of the diagonal block's second unit are above the diagonal: masked below)
+            const float2 t = *reinterpret_cast<const float2*>(Xw + xoff(1));
+            xp = make_float4(0.f, 0.f, t.x, t.y);
+          } else {
+            xp = *reinterpret_cast<const float4*>(Xw + xoff(s));
+          }
+          {
+            const float2 l0 = s == 1 ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(LA + i0 * KC_LDL32 + j);
+            const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL32 + j);
+            xl = make_float4(l0.x, l0.y, l1.x, l1.y);
+          }
           const float2 kj = *reinterpret_cast<const float2*>(rk + j);
           const float p00 = (accP[s].x[0] + xp.x) * (q0 * kj.x), p01 = (accP[s].x[1] + xp.y) * (q0 * kj.y);
           const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
@@ -1444,10 +1482,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 4) kda_chunk_intr
     }
   }
 #endif
-  __syncthreads();  // (the partial sums in Gs and q in Qs are consumed)
+  __syncthreads();  // (the partial sums in Xp and LA and q in Qs are consumed)
   KC_MARK(2);
 
-  // ---- phase 3: v into Gs (in flight during the inverse); A = (I+L)^-1 diag(b) into A16.
+  // ---- phase 3: UA 0: v into Xr (in flight during the inverse); A = (I+L)^-1 diag(b) into A16.
 #if UA
   (void)v;
   (void)Vs;
