@@ -1598,7 +1598,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kd
     __syncthreads();
     if (tid == 0) {
       const long long base = (slot * H + h) * (KC_CH * KC_KD);
-      tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
+      if (RC != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);  // (RC 1: the state kernel forms w)
       if (UA) tile::bulk_s2g(u + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Us), KC_CH * KC_CH * 2);
       else tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
       tile::bulk_s2g(P + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Ps), KC_CH * KC_CH * 2);
