@@ -2663,6 +2663,20 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 // KC_RCW 1: the producer's warps work alone (see kc_state_rc); 0: threads = channel pairs
 // x 8-row quarters, G through shared memory, four barriers per chunk (KC_RCW: above).
 static_assert(!KC_RCW || KC_RCI, "KC_RCW 1 needs the consumer-issued raw copies (KC_RCI 1)");
+// Registers per thread after setmaxnreg: the consumers' (KC_RCREGC) and the producer's
+// (KC_RCREGP), 256 threads each: at most 256 together. KC_RCIL: see kc_rc_cols.
+#ifndef KC_RCREGC
+#define KC_RCREGC 184
+#endif
+#ifndef KC_RCREGP
+#define KC_RCREGP 72
+#endif
+static_assert(KC_RCREGC + KC_RCREGP <= 256 && KC_RCREGC % 8 == 0 && KC_RCREGP % 8 == 0, "KC_RCREGC, KC_RCREGP");
+#ifndef KC_RCIL
+#define KC_RCIL 0
+#endif
+#define KC_STR2(x) #x
+#define KC_STR(x) KC_STR2(x)
 #ifndef KC_RCX
 #define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0 (with KC_RCI 0), 2 no producer arithmetic
 #endif
@@ -2726,6 +2740,74 @@ __device__ __forceinline__ void kc_rc_w(tile::u32 rs, tile::u32 bb, int pw, int 
   }
 }
 
+// RC 1, producer warp pw (KC_RCW 1): columns j0 .. j0 + NJ - 1 (8 channels each) of the
+// chunk in raw slot rs: the gate and its sums G in registers, then qg, kd and k e^G as fp16
+// images by stmatrix.trans (qg, kd into buffer bb, k e^G over k) and e^{G_last}; gb is
+// buffer bb's generic address. Lane l holds channel 16 pw + 8 j + l / 4 of rows 8 m + 2 t,
+// + 1 (t = l % 4, m = 0..3). NJ 2 interleaves the two columns' chains stage by stage.
+template <int NJ>
+__device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, unsigned char* gb, const tile::u32 (&lo)[2],
+                                           const float (&oc)[2], const float* rn, float ga2, float lb2, int len, int lane,
+                                           int pw) {
+  const int t = lane & 3;
+  tile::u32 gr[NJ][4], qr[NJ][4], kr[NJ][4];  // raw g, q, k (bf16 pairs)
+#pragma unroll
+  for (int jj = 0; jj < NJ; ++jj) {
+    kda::ldsm_x4_t(gr[jj], rs + KC_RAW_G + lo[j0 + jj]);
+    kda::ldsm_x4_t(qr[jj], rs + lo[j0 + jj]);
+    kda::ldsm_x4_t(kr[jj], rs + KC_RAW_K + lo[j0 + jj]);
+  }
+  float s[NJ][4][2];  // the gate, then G (log2 units), of rows 8 m + 2 t, + 1
+#pragma unroll
+  for (int jj = 0; jj < NJ; ++jj)
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const float2 gg = kda::bf16x2_bits_to_f32(gr[jj][m]);
+      const int i = 8 * m + 2 * t;
+      const float e0 = kda::ex2(fmaf(gg.x, -ga2, oc[j0 + jj])), e1 = kda::ex2(fmaf(gg.y, -ga2, oc[j0 + jj]));
+      s[jj][m][0] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
+      s[jj][m][1] = i + 1 < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
+    }
+  float GL[NJ];  // (the gate is 0 past len: G of row len - 1)
+#pragma unroll
+  for (int jj = 0; jj < NJ; ++jj) {
+    float off = 0.f;  // the sum of the rows above matrix m
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const float p = s[jj][m][0] + s[jj][m][1];
+      float x = p, y = __shfl_up_sync(0xffffffffu, x, 1, 4);
+      if (t >= 1) x += y;
+      y = __shfl_up_sync(0xffffffffu, x, 2, 4);
+      if (t >= 2) x += y;
+      const float tot = __shfl_sync(0xffffffffu, x, 3, 4);
+      s[jj][m][0] += off + (x - p);
+      s[jj][m][1] = off + x;
+      off += tot;
+    }
+    GL[jj] = off;
+  }
+#pragma unroll
+  for (int jj = 0; jj < NJ; ++jj) {
+    tile::u32 oq[4], okd[4], ok[4];  // qg, kd, k e^G (fp16 pairs)
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const float2 qq = kda::bf16x2_bits_to_f32(qr[jj][m]), kk = kda::bf16x2_bits_to_f32(kr[jj][m]);
+      // 1/|q|, 1/|k| of rows 8 m + 2 t, + 1
+      const float2 ra = *reinterpret_cast<const float2*>(rn + 8 * m + 2 * t);
+      const float2 rb = *reinterpret_cast<const float2*>(rn + 32 + 8 * m + 2 * t);
+      const float e0 = kda::ex2(s[jj][m][0]), e1 = kda::ex2(s[jj][m][1]);
+      const float k0 = kk.x * rb.x, k1 = kk.y * rb.y;
+      oq[m] = kda::pack_f16x2(qq.x * ra.x * e0, qq.y * ra.y * e1);
+      okd[m] = kda::pack_f16x2(k0 * kda::ex2(GL[jj] - s[jj][m][0]), k1 * kda::ex2(GL[jj] - s[jj][m][1]));
+      ok[m] = kda::pack_f16x2(k0 * e0, k1 * e1);
+    }
+    kda::stsm_x4_t(rs + KC_RAW_K + lo[j0 + jj], ok);  // k e^G over k (this lane's own elements)
+    kda::stsm_x4_t(bb + KC_GOFF_Q + lo[j0 + jj], oq);
+    kda::stsm_x4_t(bb + KC_GOFF_KD + lo[j0 + jj], okd);
+    if (t == 0) *reinterpret_cast<float*>(gb + KC_GOFF_G + (16 * pw + 8 * (j0 + jj) + (lane >> 2)) * 4) = kda::ex2(GL[jj]);
+  }
+}
+
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
 // images. Per chunk n (its q, k, g and v copied by TMA KC_RAWN chunks ahead, issued by
@@ -2737,7 +2819,7 @@ __device__ __forceinline__ void kc_rc_w(tile::u32 rs, tile::u32 bb, int pw, int 
 // shared memory, one arrival after their barrier). The arithmetic per element is the intra
 // kernel's; G's sums run in another order, so qg, kd and w match UA 0's images to fp32
 // rounding, not bit for bit. Registers: setmaxnreg moves
-// them from the producer (72) to the consumers (184). Rows past the sequence's end (len)
+// them from the producer (KC_RCREGP, 72) to the consumers (KC_RCREGC, 184). Rows past the sequence's end (len)
 // hold the next sequence's q, k, g, v (TMA boxes are not cut at len): they meet zeros
 // everywhere (1/|q| = 1/|k| = 0 from the intra kernel, the gate masked past len, the columns
 // of -A diag(b) past len zero, v'^T masked), so they do not reach o or the state as long
@@ -2800,7 +2882,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     // and across the 4 lanes of its channel (shuffles), G never leaves registers, and the
     // images go back by stmatrix.trans in the same layout. w's warp needs only its own
     // columns of k e^G: no barrier between the producer's warps; each arrives on "full".
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 72;\n" ::: "memory");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 " KC_STR(KC_RCREGP) ";\n" ::: "memory");
     const int pw = warp - 8, t = lane & 3;
     const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
     float oc[2];  // -exp(A_log) dt_bias (log2 units) at the lane's two channels
@@ -2822,54 +2904,13 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       // now, and each column's images go out as soon as they are formed)
       if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
       KC_MARKT(9, 256);
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        // (column by column: both columns' loads first and stores last was slower, 0.713
-        // against 0.699 ms geomean, spilling at 72 registers)
-        tile::u32 gr[4], qr[4], kr[4], oq[4], okd[4], ok[4];  // raw q, k, g; qg, kd, k e^G (fp16 pairs)
-        kda::ldsm_x4_t(gr, rs + KC_RAW_G + lo[j]);
-        kda::ldsm_x4_t(qr, rs + lo[j]);
-        kda::ldsm_x4_t(kr, rs + KC_RAW_K + lo[j]);
-        float s[4][2];  // the gate, then G (log2 units), of rows 8 m + 2 t, + 1
-#pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          const float2 gg = kda::bf16x2_bits_to_f32(gr[m]);
-          const int i = 8 * m + 2 * t;
-          const float e0 = kda::ex2(fmaf(gg.x, -ga2, oc[j])), e1 = kda::ex2(fmaf(gg.y, -ga2, oc[j]));
-          s[m][0] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
-          s[m][1] = i + 1 < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
-        }
-        float off = 0.f;  // the sum of the rows above matrix m
-#pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          const float p = s[m][0] + s[m][1];
-          float x = p, y = __shfl_up_sync(0xffffffffu, x, 1, 4);
-          if (t >= 1) x += y;
-          y = __shfl_up_sync(0xffffffffu, x, 2, 4);
-          if (t >= 2) x += y;
-          const float tot = __shfl_sync(0xffffffffu, x, 3, 4);
-          s[m][0] += off + (x - p);
-          s[m][1] = off + x;
-          off += tot;
-        }
-        const float GL = off;  // (the gate is 0 past len: G of row len - 1)
-#pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          const float2 qq = kda::bf16x2_bits_to_f32(qr[m]), kk = kda::bf16x2_bits_to_f32(kr[m]);
-          // 1/|q|, 1/|k| of rows 8 m + 2 t, + 1
-          const float2 ra = *reinterpret_cast<const float2*>(rn + 8 * m + 2 * t);
-          const float2 rb = *reinterpret_cast<const float2*>(rn + 32 + 8 * m + 2 * t);
-          const float e0 = kda::ex2(s[m][0]), e1 = kda::ex2(s[m][1]);
-          const float k0 = kk.x * rb.x, k1 = kk.y * rb.y;
-          oq[m] = kda::pack_f16x2(qq.x * ra.x * e0, qq.y * ra.y * e1);
-          okd[m] = kda::pack_f16x2(k0 * kda::ex2(GL - s[m][0]), k1 * kda::ex2(GL - s[m][1]));
-          ok[m] = kda::pack_f16x2(k0 * e0, k1 * e1);
-        }
-        kda::stsm_x4_t(rs + KC_RAW_K + lo[j], ok);  // k e^G over k (this lane's own elements)
-        kda::stsm_x4_t(bb + KC_GOFF_Q + lo[j], oq);
-        kda::stsm_x4_t(bb + KC_GOFF_KD + lo[j], okd);
-        if (t == 0)
-          *reinterpret_cast<float*>(gen + (bb - sB) + KC_GOFF_G + (16 * pw + 8 * j + (lane >> 2)) * 4) = kda::ex2(GL);
+      // (column by column; KC_RCIL 1: both columns stage by stage, which needs more than
+      // 72 registers: 0.713 against 0.699 ms geomean with spills, fourteenth session)
+      if (KC_RCIL) {
+        kc_rc_cols<2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
+      } else {
+        kc_rc_cols<1>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
+        kc_rc_cols<1>(1, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
       }
       KC_MARKT(7, 256);
       {  // P's pieces (threads 0..127 of the producer), -A diag(b)'s (128..255)
@@ -2888,7 +2929,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     return;
   }
   if (RC == 1 && !KC_RCW && warp >= 8) {  // ---- the producer (KC_RCW 0: channel pairs x quarters, barriers)
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 72;\n" ::: "memory");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 " KC_STR(KC_RCREGP) ";\n" ::: "memory");
     const int pt = tid - 256, pw = pt >> 5;
     const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
     float* const Gt = reinterpret_cast<float*>(gen + (sG - sB));
@@ -2994,7 +3035,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     return;
   }
   // ---- the consumers: kc_state_gm2's UA chain, its copies replaced by the producer's buffers
-  if (RC == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 184;\n" ::: "memory");
+  if (RC == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 " KC_STR(KC_RCREGC) ";\n" ::: "memory");
   const int eh = warp >> 2, wi = warp & 3;
   const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
   constexpr int NI = KC_CH / 8;

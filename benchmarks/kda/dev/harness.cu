@@ -432,6 +432,94 @@ namespace fv23 {  // RC with three raw slots
 #define FAST_SUFFIX ch32rcr3
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+namespace fv26 {  // RC, registers 176 / 80
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCREGC 176
+#define KC_RCREGP 80
+#define FAST_SUFFIX ch32rcr88
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv27 {  // RC, 176 / 80, columns interleaved
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCREGC 176
+#define KC_RCREGP 80
+#define KC_RCIL 1
+#define FAST_SUFFIX ch32rcil88
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv28 {  // RC, columns interleaved at 72
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCIL 1
+#define FAST_SUFFIX ch32rcil72
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv29 {  // RC, three raw slots, 176 / 80, columns interleaved
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RAWN 3
+#define KC_RCREGC 176
+#define KC_RCREGP 80
+#define KC_RCIL 1
+#define FAST_SUFFIX ch32rc3il
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+namespace fv30 {  // RC, three raw slots, 176 / 80
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RAWN 3
+#define KC_RCREGC 176
+#define KC_RCREGP 80
+#define FAST_SUFFIX ch32rc3r80
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
 // (fv22 only where benchmarks/kda/dev/bin/kc_head.cu exists: git show HEAD:targets/kda/kda_chunk.cu > ...)
 #if __has_include("benchmarks/kda/dev/bin/kc_head.cu")
 #define KC_HAVE_HEAD 1
@@ -475,7 +563,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv23, "RC, 3 raw slots"),
+FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv23, "RC, 3 raw slots"), FV(fv29, "RC, 3 raw, 176/80 IL"), FV(fv30, "RC, 3 raw, 176/80"),
 #ifdef KC_HAVE_HEAD
                         FV(fv22, "UA, last commit"), FV(fv25, "RC, last commit"),
 #endif
@@ -746,7 +834,7 @@ int main(int argc, char** argv) {
     }
     if (&s - &bench[0] < 6) best_ms[&s - &bench[0]] = tf;
 #ifdef KC_PROFILE
-    if (&s == &bench[0] || &s == &bench[2]) { fv13::profile(p, fs, g_fast[0].name); fv23::profile(p, fs, g_fast[2].name); }
+    if (&s == &bench[0] || &s == &bench[2]) { fv13::profile(p, fs, g_fast[0].name); fv29::profile(p, fs, g_fast[3].name); }
 #endif
 #endif
     if (&s - &bench[0] < 6) { gb += log(tb); gf += log(tf); }
