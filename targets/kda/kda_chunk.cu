@@ -2751,11 +2751,18 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
                                            int pw) {
   const int t = lane & 3;
   tile::u32 gr[NJ][4], qr[NJ][4], kr[NJ][4];  // raw g, q, k (bf16 pairs)
+  // (NJ 2: q and k are loaded once the gates are formed, so that g's registers are free)
+  const auto load_qk = [&] {
+#pragma unroll
+    for (int jj = 0; jj < NJ; ++jj) {
+      kda::ldsm_x4_t(qr[jj], rs + lo[j0 + jj]);
+      kda::ldsm_x4_t(kr[jj], rs + KC_RAW_K + lo[j0 + jj]);
+    }
+  };
 #pragma unroll
   for (int jj = 0; jj < NJ; ++jj) {
     kda::ldsm_x4_t(gr[jj], rs + KC_RAW_G + lo[j0 + jj]);
-    kda::ldsm_x4_t(qr[jj], rs + lo[j0 + jj]);
-    kda::ldsm_x4_t(kr[jj], rs + KC_RAW_K + lo[j0 + jj]);
+    if (NJ == 1) load_qk();
   }
   float s[NJ][4][2];  // the gate, then G (log2 units), of rows 8 m + 2 t, + 1
 #pragma unroll
@@ -2768,6 +2775,7 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
       s[jj][m][0] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
       s[jj][m][1] = i + 1 < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
     }
+  if (NJ > 1) load_qk();
   float GL[NJ];  // (the gate is 0 past len: G of row len - 1)
 #pragma unroll
   for (int jj = 0; jj < NJ; ++jj) {
