@@ -2078,13 +2078,21 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_GOFF_MB (KC_GOFF_G + 512)  // the buffer's mbarrier
 #define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 35840 | UA 29696)
 // UA: three chunk buffers (copies two chunks ahead: -u^T of chunk c + 1 is formed during
-// chunk c, off the chain), then v's rows (bf16, KC_VROW bytes apart) in a ring of KC_VD + 1
-// slots, each chunk's copied KC_VD chunks ahead (v is an input: no hand-off to wait for),
+// chunk c, off the chain), then v's rows in a ring of KC_VD + 1 slots (KC_UAV 1: sw128
+// images by TMA, with the chunk's copies; 0: bf16 rows KC_VROW bytes apart, each chunk's
+// copied KC_VD chunks ahead: v is an input, no hand-off to wait for),
 // then o's staging tile.
 #define KC_NBUF (UA ? 3 : 2)
 #define KC_VROW 272
 #define KC_VD 3
-#define KC_VSLOT (RC >= 1 ? KC_TILE : KC_CH * KC_VROW)
+// KC_UAV 1 (UA, RC 0; the default): v's rows by TMA (tmap:v, sw128 images as with RC) on the
+// chunk buffer's mbarrier, issued by thread 0 with the chunk's bulk copies; 0: 512 cp.async
+// pieces per chunk from every thread, KC_VD chunks ahead (state kernel 5-6 % slower on the
+// 1x8192 workloads, 1-2 % elsewhere: NOTES.md, fifteenth session).
+#ifndef KC_UAV
+#define KC_UAV 1
+#endif
+#define KC_VSLOT ((RC >= 1 || KC_UAV) ? KC_TILE : KC_CH * KC_VROW)
 // RC: then two raw slots of the producer (q, k, g, bf16 sw128 images; the P and
 // -A diag(b) images; 1/|q| and 1/|k|; the slot's mbarrier), its G [CH][KC_LDG] (f32, log2
 // units), the gate's quarter totals, and the buffers' "empty" mbarriers.
@@ -2145,6 +2153,15 @@ __device__ __forceinline__ void kc_issue_v(tile::u32 dst, const __nv_bfloat16* _
                      r < len ? 16u : 0u);
   }
 }
+// UA, KC_UAV 1, thread 0: chunk (bos)'s v rows into the ring slot vs by two TMA boxes
+// (32 rows x 64 channels at head h; rows past the tensor arrive as zeros, rows of the next
+// sequence as they are: they meet the zero columns of -A diag(b) past len), on mbarrier mb.
+__device__ __forceinline__ void kc_issue_v_tma(tile::u32 vs, const tile::tmap* mv, long long h, long long bos,
+                                               tile::u32 mb) {
+  tile::mbar_expect_tx(mb, KC_TILE);
+  tile::tma_load_3d(vs, mv, 0, (int)h, (int)bos, mb);
+  tile::tma_load_3d(vs + KC_TILE / 2, mv, 64, (int)h, (int)bos, mb);
+}
 // UA, one warpgroup: au = -u^T = v^T (-A diag(b))^T of a chunk (v's rows at vs, rows past
 // the sequence zero-filled; the -A diag(b) image at img), issued and committed, not waited
 // for. v^T as A by ldmatrix.trans: the same matrices as u^T's in kc_state_gm2, whose
@@ -2155,7 +2172,7 @@ __device__ __forceinline__ void kc_ua_issue(kda::frag_c (&au)[KC_CH / 8], tile::
 #pragma unroll
   for (int p = 0; p < KC_CH / 16; ++p) {
     const int m = lane >> 3, r = 16 * p + 8 * (m >> 1) + (lane & 7), c = e0 + 8 * (m & 1);
-    kda::ldsm_x4_t(vv[p], vs + (RC >= 1 ? kda::sw128_off<KC_CH>(r, c) : r * KC_VROW + c * 2));  // (RC: sw128 image)
+    kda::ldsm_x4_t(vv[p], vs + ((RC >= 1 || KC_UAV) ? kda::sw128_off<KC_CH>(r, c) : r * KC_VROW + c * 2));  // (RC, KC_UAV: sw128 image)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
       const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
@@ -2469,7 +2486,8 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
                                              const __half* __restrict__ P, const float* __restrict__ gl,
                                              __nv_bfloat16* __restrict__ o, float* __restrict__ end, long long bos0,
                                              long long eos, long long slot0, long long H, long long h, float scale,
-                                             const __nv_bfloat16* __restrict__ vin = nullptr) {
+                                             const __nv_bfloat16* __restrict__ vin = nullptr,
+                                             const tile::tmap* mv = nullptr) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
   const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
@@ -2480,7 +2498,8 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   KC_PROF_START;
   if (tid == 0) {
 #pragma unroll
-    for (int b = 0; b < KC_NBUF; ++b) tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, 1);
+    for (int b = 0; b < KC_NBUF; ++b) tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, UA && KC_UAV ? 2 : 1);
+    if (UA && KC_UAV) tile::tma_prefetch_desc(mv);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -2489,6 +2508,12 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #if UA
   if (tid == 0 && bos0 + KC_CH < eos) kc_issue_gm(sB + KC_GBUF, qg, kd, w, u, P, gl, slot0 + 1, H, h);
   const tile::u32 sV = sB + KC_NBUF * KC_GBUF;  // the v ring
+#if KC_UAV
+  (void)vin;
+  if (tid == 0)
+    for (int d = 0; d < 2; ++d)
+      if (bos0 + d * KC_CH < eos) kc_issue_v_tma(sV + d * KC_VSLOT, mv, h, bos0 + d * KC_CH, sB + d * KC_GBUF + KC_GOFF_MB);
+#else
 #pragma unroll
   for (int d = 0; d < KC_VD; ++d) {  // (one group per chunk, empty past the sequence)
     if (bos0 + d * KC_CH < eos)
@@ -2497,6 +2522,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   }
   tile::cp_async_wait<KC_VD - 2>();  // chunks 0 and 1
   __syncthreads();
+#endif
   kda::frag_c au[NI];              // -u^T of the next chunk, formed a chunk ahead
   tile::u32 vv[KC_CH / 16][4];     // its v^T fragments (operands of the product in flight)
   if (bos0 < eos) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
@@ -2531,12 +2557,18 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     const float* Gd = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);  // e^{G_last}
 #if UA
     // (chunk c's buffer was waited for by every thread before its -u^T was issued)
-    if (tid == 0 && bos + 2 * KC_CH < eos)
+    if (tid == 0 && bos + 2 * KC_CH < eos) {
       kc_issue_gm(sB + (int)((c + 2) % KC_NBUF) * KC_GBUF, qg, kd, w, u, P, gl, slot + 2, H, h);
+      if (KC_UAV)
+        kc_issue_v_tma(sV + (int)((c + 2) % (KC_VD + 1)) * KC_VSLOT, mv, h, bos + 2 * KC_CH,
+                       sB + (int)((c + 2) % KC_NBUF) * KC_GBUF + KC_GOFF_MB);
+    }
+#if !KC_UAV
     if (bos + KC_VD * KC_CH < eos)
       kc_issue_v(sV + (int)((c + KC_VD) % (KC_VD + 1)) * KC_VSLOT, vin, H, h, bos + KC_VD * KC_CH,
                  (int)min((long long)KC_CH, eos - bos - KC_VD * KC_CH), tid);
     tile::cp_async_commit();
+#endif
 #else
     if (tid == 0 && bos + KC_CH < eos)
       kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
@@ -2630,7 +2662,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #endif
     KC_MARK(12);
 #if UA
-    tile::cp_async_wait<KC_VD - 2>();  // (chunk c + 2's v rows, this thread's pieces; the barrier: all)
+    if (!KC_UAV) tile::cp_async_wait<KC_VD - 2>();  // (chunk c + 2's v rows, this thread's pieces; the barrier: all)
 #endif
     kda::fence_async_shared();  // (this chunk's reads and o staging, before the buffer's next copy)
     __syncthreads();
@@ -3174,7 +3206,7 @@ extern "C" __global__ void __launch_bounds__(RC == 1 ? 512 : RC == 2 ? 288 : 256
   (void)dt_bias;
   (void)lower_bound;
   KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
-                     ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale, vin);
+                     ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale, vin, &map_v);
 #else
   (void)A_log;
   (void)dt_bias;
