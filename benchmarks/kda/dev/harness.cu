@@ -214,6 +214,7 @@ inline tile::tmap kc_tmap(const void* ptr, const Problem& p) {
 }
 // Variants of the current kda_chunk.cu (the list is edited per round; older sources can be
 // timed beside it with FAST_SRC, see targets/kda/NOTES.md, "Reproducing").
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv0 {
 #define BV 128
 #define SW 8
@@ -226,6 +227,8 @@ namespace fv0 {
 #define FAST_SUFFIX cur
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv1 {
 #define BV 128
 #define SW 8
@@ -238,6 +241,8 @@ namespace fv1 {
 #define FAST_SUFFIX gm2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv2 {
 #define BV 128
 #define SW 8
@@ -250,6 +255,8 @@ namespace fv2 {
 #define FAST_SUFFIX gm2t0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv3 {
 #define BV 128
 #define SW 8
@@ -262,6 +269,8 @@ namespace fv3 {
 #define FAST_SUFFIX seg16
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv4 {
 #define BV 128
 #define SW 8
@@ -274,6 +283,8 @@ namespace fv4 {
 #define FAST_SUFFIX gm2seg16
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv5 {
 #define BV 128
 #define SW 8
@@ -286,6 +297,8 @@ namespace fv5 {
 #define FAST_SUFFIX t0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv6 {
 #define BV 128
 #define SW 8
@@ -299,6 +312,8 @@ namespace fv6 {
 #define FAST_SUFFIX ch32
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv7 {
 #define BV 128
 #define SW 8
@@ -312,6 +327,7 @@ namespace fv7 {
 #define FAST_SUFFIX ch32t0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
 namespace fv9 {
 #define BV 128
 #define SW 8
@@ -326,6 +342,7 @@ namespace fv9 {
 #define FAST_SUFFIX ch32ua
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv10 {
 #define BV 128
 #define SW 8
@@ -340,6 +357,7 @@ namespace fv10 {
 #define FAST_SUFFIX ch32uat0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
 namespace fv13 {
 #define BV 128
 #define SW 8
@@ -355,6 +373,7 @@ namespace fv13 {
 #define FAST_SUFFIX ch32rc
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv19 {
 #define BV 128
 #define SW 8
@@ -370,6 +389,8 @@ namespace fv19 {
 #define FAST_SUFFIX ch32rc2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv20 {
 #define BV 128
 #define SW 8
@@ -386,6 +407,8 @@ namespace fv20 {
 #define FAST_SUFFIX ch32rcw0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv15 {
 #define BV 128
 #define SW 8
@@ -403,6 +426,8 @@ namespace fv15 {
 #define FAST_SUFFIX ch32rcx2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv12 {
 #define BV 128
 #define SW 8
@@ -416,6 +441,8 @@ namespace fv12 {
 #define FAST_SUFFIX ch32seg16
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv23 {  // RC with three raw slots
 #define BV 128
 #define SW 8
@@ -432,6 +459,8 @@ namespace fv23 {  // RC with three raw slots
 #define FAST_SUFFIX ch32rcr3
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv26 {  // RC, registers 176 / 80
 #define BV 128
 #define SW 8
@@ -449,6 +478,8 @@ namespace fv26 {  // RC, registers 176 / 80
 #define FAST_SUFFIX ch32rcr88
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv27 {  // RC, 176 / 80, columns interleaved
 #define BV 128
 #define SW 8
@@ -467,6 +498,8 @@ namespace fv27 {  // RC, 176 / 80, columns interleaved
 #define FAST_SUFFIX ch32rcil88
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv28 {  // RC, columns interleaved at 72
 #define BV 128
 #define SW 8
@@ -483,6 +516,8 @@ namespace fv28 {  // RC, columns interleaved at 72
 #define FAST_SUFFIX ch32rcil72
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv29 {  // RC, three raw slots, 176 / 80, columns interleaved
 #define BV 128
 #define SW 8
@@ -502,6 +537,8 @@ namespace fv29 {  // RC, three raw slots, 176 / 80, columns interleaved
 #define FAST_SUFFIX ch32rc3il
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv30 {  // RC, three raw slots, 176 / 80
 #define BV 128
 #define SW 8
@@ -520,6 +557,8 @@ namespace fv30 {  // RC, three raw slots, 176 / 80
 #define FAST_SUFFIX ch32rc3r80
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv31 {  // RC, three raw slots, columns interleaved at 72
 #define BV 128
 #define SW 8
@@ -537,6 +576,7 @@ namespace fv31 {  // RC, three raw slots, columns interleaved at 72
 #define FAST_SUFFIX ch32rc3il72
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+#endif
 namespace fv32 {  // UA with v by cp.async pieces (KC_UAV 0, the code before the fifteenth session)
 #define BV 128
 #define SW 8
