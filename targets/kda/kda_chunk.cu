@@ -2153,14 +2153,15 @@ __device__ __forceinline__ void kc_issue_v(tile::u32 dst, const __nv_bfloat16* _
                      r < len ? 16u : 0u);
   }
 }
-// UA, KC_UAV 1, thread 0: chunk (bos)'s v rows into the ring slot vs by two TMA boxes
-// (32 rows x 64 channels at head h; rows past the tensor arrive as zeros, rows of the next
-// sequence as they are: they meet the zero columns of -A diag(b) past len), on mbarrier mb.
-__device__ __forceinline__ void kc_issue_v_tma(tile::u32 vs, const tile::tmap* mv, long long h, long long bos,
-                                               tile::u32 mb) {
+// UA (KC_UAV 1, RC's chains), one thread: rows bos.. of a [T, H, 128] bf16 tensor at head h
+// (tensor map m, tmap:NAME:64x1x32:128) into the sw128 image at dst by two TMA boxes of 32
+// rows x 64 channels, on mbarrier mb (which it arrives on with the bytes). Rows past the
+// tensor arrive as zeros, rows of the next sequence as they are (each caller masks them).
+__device__ __forceinline__ void kc_tma_tile(tile::u32 dst, const tile::tmap* m, long long h, long long bos,
+                                            tile::u32 mb) {
   tile::mbar_expect_tx(mb, KC_TILE);
-  tile::tma_load_3d(vs, mv, 0, (int)h, (int)bos, mb);
-  tile::tma_load_3d(vs + KC_TILE / 2, mv, 64, (int)h, (int)bos, mb);
+  tile::tma_load_3d(dst, m, 0, (int)h, (int)bos, mb);
+  tile::tma_load_3d(dst + KC_TILE / 2, m, 64, (int)h, (int)bos, mb);
 }
 // UA, one warpgroup: au = -u^T = v^T (-A diag(b))^T of a chunk (v's rows at vs, rows past
 // the sequence zero-filled; the -A diag(b) image at img), issued and committed, not waited
@@ -2512,7 +2513,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   (void)vin;
   if (tid == 0)
     for (int d = 0; d < 2; ++d)
-      if (bos0 + d * KC_CH < eos) kc_issue_v_tma(sV + d * KC_VSLOT, mv, h, bos0 + d * KC_CH, sB + d * KC_GBUF + KC_GOFF_MB);
+      if (bos0 + d * KC_CH < eos) kc_tma_tile(sV + d * KC_VSLOT, mv, h, bos0 + d * KC_CH, sB + d * KC_GBUF + KC_GOFF_MB);
 #else
 #pragma unroll
   for (int d = 0; d < KC_VD; ++d) {  // (one group per chunk, empty past the sequence)
@@ -2560,7 +2561,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     if (tid == 0 && bos + 2 * KC_CH < eos) {
       kc_issue_gm(sB + (int)((c + 2) % KC_NBUF) * KC_GBUF, qg, kd, w, u, P, gl, slot + 2, H, h);
       if (KC_UAV)
-        kc_issue_v_tma(sV + (int)((c + 2) % (KC_VD + 1)) * KC_VSLOT, mv, h, bos + 2 * KC_CH,
+        kc_tma_tile(sV + (int)((c + 2) % (KC_VD + 1)) * KC_VSLOT, mv, h, bos + 2 * KC_CH,
                        sB + (int)((c + 2) % KC_NBUF) * KC_GBUF + KC_GOFF_MB);
     }
 #if !KC_UAV
@@ -2719,10 +2720,7 @@ __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, 
   const tile::u32 mb = rs + KC_RAW_MB;
   if (pw < 4) {
     const tile::tmap* m = pw == 0 ? tq : pw == 1 ? tk : pw == 2 ? tg : tv;
-    const tile::u32 dst = pw == 3 ? vs : rs + pw * KC_TILE;
-    tile::mbar_expect_tx(mb, KC_TILE);
-    tile::tma_load_3d(dst, m, 0, (int)h, (int)bos, mb);
-    tile::tma_load_3d(dst + KC_TILE / 2, m, 64, (int)h, (int)bos, mb);
+    kc_tma_tile(pw == 3 ? vs : rs + pw * KC_TILE, m, h, bos, mb);
   } else {
     const long long pim = (slot * H + h) * (KC_CH * KC_CH);
     tile::mbar_expect_tx(mb, 2 * KC_CH * KC_CH * 2 + 256);
@@ -2909,9 +2907,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
         const tile::u32 bb = sB + (n % KC_NBUF) * KC_GBUF, vs = sV + (n % KC_VRING) * KC_VSLOT;
         if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
         kc_issue_gm(bb, qg, kd, w, u, P, gl, slot0 + n, H, h);
-        tile::mbar_expect_tx(bb + KC_GOFF_MB, KC_TILE);
-        tile::tma_load_3d(vs, mv, 0, (int)h, (int)bos, bb + KC_GOFF_MB);
-        tile::tma_load_3d(vs + KC_TILE / 2, mv, 64, (int)h, (int)bos, bb + KC_GOFF_MB);
+        kc_tma_tile(vs, mv, h, bos, bb + KC_GOFF_MB);
       }
     return;
   }

@@ -373,7 +373,6 @@ namespace fv13 {
 #define FAST_SUFFIX ch32rc
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv19 {
 #define BV 128
 #define SW 8
@@ -389,7 +388,6 @@ namespace fv19 {
 #define FAST_SUFFIX ch32rc2
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
-#endif
 #ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv20 {
 #define BV 128
@@ -635,7 +633,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv32, "UA, v by cp.async"),
+FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv32, "UA, v by cp.async"), FV(fv19, "CH32 RC 2"),
 #ifdef KC_HAVE_HEAD
                         FV(fv22, "UA, last commit"), FV(fv25, "RC, last commit"),
 #endif
