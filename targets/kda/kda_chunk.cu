@@ -159,7 +159,7 @@ static_assert(PREC == 0 || PREC == 1 || PREC == 2, "PREC must be 0, 1 or 2");
 // of every block adds the clock64() cycles spent in each phase. Never defined by
 // tessera, so variants carry no globals.
 #ifdef KC_PROFILE
-__device__ unsigned long long kc_prof[16];
+__device__ unsigned long long kc_prof[40];
 #define KC_MARK(slot_)                                                   \
   do {                                                                   \
     if (threadIdx.x == 0) {                                              \
@@ -169,6 +169,15 @@ __device__ unsigned long long kc_prof[16];
     }                                                                    \
   } while (0)
 #define KC_PROF_START long long kc_t_ = clock64()
+// (lane 0 of each warp: cycles since t0_ into kc_prof[slot_ + warp], t0_ reset)
+#define KC_MARKW(slot_, t0_)                                                                \
+  do {                                                                                      \
+    if ((threadIdx.x & 31) == 0) {                                                          \
+      long long now_ = clock64();                                                           \
+      atomicAdd(&kc_prof[(slot_) + (threadIdx.x >> 5)], (unsigned long long)(now_ - (t0_))); \
+      t0_ = now_;                                                                           \
+    }                                                                                       \
+  } while (0)
 #define KC_MARKT(slot_, t_)                                              \
   do {                                                                   \
     if (threadIdx.x == (t_)) {                                           \
@@ -179,6 +188,7 @@ __device__ unsigned long long kc_prof[16];
   } while (0)
 #else
 #define KC_MARKT(slot_, t_) do { } while (0)
+#define KC_MARKW(slot_, t0_) do { } while (0)
 #define KC_MARK(slot_) do { } while (0)
 #define KC_PROF_START do { } while (0)
 #endif
@@ -2114,11 +2124,21 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #ifndef KC_RAWN
 #define KC_RAWN 2  // (3: slower, 0.7142 against 0.7036 ms geomean, NOTES.md, fourteenth session)
 #endif
-#define KC_VRING (RC == 1 ? KC_RAWN + 2 : KC_VD + 1)  // v's ring slots
+// KC_RCZ 1: no w. Since w = A diag(b) (k e^G) and u = A diag(b) v, v' = u - w S^T =
+// A diag(b) (v - (k e^G) S^T): the consumers form Z^T = S^T (k e^G)^T (the product w's was,
+// k e^G in w's slot), X^T = v^T - Z^T in registers (fp32, rounded to fp16 once) and
+// -v'^T = X^T (-A diag(b))^T (2 k-steps); the producer writes k e^G and forms no w.
+// 0: the producer forms w on fp16 mma (kc_rc_w) and the consumers' chain is UA's. (v is
+// now read at the top of its chunk, not at the end of the one before: one more v ring slot.)
+#ifndef KC_RCZ
+#define KC_RCZ 1
+#endif
+#define KC_VRING (RC == 1 ? KC_RAWN + 2 + KC_RCZ : KC_VD + 1)  // v's ring slots
 static_assert(KC_RAWN == 2 || (KC_RAWN == 3 && RC == 1 && KC_RCW), "KC_RAWN: 2, or 3 with RC 1 and KC_RCW 1");
 #define KC_RC_SMEM (RC == 1 ? (KC_RCW ? KC_RAWN * KC_RAW + 64 : 2 * KC_RAW + KC_CH * KC_LDG * 4 + 4 * KC_KD * 4 + 64) : RC == 2 ? 64 : 0)
 #define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? KC_VRING * KC_VSLOT + KC_TILE : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
+static_assert(KC_STATE_SMEM <= 232448, "the state kernel's shared memory exceeds the H200's 227 KB");
 
 // One thread copies a chunk's operands into the buffer at shared address buf: the
 // intra kernel wrote each as the sw128 (P at CH 32: sw64) image of its tile (rows past the sequence are
@@ -2696,6 +2716,7 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 // KC_RCW 1: the producer's warps work alone (see kc_state_rc); 0: threads = channel pairs
 // x 8-row quarters, G through shared memory, four barriers per chunk (KC_RCW: above).
 static_assert(!KC_RCW || KC_RCI, "KC_RCW 1 needs the consumer-issued raw copies (KC_RCI 1)");
+static_assert(!KC_RCZ || KC_RCW, "KC_RCZ 1 needs the producer warp by warp (KC_RCW 1)");
 // Registers per thread after setmaxnreg: the consumers' (KC_RCREGC) and the producer's
 // (KC_RCREGP), 256 threads each: at most 256 together. KC_RCIL: see kc_rc_cols.
 #ifndef KC_RCREGC
@@ -2708,6 +2729,7 @@ static_assert(KC_RCREGC + KC_RCREGP <= 256 && KC_RCREGC % 8 == 0 && KC_RCREGP % 
 #ifndef KC_RCIL
 #define KC_RCIL 0
 #endif
+
 #define KC_STR2(x) #x
 #define KC_STR(x) KC_STR2(x)
 #ifndef KC_RCX
@@ -2839,7 +2861,8 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
       okd[m] = kda::pack_f16x2(k0 * kda::ex2(GL[jj] - s[jj][m][0]), k1 * kda::ex2(GL[jj] - s[jj][m][1]));
       ok[m] = kda::pack_f16x2(k0 * e0, k1 * e1);
     }
-    kda::stsm_x4_t(rs + KC_RAW_K + lo[j0 + jj], ok);  // k e^G over k (this lane's own elements)
+    // k e^G: KC_RCZ 1 into the buffer's w slot (the consumers' B operand), else over k
+    kda::stsm_x4_t(KC_RCZ ? bb + lo[j0 + jj] : rs + KC_RAW_K + lo[j0 + jj], ok);
     kda::stsm_x4_t(bb + KC_GOFF_Q + lo[j0 + jj], oq);
     kda::stsm_x4_t(bb + KC_GOFF_KD + lo[j0 + jj], okd);
     if (t == 0) *reinterpret_cast<float*>(gb + KC_GOFF_G + (16 * pw + 8 * (j0 + jj) + (lane >> 2)) * 4) = kda::ex2(GL[jj]);
@@ -2934,12 +2957,16 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW, bb = sB + (n % KC_NBUF) * KC_GBUF;
       const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
       KC_MARKT(13, 256);
+#ifdef KC_PROFILE
+      long long kc_w0_ = clock64();
+#endif
       tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n / KC_RAWN) & 1));  // chunk n's copies
       KC_MARKT(6, 256);
       // (the buffer's "empty" first: the chain runs ahead of the producer, so it is free by
       // now, and each column's images go out as soon as they are formed)
       if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
       KC_MARKT(9, 256);
+      KC_MARKW(16 - 8, kc_w0_);  // (per producer warp: both waits, then its work)
       // (column by column; KC_RCIL 1: both columns stage by stage, which needs more than
       // 72 registers: 0.713 against 0.699 ms geomean with spills, fourteenth session)
       if (KC_RCIL) {
@@ -2955,12 +2982,15 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
         *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
             *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
       }
-      __syncwarp();  // this warp's k e^G (its columns of w read no other warp's)
-      kc_rc_w(rs, bb, pw, lane, len);  // w = A diag(b) (k e^G), columns 16 pw .. +15
+      if (!KC_RCZ) {
+        __syncwarp();  // this warp's k e^G (its columns of w read no other warp's)
+        kc_rc_w(rs, bb, pw, lane, len);  // w = A diag(b) (k e^G), columns 16 pw .. +15
+      }
       kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
       __syncwarp();
       if (lane == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
       KC_MARKT(15, 256);
+      KC_MARKW(24 - 8, kc_w0_);
     }
     return;
   }
@@ -3090,7 +3120,8 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);
   if (nch > 0) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
   raw_issue(KC_RAWN);
-  kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
+  constexpr bool kZ = RC == 1 && KC_RCZ;  // (see KC_RCZ)
+  if (!kZ) kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
   kda::frag_c ST[16];
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
@@ -3113,12 +3144,50 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
     kda::frag_c acc[NI];
     const unsigned long long dw = kda::desc_kmajor(bb);
-    kda::wgmma_fence();
+    if (kZ) {
+      // Z^T = S^T (k e^G)^T onto zeros (k e^G in w's slot), v^T's fragments read meanwhile
+      kda::wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 8; ++ks)
-      kda::wgmma_m64nk16_rs<0>(au, sa[ks], kda::desc_add(dw, (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32));
-    kda::wgmma_commit();
-    kda::wgmma_wait<0>();
+      for (int ks = 0; ks < 8; ++ks) {
+        const unsigned long long db = kda::desc_add(dw, (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
+        if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
+        else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
+      }
+      kda::wgmma_commit();
+      const tile::u32 vs = sV + (c % KC_VRING) * KC_VSLOT;
+#pragma unroll
+      for (int p = 0; p < KC_CH / 16; ++p) {  // (kc_ua_issue's matrices: the A fragment's order)
+        const int m = lane >> 3, r = 16 * p + 8 * (m >> 1) + (lane & 7), cc = er0 - gq + 8 * (m & 1);
+        kda::ldsm_x4_t(vv[p], vs + kda::sw128_off<KC_CH>(r, cc));
+      }
+      kda::wgmma_wait<0>();
+      // X^T = v^T - Z^T (fp32, then fp16 once) as A fragments: pairs in acc_to_a's order
+#pragma unroll
+      for (int p = 0; p < KC_CH / 16; ++p)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
+          const kda::frag_c& z = acc[2 * p + (e >> 1)];
+          vv[p][e] = kda::pack_f16x2(f.x - z.x[2 * (e & 1)], f.y - z.x[2 * (e & 1) + 1]);
+        }
+      // au = X^T (-A diag(b))^T = -v'^T
+      const unsigned long long di = kda::desc_kmajor64(bb + KC_GOFF_U);
+      kda::wgmma_fence();
+#pragma unroll
+      for (int p = 0; p < KC_CH / 16; ++p) {
+        if (p == 0) kda::wgmma_m64nk16_rs<0, 0>(au, vv[p], di);
+        else kda::wgmma_m64nk16_rs<0>(au, vv[p], kda::desc_add(di, p * 32));
+      }
+      kda::wgmma_commit();
+      kda::wgmma_wait<0>();
+    } else {
+      kda::wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < 8; ++ks)
+        kda::wgmma_m64nk16_rs<0>(au, sa[ks], kda::desc_add(dw, (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32));
+      kda::wgmma_commit();
+      kda::wgmma_wait<0>();
+    }
     KC_MARKT(14, 0);
     tile::u32 va[KC_CH / 16][4];
     kc_ua_vprime(acc, au, len, tq);
@@ -3128,14 +3197,20 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     KC_MARKT(8, 0);
     {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
       const int nx = (c + 1) % KC_NBUF;
+#ifdef KC_PROFILE
+      long long kc_c0_ = clock64();
+#endif
       if (c + 1 < nch) tile::mbar_wait(sB + nx * KC_GBUF + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
+      KC_MARKW(32, kc_c0_);  // (per consumer warp: the wait for "full")
       raw_issue(c + 1 + KC_RAWN);
       KC_MARKT(10, 0);
-      kc_ua_issue(au, vv, sV + ((c + 1) % KC_VRING) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
+      if (!kZ) kc_ua_issue(au, vv, sV + ((c + 1) % KC_VRING) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
     }
-    kda::wgmma_wait<2>();  // B is done
+    if (kZ) kda::wgmma_wait<1>();  // B is done (KC_RCZ: no -u^T behind it)
+    else kda::wgmma_wait<2>();
     kc_o_out(sO + eh * (KC_CH * 128), acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
-    kda::wgmma_wait<1>();  // C is done: this warp is through with the buffer
+    if (kZ) kda::wgmma_wait<0>();  // C is done: this warp is through with the buffer
+    else kda::wgmma_wait<1>();
     kda::fence_async_shared();  // (its ordinary reads of the buffer and of v's slot, before their next copies)
     __syncwarp();
     if (lane == 0) kc_mbar_arrive(sE + 8 * cur);
