@@ -2134,9 +2134,12 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_RCZ 1
 #endif
 #define KC_VRING (RC == 1 ? KC_RAWN + 2 + KC_RCZ : KC_VD + 1)  // v's ring slots
+// RC 1 with KC_RCZ: o is staged in the chunk's own v slot (read at the top of the chunk, refilled
+// only after every warp's "empty" of that chunk), not in a tile of its own
+#define KC_OSV (RC == 1 && KC_RCZ)
 static_assert(KC_RAWN == 2 || (KC_RAWN == 3 && RC == 1 && KC_RCW), "KC_RAWN: 2, or 3 with RC 1 and KC_RCW 1");
 #define KC_RC_SMEM (RC == 1 ? (KC_RCW ? KC_RAWN * KC_RAW + 64 : 2 * KC_RAW + KC_CH * KC_LDG * 4 + 4 * KC_KD * 4 + 64) : RC == 2 ? 64 : 0)
-#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? KC_VRING * KC_VSLOT + KC_TILE : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
+#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? KC_VRING * KC_VSLOT + (KC_OSV ? 0 : KC_TILE) : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 static_assert(KC_STATE_SMEM <= 232448, "the state kernel's shared memory exceeds the H200's 227 KB");
 
@@ -2713,6 +2716,15 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 #ifndef KC_RCI
 #define KC_RCI 1
 #endif
+// KC_RCIW: how many consumer warps issue the raw copies (1, 2, 4 or 8; see raw_issue). Issuing
+// the 11 copies of a chunk from one thread blocks it ~1.6k cycles, and its warpgroup with it
+// (measured, sixteenth session); spread over the eight consumer warps (one TMA box each, v's
+// two and the three bulk copies on warps 6 and 7) the state kernel runs 10-18 % faster.
+#ifndef KC_RCIW
+#define KC_RCIW 8
+#endif
+static_assert(KC_RCIW == 1 || KC_RCIW == 2 || KC_RCIW == 4 || KC_RCIW == 8, "KC_RCIW: 1, 2, 4 or 8");
+#define KC_RAW_PARTS (KC_RCIW == 8 ? 8 : KC_RAW_ISSUERS)  // arrivals on a raw slot's mbarrier (KC_RCI 1)
 // KC_RCW 1: the producer's warps work alone (see kc_state_rc); 0: threads = channel pairs
 // x 8-row quarters, G through shared memory, four barriers per chunk (KC_RCW: above).
 static_assert(!KC_RCW || KC_RCI, "KC_RCW 1 needs the consumer-issued raw copies (KC_RCI 1)");
@@ -2897,8 +2909,8 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
   const tile::u32 sV = sB + KC_NBUF * KC_GBUF;               // the v ring
-  const tile::u32 sO = sV + KC_VRING * KC_VSLOT;             // o's staging tile
-  const tile::u32 sR = sO + KC_TILE;                         // the two raw slots
+  const tile::u32 sO = sV + KC_VRING * KC_VSLOT;             // o's staging tile (KC_OSV: none)
+  const tile::u32 sR = sO + (KC_OSV ? 0 : KC_TILE);          // the raw slots
   const tile::u32 sG = sR + KC_RAWN * KC_RAW;                // the producer's G (KC_RCW 0)
   const tile::u32 sT = sG + KC_CH * KC_LDG * 4;              // the gate's quarter totals (KC_RCW 0)
   const tile::u32 sE = RC == 1 ? (KC_RCW ? sG : sT + 4 * KC_KD * 4) : sR;  // the empty mbarriers
@@ -2913,7 +2925,8 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       tile::mbar_init(sE + 8 * b, 8);  // empty: the consumers' 8 warps
     }
     if (RC == 1) {
-      for (int r = 0; r < KC_RAWN; ++r) tile::mbar_init(sR + r * KC_RAW + KC_RAW_MB, KC_RAW_ISSUERS);  // the raw slots: the copies' bytes
+      for (int r = 0; r < KC_RAWN; ++r)  // the raw slots: the copies' bytes
+        tile::mbar_init(sR + r * KC_RAW + KC_RAW_MB, KC_RCI ? KC_RAW_PARTS : KC_RAW_ISSUERS);
       tile::tma_prefetch_desc(mq);
       tile::tma_prefetch_desc(mk);
       tile::tma_prefetch_desc(mg);
@@ -3109,12 +3122,30 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   tile::u32 vv[KC_CH / 16][4];
   // (RC 1, KC_RCI: the raw copies of chunk n once "full" of n - KC_RAWN is seen, the first
   // KC_RAWN chunks' now)
+  // (KC_RCIW issuing warps: 1 thread 0 issues all five parts; 2 lane 0 of warps 0 (q, k, the
+  // bulk copies) and 4 (g, v); 4 lane 0 of warps 0 (q), 2 (k), 4 (g) and 6 (v, the bulk copies))
+  // 8: lane 0 of warp w < 6 one box (tensor w / 2, channel half w % 2), warp 6 v, warp 7 the bulk copies)
   auto raw_issue = [&](int n) {
-    if (RC == 1 && KC_RCI && tid == 0 && n < nch)
+    if (RC == 1 && KC_RCI && KC_RCIW == 8 && lane == 0 && n < nch) {
+      const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW;
+      const long long bos = bos0 + (long long)n * KC_CH;
+      if (warp < 6) {
+        const tile::tmap* m = warp < 2 ? mq : warp < 4 ? mk : mg;
+        tile::mbar_expect_tx(rs + KC_RAW_MB, KC_TILE / 2);
+        tile::tma_load_3d(rs + (warp >> 1) * KC_TILE + (warp & 1) * (KC_TILE / 2), m, 64 * (warp & 1), (int)h, (int)bos,
+                          rs + KC_RAW_MB);
+      } else {
+        kc_rc_issue(warp == 6 ? 3 : 4, rs, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n, H, h, bos);
+      }
+    }
+    if (RC == 1 && KC_RCI && KC_RCIW < 8 && lane == 0 && n < nch)
 #pragma unroll 1
-      for (int iw = 0; iw < KC_RAW_ISSUERS; ++iw)
-        kc_rc_issue(iw, sR + (n % KC_RAWN) * KC_RAW, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n,
-                    H, h, bos0 + (long long)n * KC_CH);
+      for (int iw = 0; iw < KC_RAW_ISSUERS; ++iw) {
+        const int who = KC_RCIW == 1 ? 0 : KC_RCIW == 2 ? (iw == 2 || iw == 3 ? 4 : 0) : (iw < 4 ? 2 * iw : 6);
+        if (warp == who)
+          kc_rc_issue(iw, sR + (n % KC_RAWN) * KC_RAW, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl,
+                      slot0 + n, H, h, bos0 + (long long)n * KC_CH);
+      }
   };
 #pragma unroll 1
   for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);
@@ -3208,7 +3239,8 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     }
     if (kZ) kda::wgmma_wait<1>();  // B is done (KC_RCZ: no -u^T behind it)
     else kda::wgmma_wait<2>();
-    kc_o_out(sO + eh * (KC_CH * 128), acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
+    kc_o_out((KC_OSV ? sV + (c % KC_VRING) * KC_VSLOT : sO) + eh * (KC_CH * 128), acc, scale, er0, eh, tq, tid, len, o,
+             bos, H, h);
     if (kZ) kda::wgmma_wait<0>();  // C is done: this warp is through with the buffer
     else kda::wgmma_wait<1>();
     kda::fence_async_shared();  // (its ordinary reads of the buffer and of v's slot, before their next copies)

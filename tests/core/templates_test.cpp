@@ -214,7 +214,7 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       EXPECT_EQ(spec::eval_int(state.smem, b),
                 (params.at("GM") == 2 ? 0 : 49152) +
                     (ua ? 3 * 29696 + 4 * 8192 + 8192 : 2 * (ch == 32 ? 35840 : 75776)) +
-                    (rc == 1 ? 2 * 29696 + 64 + 8192 : rc == 2 ? 64 : 0) + 1024)
+                    (rc == 1 ? 2 * 29696 + 64 : rc == 2 ? 64 : 0) + 1024)
           << space.key(c);
       EXPECT_EQ(spec::eval_int(state.block[0], b), rc == 1 ? 512 : rc == 2 ? 288 : 256) << space.key(c);
       for (auto& s : tpl->scratch) {

@@ -601,6 +601,114 @@ namespace fv32 {  // UA with v by cp.async pieces (KC_UAV 0, the code before the
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 #endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
+namespace fv40 {  // RC, raw copies issued by two warps
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCIW 2
+#define FAST_SUFFIX ch32rciw2
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
+namespace fv41 {  // RC, raw copies issued by four warps
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCIW 4
+#define FAST_SUFFIX ch32rciw4
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
+namespace fv42 {  // RC, raw copies issued by eight warps
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCIW 8
+#define FAST_SUFFIX ch32rciw8
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
+namespace fv43 {  // RC, four issuers, three raw slots
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCIW 4
+#define KC_RAWN 3
+#define FAST_SUFFIX ch32rciw4r3
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+#endif
+#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
+namespace fv44 {  // RC, eight issuers, three raw slots
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCIW 8
+#define KC_RAWN 3
+#define FAST_SUFFIX ch32rciw8r3
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
+#endif
+namespace fv45 {  // RC, raw copies issued by consumer thread 0 (KC_RCIW 1, the code before)
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define KC_RCIW 1
+#define FAST_SUFFIX ch32rciw1
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
 // (fv22 only where benchmarks/kda/dev/bin/kc_head.cu exists: git show HEAD:targets/kda/kda_chunk.cu > ...)
 #if __has_include("benchmarks/kda/dev/bin/kc_head.cu")
 #define KC_HAVE_HEAD 1
@@ -644,7 +752,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"),
+FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv45, "RC, 1 issuer"),
 #ifdef KC_HAVE_HEAD
                         FV(fv22, "UA, last commit"), FV(fv25, "RC, last commit"),
 #endif
@@ -917,9 +1025,7 @@ int main(int argc, char** argv) {
     if (&s - &bench[0] < 6) best_ms[&s - &bench[0]] = tf;
 #ifdef KC_PROFILE
     if (&s == &bench[0] || &s == &bench[2]) { fv13::profile(p, fs, g_fast[0].name);
-#ifdef KC_HAVE_HEAD
-      fv25::profile(p, fs, "RC, last commit");
-#endif
+      fv45::profile(p, fs, g_fast[2].name);
     }
 #endif
 #endif
