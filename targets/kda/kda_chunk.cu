@@ -2883,14 +2883,15 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
 
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
-// images. Per chunk n (its q, k, g and v copied by TMA KC_RAWN chunks ahead, issued by
-// consumer thread 0) each producer warp, once the consumers have released buffer n % 3
-// ("empty" mbarrier, 8 warp arrivals), forms the gate and G of its 16 channels in registers,
-// writes their qg, kd, k e^G and e^{G_last}, copies its share of P's and -A diag(b)'s images,
-// forms its 16 columns of w = A diag(b) (k e^G) on fp16 mma and arrives on the buffer's
-// "full" mbarrier (8 arrivals; KC_RCW 0: threads = channel pairs x 8-row quarters, G through
-// shared memory, one arrival after their barrier). The arithmetic per element is the intra
-// kernel's; G's sums run in another order, so qg, kd and w match UA 0's images to fp32
+// images. Per chunk n (its q, k, g and v copied by TMA KC_RAWN chunks ahead, issued by lane 0
+// of the consumer warps, KC_RCIW) each producer warp, once the consumers have released buffer
+// n % 3 ("empty" mbarrier, 8 warp arrivals), forms the gate and G of its 16 channels in
+// registers, writes their qg, kd, k e^G and e^{G_last}, copies its share of P's and
+// -A diag(b)'s images (KC_RCZ 0: and forms its 16 columns of w = A diag(b) (k e^G) on fp16
+// mma; KC_RCZ 1, the default: the consumers fold w into their products) and arrives on the
+// buffer's "full" mbarrier (8 arrivals; KC_RCW 0: threads = channel pairs x 8-row quarters, G
+// through shared memory, one arrival after their barrier). The arithmetic per element is the
+// intra kernel's; G's sums run in another order, so qg, kd and k e^G match UA 0's to fp32
 // rounding, not bit for bit. Registers: setmaxnreg moves
 // them from the producer (KC_RCREGP, 72) to the consumers (KC_RCREGC, 184). Rows past the sequence's end (len)
 // hold the next sequence's q, k, g, v (TMA boxes are not cut at len): they meet zeros

@@ -404,6 +404,8 @@ namespace fv20 {
 #define UA 1
 #define RC 1
 #define KC_RCW 0
+#define KC_RCZ 0  // (KC_RCW 0 forms w on the producer)
+#define KC_RCIW 1
 #define FAST_SUFFIX ch32rcw0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
@@ -422,6 +424,8 @@ namespace fv15 {
 #define UA 1
 #define RC 1
 #define KC_RCW 0
+#define KC_RCZ 0  // (KC_RCW 0 forms w on the producer)
+#define KC_RCIW 1
 #define KC_RCX 2
 #define FAST_SUFFIX ch32rcx2
 #include "benchmarks/kda/dev/fast_variant.inc"
@@ -455,7 +459,8 @@ namespace fv23 {  // RC with three raw slots
 #define CH 32
 #define UA 1
 #define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer)
+#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
+#define KC_RCIW 1
 #define KC_RAWN 3
 #define FAST_SUFFIX ch32rcr3
 #include "benchmarks/kda/dev/fast_variant.inc"
@@ -474,7 +479,8 @@ namespace fv26 {  // RC, registers 176 / 80
 #define CH 32
 #define UA 1
 #define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer)
+#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
+#define KC_RCIW 1
 #define KC_RCREGC 176
 #define KC_RCREGP 80
 #define FAST_SUFFIX ch32rcr88
@@ -494,7 +500,8 @@ namespace fv27 {  // RC, 176 / 80, columns interleaved
 #define CH 32
 #define UA 1
 #define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer)
+#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
+#define KC_RCIW 1
 #define KC_RCREGC 176
 #define KC_RCREGP 80
 #define KC_RCIL 1
@@ -515,7 +522,8 @@ namespace fv28 {  // RC, columns interleaved at 72
 #define CH 32
 #define UA 1
 #define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer)
+#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
+#define KC_RCIW 1
 #define KC_RCIL 1
 #define FAST_SUFFIX ch32rcil72
 #include "benchmarks/kda/dev/fast_variant.inc"
@@ -534,7 +542,8 @@ namespace fv29 {  // RC, three raw slots, 176 / 80, columns interleaved
 #define CH 32
 #define UA 1
 #define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer)
+#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
+#define KC_RCIW 1
 #define KC_RAWN 3
 #define KC_RCREGC 176
 #define KC_RCREGP 80
@@ -556,7 +565,8 @@ namespace fv30 {  // RC, three raw slots, 176 / 80
 #define CH 32
 #define UA 1
 #define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer)
+#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
+#define KC_RCIW 1
 #define KC_RAWN 3
 #define KC_RCREGC 176
 #define KC_RCREGP 80
@@ -577,7 +587,8 @@ namespace fv31 {  // RC, three raw slots, columns interleaved at 72
 #define CH 32
 #define UA 1
 #define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer)
+#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
+#define KC_RCIW 1
 #define KC_RAWN 3
 #define KC_RCIL 1
 #define FAST_SUFFIX ch32rc3il72
