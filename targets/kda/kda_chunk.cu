@@ -2730,22 +2730,28 @@ static_assert(KC_RCIW == 1 || KC_RCIW == 2 || KC_RCIW == 4 || KC_RCIW == 8, "KC_
 static_assert(!KC_RCW || KC_RCI, "KC_RCW 1 needs the consumer-issued raw copies (KC_RCI 1)");
 static_assert(!KC_RCZ || KC_RCW, "KC_RCZ 1 needs the producer warp by warp (KC_RCW 1)");
 // Registers per thread after setmaxnreg: the consumers' (KC_RCREGC) and the producer's
-// (KC_RCREGP), 256 threads each: at most 256 together. KC_RCIL: see kc_rc_cols.
+// (KC_RCREGP), 256 threads each: at most 256 together. KC_RCIL: see kc_rc_cols. Since the
+// raw copies are issued by eight warps (KC_RCIW 8) the producer's arithmetic sets the state
+// kernel's period (seventeenth session: without it the state kernel takes 0.31 instead of
+// 0.43 ms on h96_1x8192), and both columns stage by stage at 176 / 80 registers run 1.7 %
+// faster (geomean) than column by column at 184 / 72.
 #ifndef KC_RCREGC
-#define KC_RCREGC 184
+#define KC_RCREGC 176
 #endif
 #ifndef KC_RCREGP
-#define KC_RCREGP 72
+#define KC_RCREGP 80
 #endif
 static_assert(KC_RCREGC + KC_RCREGP <= 256 && KC_RCREGC % 8 == 0 && KC_RCREGP % 8 == 0, "KC_RCREGC, KC_RCREGP");
 #ifndef KC_RCIL
-#define KC_RCIL 0
+#define KC_RCIL 1
 #endif
 
 #define KC_STR2(x) #x
 #define KC_STR(x) KC_STR2(x)
 #ifndef KC_RCX
-#define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0 (with KC_RCI 0), 2 no producer arithmetic
+#define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0 (with KC_RCI 0), 2 no producer arithmetic,
+                  // 4 no raw copies after the first KC_RAWN chunks (KC_RCIW 8); kc_rc_cols: 8 no gate arithmetic,
+                  // 16 no sums across lanes, 32 no exponentials
 #endif
 __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, const tile::tmap* tq, const tile::tmap* tk,
                                             const tile::tmap* tg, const tile::tmap* tv, const __half* __restrict__ P,
@@ -2835,6 +2841,11 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
     for (int m = 0; m < 4; ++m) {
       const float2 gg = kda::bf16x2_bits_to_f32(gr[jj][m]);
       const int i = 8 * m + 2 * t;
+      if (KC_RCX & 8) {  // (the knob: no gate arithmetic)
+        s[jj][m][0] = i < len ? gg.x * lb2 : 0.f;
+        s[jj][m][1] = i + 1 < len ? gg.y * lb2 : 0.f;
+        continue;
+      }
       const float e0 = kda::ex2(fmaf(gg.x, -ga2, oc[j0 + jj])), e1 = kda::ex2(fmaf(gg.y, -ga2, oc[j0 + jj]));
       s[jj][m][0] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
       s[jj][m][1] = i + 1 < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
@@ -2847,6 +2858,11 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       const float p = s[jj][m][0] + s[jj][m][1];
+      if (KC_RCX & 16) {  // (the knob: no sums across lanes)
+        s[jj][m][1] = p;
+        off += p;
+        continue;
+      }
       float x = p, y = __shfl_up_sync(0xffffffffu, x, 1, 4);
       if (t >= 1) x += y;
       y = __shfl_up_sync(0xffffffffu, x, 2, 4);
@@ -2867,10 +2883,12 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
       // 1/|q|, 1/|k| of rows 8 m + 2 t, + 1
       const float2 ra = *reinterpret_cast<const float2*>(rn + 8 * m + 2 * t);
       const float2 rb = *reinterpret_cast<const float2*>(rn + 32 + 8 * m + 2 * t);
-      const float e0 = kda::ex2(s[jj][m][0]), e1 = kda::ex2(s[jj][m][1]);
+      const float e0 = (KC_RCX & 32) ? s[jj][m][0] : kda::ex2(s[jj][m][0]);  // (the knob: no exponentials)
+      const float e1 = (KC_RCX & 32) ? s[jj][m][1] : kda::ex2(s[jj][m][1]);
       const float k0 = kk.x * rb.x, k1 = kk.y * rb.y;
       oq[m] = kda::pack_f16x2(qq.x * ra.x * e0, qq.y * ra.y * e1);
-      okd[m] = kda::pack_f16x2(k0 * kda::ex2(GL[jj] - s[jj][m][0]), k1 * kda::ex2(GL[jj] - s[jj][m][1]));
+      okd[m] = (KC_RCX & 32) ? kda::pack_f16x2(k0 * (GL[jj] - s[jj][m][0]), k1 * (GL[jj] - s[jj][m][1]))
+                             : kda::pack_f16x2(k0 * kda::ex2(GL[jj] - s[jj][m][0]), k1 * kda::ex2(GL[jj] - s[jj][m][1]));
       ok[m] = kda::pack_f16x2(k0 * e0, k1 * e1);
     }
     // k e^G: KC_RCZ 1 into the buffer's w slot (the consumers' B operand), else over k
@@ -2981,9 +2999,10 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
       KC_MARKT(9, 256);
       KC_MARKW(16 - 8, kc_w0_);  // (per producer warp: both waits, then its work)
-      // (column by column; KC_RCIL 1: both columns stage by stage, which needs more than
-      // 72 registers: 0.713 against 0.699 ms geomean with spills, fourteenth session)
-      if (KC_RCIL) {
+      // (KC_RCIL 1, the default: both columns stage by stage, which needs 80 registers (at 72:
+      // 0.713 against 0.699 ms geomean with spills, fourteenth session); 0: column by column)
+      if (KC_RCX & 2) {  // (the knob: no producer arithmetic)
+      } else if (KC_RCIL) {
         kc_rc_cols<2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
       } else {
         kc_rc_cols<1>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
@@ -3130,7 +3149,9 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     if (RC == 1 && KC_RCI && KC_RCIW == 8 && lane == 0 && n < nch) {
       const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW;
       const long long bos = bos0 + (long long)n * KC_CH;
-      if (warp < 6) {
+      if ((KC_RCX & 4) && n >= KC_RAWN) {  // (the knob: no copies after the first KC_RAWN chunks)
+        kc_mbar_arrive(rs + KC_RAW_MB);
+      } else if (warp < 6) {
         const tile::tmap* m = warp < 2 ? mq : warp < 4 ? mk : mg;
         tile::mbar_expect_tx(rs + KC_RAW_MB, KC_TILE / 2);
         tile::tma_load_3d(rs + (warp >> 1) * KC_TILE + (warp & 1) * (KC_TILE / 2), m, 64 * (warp & 1), (int)h, (int)bos,
