@@ -122,6 +122,7 @@ Device::Device(std::shared_ptr<Driver> drv, int ordinal) : drv_(std::move(drv)) 
   TESSERA_CU(*drv_, cuCtxSetCurrent(ctx_));
   TESSERA_CU(*drv_, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   TESSERA_CU(*drv_, cuStreamCreate(&aux_, CU_STREAM_NON_BLOCKING));
+  TESSERA_CU(*drv_, cuStreamCreate(&side_, CU_STREAM_NON_BLOCKING));
   flush_bytes_ = static_cast<size_t>(std::max<long long>(info_.l2_bytes, 1 << 20)) * 2;
   TESSERA_CU(*drv_, cuMemAlloc(&flush_, flush_bytes_));
 }
@@ -131,6 +132,7 @@ Device::~Device() {
   if (flush_) drv_->cuMemFree(flush_);
   if (stream_) drv_->cuStreamDestroy(stream_);
   if (aux_) drv_->cuStreamDestroy(aux_);
+  if (side_) drv_->cuStreamDestroy(side_);
   if (ctx_) drv_->cuDevicePrimaryCtxRelease(dev_);
 }
 
@@ -146,8 +148,11 @@ void Device::flush_l2() {
 }
 
 void Device::launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args) {
-  TESSERA_CU(*drv_, cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream_, args,
-                                   nullptr));
+  launch(f, grid, block, smem, args, stream_);
+}
+
+void Device::launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args, CUstream on) {
+  TESSERA_CU(*drv_, cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, on, args, nullptr));
 }
 
 CUevent Device::record() {

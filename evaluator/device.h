@@ -79,6 +79,8 @@ class Device {
   CUstream stream() const { return stream_; }
   // A second stream, to release work the main stream holds behind a gate.
   CUstream aux_stream() const { return aux_; }
+  // A third, for a program's side launches (spec::KernelLaunch::stream): never the gate's.
+  CUstream side_stream() const { return side_; }
   void sync();  // stream synchronize, throws on error
 
   // Evicts L2: overwrites a buffer twice the L2 size, as a stream operation
@@ -90,8 +92,9 @@ class Device {
   // The buffer flush_l2 overwrites (for a flush by reading it instead).
   CUdeviceptr flush_buffer() const { return flush_; }
   size_t flush_bytes() const { return flush_bytes_; }
-  // Launch and event timing on this device's stream.
+  // Launch and event timing on this device's stream (launch: or on `on`).
   void launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args);
+  void launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args, CUstream on);
   CUevent record();
   float elapsed_ms(CUevent a, CUevent b);
   void release(CUevent e);
@@ -101,7 +104,7 @@ class Device {
   DeviceInfo info_;
   CUcontext ctx_ = nullptr;
   CUdevice dev_ = 0;
-  CUstream stream_ = nullptr, aux_ = nullptr;
+  CUstream stream_ = nullptr, aux_ = nullptr, side_ = nullptr;
   CUdeviceptr flush_ = 0;
   size_t flush_bytes_ = 0;
   std::vector<CUevent> event_pool_;

@@ -55,6 +55,7 @@ namespace tessera::evaluator {
   X(cuEventSynchronize)             \
   X(cuEventElapsedTime)             \
   X(cuEventRecordWithFlags)         \
+  X(cuStreamWaitEvent)              \
   X(cuStreamBeginCapture)           \
   X(cuStreamEndCapture)             \
   X(cuGraphInstantiateWithFlags)    \

@@ -140,6 +140,7 @@ class Judge::PlanRunner {
   spec::Bindings bindings(const LoadedProgram& p, const Judge::Workspace& ws) const {
     spec::Bindings b = ws.b;
     for (auto& [k, v] : p.params) b[k] = static_cast<double>(v);
+    b[spec::kSmCountSymbol] = static_cast<double>(dev_.info().sm_count);
     return b;
   }
 
@@ -152,6 +153,16 @@ class Judge::PlanRunner {
       return;
     }
     spec::Bindings b = bindings(p, ws);
+    // Side launches (spec::KernelLaunch::stream): the first forks the side stream from the
+    // main one (an event: everything enqueued so far on main comes first), the end joins it
+    // back, so that whatever follows the program on the main stream (the timing's events, the
+    // next sample) waits for the side launches too. Events record and wait in a graph
+    // capture as well (the side stream joins the capture at the fork).
+    bool forked = false;
+    auto event = [&](CUevent& e) -> CUevent {
+      if (!e) TESSERA_CU(dev_.drv(), cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+      return e;
+    };
     for (auto& k : p.program.launch) {
       int grid[3], block[3];
       for (int d = 0; d < 3; ++d) {
@@ -190,9 +201,29 @@ class Judge::PlanRunner {
         }
         ptrs[i] = storage[i].bytes;
       }
-      dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data());
+      if (k.stream == "side") {
+        if (!forked) {
+          TESSERA_CU(dev_.drv(), cuEventRecord(event(fork_), dev_.stream()));
+          TESSERA_CU(dev_.drv(), cuStreamWaitEvent(dev_.side_stream(), fork_, 0));
+          forked = true;
+        }
+        dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data(), dev_.side_stream());
+      } else {
+        dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data());
+      }
+    }
+    if (forked) {
+      TESSERA_CU(dev_.drv(), cuEventRecord(event(join_), dev_.side_stream()));
+      TESSERA_CU(dev_.drv(), cuStreamWaitEvent(dev_.stream(), join_, 0));
     }
   }
+
+  ~PlanRunner() {
+    if (fork_) dev_.drv().cuEventDestroy(fork_);
+    if (join_) dev_.drv().cuEventDestroy(join_);
+  }
+  PlanRunner(const PlanRunner&) = delete;
+  PlanRunner& operator=(const PlanRunner&) = delete;
 
  private:
   // The CUtensorMap of a "tmap:" argument over an input or output buffer of this run.
@@ -216,6 +247,7 @@ class Judge::PlanRunner {
   Device& dev_;
   const spec::Operator& op_;
   Cublas* cublas_;
+  CUevent fork_ = nullptr, join_ = nullptr;  // (side launches: see run)
 };
 
 // ---- Judge -----------------------------------------------------------------------

@@ -236,6 +236,8 @@ KernelLaunch read_launch(const Reader& r) {
   }
   k.smem = r.str("smem", std::string("0"));
   k.args = r.str_list("args");
+  k.stream = r.str("stream", std::string("main"));
+  if (k.stream != "main" && k.stream != "side") r.fail("stream", "\"main\" or \"side\"");
   return k;
 }
 
@@ -294,7 +296,8 @@ void check_program(const Operator& op, const Program& p, const std::string& file
   if (!p.builtin.empty()) return;
   Bindings b = op.bindings(op.benchmark_shapes.empty() ? op.validation_shapes.at(0) : op.benchmark_shapes.at(0));
   for (auto& [name, vals] : p.params) b[name] = static_cast<double>(vals.front());
-  std::set<std::string> names;
+  b[kSmCountSymbol] = 132;  // (a representative SM count, for the checks only: the judge binds the device's)
+  std::set<std::string> names = {kSmCountSymbol};
   for (auto& t : op.tensors) names.insert(t.name);
   for (auto& s : p.scratch) {
     names.insert(s.name);
@@ -372,12 +375,14 @@ json program_to_json(const Program& p, const fs::path& dir) {
   }
   if (!p.constraints.empty()) j["constraints"] = p.constraints;
   json launch = json::array();
-  for (auto& k : p.launch)
+  for (auto& k : p.launch) {
     launch.push_back({{"kernel", k.kernel},
                       {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
                       {"block", {k.block[0], k.block[1], k.block[2]}},
                       {"smem", k.smem},
                       {"args", k.args}});
+    if (k.stream != "main") launch.back()["stream"] = k.stream;
+  }
   j["launch"] = launch;
   if (!p.scratch.empty()) {
     json scratch = json::array();
@@ -433,6 +438,8 @@ Operator load_operator(const fs::path& dir_in) {
   op.name = r.str("name");
   op.description = r.str("description", std::string());
   op.symbols = r.str_list("symbols");
+  if (std::count(op.symbols.begin(), op.symbols.end(), kSmCountSymbol))
+    r.fail("symbols", fmt::format("names other than {} (the device's SM count, bound by the judge)", kSmCountSymbol));
   op.figure_of_merit = r.str("figure_of_merit", std::string("time"));
   if (op.figure_of_merit != "time" && op.figure_of_merit != "bandwidth")
     r.fail("figure_of_merit", "'time' or 'bandwidth'");

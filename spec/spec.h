@@ -57,12 +57,23 @@ struct Shape {
   std::string label() const;  // name, or "M=..,N=.."
 };
 
+// Every launch expression (grid, block, smem, scratch sizes) and every integer argument
+// may use the symbol SMS, the device's SM count (bound by the judge; an operator may not
+// declare a symbol of that name). A launch whose grid has a dimension <= 0 is skipped.
+inline constexpr const char* kSmCountSymbol = "SMS";
+
 struct KernelLaunch {
   std::string kernel;
   std::string grid[3] = {"1", "1", "1"};
   std::string block[3] = {"1", "1", "1"};
   std::string smem = "0";
   std::vector<std::string> args;
+  // "main" (the default) or "side". A side launch goes to a second stream: it starts once
+  // everything enqueued before it on the main stream has finished, runs beside the
+  // launches that follow it there, and the program ends only when every side launch has
+  // ended. Kernels that wait on each other across the two streams must leave each other
+  // SMs through their own grids: nothing else keeps a waiting grid from holding them all.
+  std::string stream = "main";
 };
 
 // A launch argument "tmap:NAME:B0xB1x..:SW" is a TMA tensor map (the driver's 128-byte

@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "spec/spec.h"
+#include "tests/support/hostile_targets.h"
 
 using namespace tessera::spec;
 namespace fs = std::filesystem;
@@ -129,6 +132,58 @@ TEST(Spec, TensorMapArgumentsParseAndAreChecked) {
     EXPECT_NE(err.find("templates[0].launch[0].args"), std::string::npos) << c.arg << ": " << err;
     EXPECT_NE(err.find(c.expect), std::string::npos) << c.arg << ": " << err;
   }
+}
+
+// Side launches ("stream": "side", run beside the main stream's launches that follow) and
+// the SM-count symbol SMS (bound by the judge in every launch expression): parsed, kept
+// through program_to_json, and refused where malformed or where an operator declares SMS.
+TEST(Spec, SideLaunchesAndTheSmCountSymbol) {
+  const std::string side = replace(
+      kGood, R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}])J",
+      R"J("grid": ["min(cdiv(N,B), SMS)"], "block": ["B"], "args": ["x", "y", "N", "B"], "stream": "side"},
+                     {"kernel": "k", "grid": ["SMS - 1"], "block": ["B"], "args": ["x", "y", "SMS", "B"]}])J");
+  TempOp t(side);
+  Operator op = load_operator(t.dir);
+  ASSERT_EQ(op.templates[0].launch.size(), 2u);
+  EXPECT_EQ(op.templates[0].launch[0].stream, "side");
+  EXPECT_EQ(op.templates[0].launch[1].stream, "main");
+  EXPECT_EQ(op.templates[0].launch[1].args[2], kSmCountSymbol);
+  EXPECT_EQ(op.reference.launch[0].stream, "main");
+
+  // program_to_json writes "stream" for side launches only, and reads back the same plan
+  nlohmann::json j = program_to_json(op.templates[0], t.dir);
+  EXPECT_EQ(j["launch"][0]["stream"], "side");
+  EXPECT_FALSE(j["launch"][1].contains("stream"));
+  Program back = program_from_json(j, t.dir);
+  EXPECT_EQ(back.launch[0].stream, "side");
+  EXPECT_EQ(back.launch[1].stream, "main");
+  EXPECT_NO_THROW(validate_program(op, back, "back"));
+
+  // a proposal's plan is checked the same way
+  j["launch"][0]["stream"] = "aux";
+  try {
+    program_from_json(j, t.dir);
+    ADD_FAILURE() << "stream 'aux' accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"main\" or \"side\""), std::string::npos) << e.what();
+  }
+  std::string err = load_error(replace(side, R"J("stream": "side")J", R"J("stream": 1)J"));
+  EXPECT_NE(err.find("templates[0].launch[0].stream"), std::string::npos) << err;
+
+  // SMS is the judge's: an operator may not declare it
+  err = load_error(replace(kGood, R"J("symbols": ["N"])J", R"J("symbols": ["N", "SMS"])J"));
+  EXPECT_NE(err.find("symbols"), std::string::npos) << err;
+  EXPECT_NE(err.find("SM count"), std::string::npos) << err;
+  // and without it the expressions that use it would not resolve
+  EXPECT_NE(load_error(replace(side, "SMS - 1", "SMX - 1")).find("templates[0].launch[1]"), std::string::npos);
+
+  // the GPU test's fixture (tests/gpu/side_test.cpp) loads: its side template forks, its serial one does not
+  fs::path fx = tessera::testing::make_rmsnorm_fixture_targets(fs::path(TESSERA_SOURCE_DIR), "side_rmsnorm", "spec-side");
+  Operator sop = load_operator(fx / "side_rmsnorm");
+  ASSERT_EQ(sop.templates.size(), 2u);
+  EXPECT_EQ(sop.find_template("side")->launch.at(0).stream, "side");
+  EXPECT_EQ(sop.find_template("serial")->launch.at(0).stream, "main");
+  fs::remove_all(fx);
 }
 
 TEST(Spec, DerivesTAndNseqFromSeqlens) {
