@@ -163,17 +163,37 @@ class Judge::PlanRunner {
       if (!e) TESSERA_CU(dev_.drv(), cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
       return e;
     };
-    for (auto& k : p.program.launch) {
+    // Every kernel of the plan is looked up (and its shared-memory limit raised) before the
+    // first launch: with lazy loading (the driver's default since CUDA 12.2) a kernel is
+    // loaded when first looked up, and a load may wait for the device to go idle, which a
+    // kernel already running and waiting for this one (a side launch) would never let happen.
+    struct Step {
+      CUfunction f = nullptr;  // (nullptr: nothing to do at this shape)
       int grid[3], block[3];
+      long long smem = 0;
+    };
+    std::vector<Step> steps(p.program.launch.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const auto& k = p.program.launch[i];
+      Step& st = steps[i];
       for (int d = 0; d < 3; ++d) {
-        grid[d] = static_cast<int>(spec::eval_int(k.grid[d], b));
-        block[d] = static_cast<int>(spec::eval_int(k.block[d], b));
+        st.grid[d] = static_cast<int>(spec::eval_int(k.grid[d], b));
+        st.block[d] = static_cast<int>(spec::eval_int(k.block[d], b));
       }
-      if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0) continue;  // nothing to do at this shape
-      long long smem = spec::eval_int(k.smem, b);
-      CUfunction f = p.module->function(k.kernel);
-      if (smem > 48 * 1024)
-        TESSERA_CU(dev_.drv(), cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
+      if (st.grid[0] <= 0 || st.grid[1] <= 0 || st.grid[2] <= 0) continue;  // nothing to do at this shape
+      st.smem = spec::eval_int(k.smem, b);
+      st.f = p.module->function(k.kernel);
+      if (st.smem > 48 * 1024)
+        TESSERA_CU(dev_.drv(),
+                   cuFuncSetAttribute(st.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(st.smem)));
+    }
+    for (size_t li = 0; li < steps.size(); ++li) {
+      const auto& k = p.program.launch[li];
+      if (!steps[li].f) continue;
+      CUfunction f = steps[li].f;
+      const int* grid = steps[li].grid;
+      const int* block = steps[li].block;
+      const long long smem = steps[li].smem;
       // (128 bytes, 64-byte aligned, per argument: a tensor map is passed by value)
       struct alignas(64) ArgStorage {
         unsigned char bytes[128];
