@@ -122,7 +122,11 @@ Device::Device(std::shared_ptr<Driver> drv, int ordinal) : drv_(std::move(drv)) 
   TESSERA_CU(*drv_, cuCtxSetCurrent(ctx_));
   TESSERA_CU(*drv_, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   TESSERA_CU(*drv_, cuStreamCreate(&aux_, CU_STREAM_NON_BLOCKING));
-  TESSERA_CU(*drv_, cuStreamCreate(&side_, CU_STREAM_NON_BLOCKING));
+  // (the side stream at the greatest priority: a side kernel that the main stream's kernels
+  // feed is usually launched first so that it gets its SMs before they fill up)
+  int least = 0, greatest = 0;
+  TESSERA_CU(*drv_, cuCtxGetStreamPriorityRange(&least, &greatest));
+  TESSERA_CU(*drv_, cuStreamCreateWithPriority(&side_, CU_STREAM_NON_BLOCKING, greatest));
   flush_bytes_ = static_cast<size_t>(std::max<long long>(info_.l2_bytes, 1 << 20)) * 2;
   TESSERA_CU(*drv_, cuMemAlloc(&flush_, flush_bytes_));
 }

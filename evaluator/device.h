@@ -79,7 +79,8 @@ class Device {
   CUstream stream() const { return stream_; }
   // A second stream, to release work the main stream holds behind a gate.
   CUstream aux_stream() const { return aux_; }
-  // A third, for a program's side launches (spec::KernelLaunch::stream): never the gate's.
+  // A third, for a program's side launches (spec::KernelLaunch::stream): never the gate's;
+  // at the greatest stream priority.
   CUstream side_stream() const { return side_; }
   void sync();  // stream synchronize, throws on error
 

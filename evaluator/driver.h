@@ -47,6 +47,8 @@ namespace tessera::evaluator {
   X(cuMemsetD32)                    \
   X(cuMemsetD32Async)               \
   X(cuStreamCreate)                 \
+  X(cuStreamCreateWithPriority)     \
+  X(cuCtxGetStreamPriorityRange)    \
   X(cuStreamDestroy)                \
   X(cuStreamSynchronize)            \
   X(cuEventCreate)                  \

@@ -71,8 +71,9 @@ struct KernelLaunch {
   // "main" (the default) or "side". A side launch goes to a second stream: it starts once
   // everything enqueued before it on the main stream has finished, runs beside the
   // launches that follow it there, and the program ends only when every side launch has
-  // ended. Kernels that wait on each other across the two streams must leave each other
-  // SMs through their own grids: nothing else keeps a waiting grid from holding them all.
+  // ended. The side stream has the greatest priority, so a side kernel launched first gets
+  // its SMs first. Kernels that wait on each other across the two streams must leave each
+  // other SMs through their own grids: nothing else keeps a waiting grid from holding them all.
   std::string stream = "main";
 };
 
