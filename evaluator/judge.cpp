@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "codegen/compiler.h"
 #include "evaluator/batch_filter.h"
@@ -173,6 +174,7 @@ class Judge::PlanRunner {
       long long smem = 0;
     };
     std::vector<Step> steps(p.program.launch.size());
+    std::map<CUfunction, long long> most_smem;  // (a kernel launched twice: the larger of its two)
     for (size_t i = 0; i < steps.size(); ++i) {
       const auto& k = p.program.launch[i];
       Step& st = steps[i];
@@ -183,10 +185,11 @@ class Judge::PlanRunner {
       if (st.grid[0] <= 0 || st.grid[1] <= 0 || st.grid[2] <= 0) continue;  // nothing to do at this shape
       st.smem = spec::eval_int(k.smem, b);
       st.f = p.module->function(k.kernel);
-      if (st.smem > 48 * 1024)
-        TESSERA_CU(dev_.drv(),
-                   cuFuncSetAttribute(st.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(st.smem)));
+      most_smem[st.f] = std::max(most_smem[st.f], st.smem);
     }
+    for (auto [f, smem] : most_smem)
+      if (smem > 48 * 1024)
+        TESSERA_CU(dev_.drv(), cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
     for (size_t li = 0; li < steps.size(); ++li) {
       const auto& k = p.program.launch[li];
       if (!steps[li].f) continue;
