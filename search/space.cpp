@@ -41,7 +41,9 @@ bool Space::is_valid(const Config& c) const {
 const std::vector<Config>& Space::valid_configs() const {
   if (enumerated_) return valid_cache_;
   Config c(params_.size(), 0);
-  if (!params_.empty()) {
+  if (params_.empty()) {
+    if (is_valid(c)) valid_cache_.push_back(c);  // no parameters: one configuration, the empty one
+  } else {
     while (true) {
       if (is_valid(c)) valid_cache_.push_back(c);
       size_t i = params_.size();

@@ -236,6 +236,30 @@ TEST(GeneticIls, LargeBudgetStartsWithTheGeneticAlgorithmThenSearchesLocally) {
   EXPECT_NE(mixed, longer) << "the local-search turn after 64 evaluations changed nothing";
 }
 
+// A template without parameters (a fixed kernel, a test fixture) is one configuration, the
+// empty one: every strategy must judge it once, not find nothing to do.
+TEST(EveryStrategyOnASpaceWithoutParameters, JudgesTheOneEmptyConfigurationOnce) {
+  struct Fixed final : CostFunction {
+    std::vector<Outcome> evaluate(const std::vector<Config>& batch) override {
+      calls += batch.size();
+      for (auto& c : batch) EXPECT_TRUE(c.empty());
+      return std::vector<Outcome>(batch.size(), Outcome{true, 1.0, "", 0.1, false});
+    }
+    size_t calls = 0;
+  };
+  Space none({});
+  ASSERT_EQ(none.valid_configs().size(), 1u);
+  Space refused({}, [](const Config&) { return false; });
+  EXPECT_TRUE(refused.valid_configs().empty()) << "a constraint that refuses everything still refuses the empty config";
+  for (auto& name : strategy_names()) {
+    Fixed cost;
+    Tuning tuning(none, cost, Budget{10, 1e30});
+    make_strategy(name)->run(tuning, 3);
+    EXPECT_EQ(cost.calls, 1u) << name;
+    EXPECT_EQ(tuning.history().size(), 1u) << name;
+  }
+}
+
 TEST(StrategyRegistry, UnknownNameListsKnownOnes) {
   try {
     make_strategy("no-such");

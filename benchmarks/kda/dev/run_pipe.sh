@@ -15,5 +15,6 @@ one() {
 }
 one beside                                   # h64 shapes (64 chains <= 66) beside, h96 after
 one after KDA_PIPE_MAX=0                     # every shape one kernel after the other: the flag wait's own cost
-one lead KDA_PIPE_MAX=100 KDA_PIPE_LEAD=auto # h96 too, with a head start
-one eager KDA_PIPE_MAX=100 KDA_PIPE_LEAD=auto CUDA_MODULE_LOADING=EAGER
+one lead KDA_PIPE_MAX=100 KDA_PIPE_LEAD=auto # h96 too, with a head start (auto: 0.67 on h96_1x8192)
+one lead55 KDA_PIPE_MAX=100 KDA_PIPE_LEAD=0.55
+one lead45 KDA_PIPE_MAX=100 KDA_PIPE_LEAD=0.45
