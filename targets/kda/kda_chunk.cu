@@ -126,6 +126,30 @@ static_assert(UA == 0 || (UA == 1 && CH == 32 && SEG == 0), "UA must be 0, or 1 
 // RC 1, fed by a ninth warp that only copies (bulk copies of the images, v by TMA), so that
 // no consumer thread issues a copy or waits for one it issued.
 static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 or 2 with UA 1");
+// PIPE (chunk_wgmma only: its kernels then take `int* flags, long long SMS` after their other
+// arguments; 1 needs RC 1 and CH 32): where the chains leave half the SMs free (NSEQ * H <=
+// SMS / 2, "beside"), the state kernel runs beside the intra kernel (spec.json: on the side
+// stream, launched first) instead of after it. The intra grid is then (H, slots), chunk-major
+// (else (slots, H), as PIPE 0: the state kernel after it finds its first chunks in L2), and each
+// intra block, once its stores are complete, sets flags[slot * H + h] = 1 (release);
+// the state kernel's issuer of a chunk's P, -A diag(b) and norm copies waits for that flag
+// (acquire; warp 7 reads 32 chunks' flags at a time) before issuing them, and takes its (sequence, head) from blockIdx (the order array
+// is being written beside it). kda_chunk_flags clears the flags first. Not beside: as PIPE 0
+// (the flags are neither set nor read). targets/kda/NOTES.md, seventeenth and eighteenth sessions.
+#if defined(PIPE)
+#define KC_HAS_PIPE 1
+#define KC_PIPE_PARAMS , int* flags, long long SMS
+#else
+#define KC_HAS_PIPE 0
+#define PIPE 0
+#define KC_PIPE_PARAMS
+#endif
+static_assert(PIPE == 0 || (PIPE == 1 && RC == 1 && CH == 32 && SEG == 0), "PIPE 1 needs RC 1, CH 32 and SEG 0");
+#if KC_HAS_PIPE
+#define KC_BESIDE (PIPE && NSEQ * H <= SMS / 2)  // (inside the kernels: their NSEQ, H, SMS)
+#else
+#define KC_BESIDE false
+#endif
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
@@ -442,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #if PRE
     , const float* __restrict__ gpre, const float* __restrict__ apre
 #endif
-    ) {
+    KC_PIPE_PARAMS) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
@@ -1238,7 +1262,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kd
     const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
     KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
     float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
-    long long NSEQ, float lower_bound) {
+    long long NSEQ, float lower_bound KC_PIPE_PARAMS) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
@@ -1254,7 +1278,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kd
   float* rk = rq + 32;
   float* bs = rk + 32;
   float* tot = LA;  // phase 1 only
-  const long long slot = blockIdx.x, h = blockIdx.y;
+  const bool beside = KC_BESIDE;  // (beside: chunk-major, the order the state blocks consume chunks in)
+  const long long slot = beside ? blockIdx.y : blockIdx.x, h = beside ? blockIdx.x : blockIdx.y;
   if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
   long long n, c;
   if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
@@ -1613,12 +1638,27 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kd
       else tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
       tile::bulk_s2g(P + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Ps), KC_CH * KC_CH * 2);
       tile::bulk_commit();
-      tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
+#if PIPE
+      if (KC_BESIDE) {  // publish the chunk: its copies' writes complete, then the flag (release)
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        asm volatile("fence.proxy.async.global;\n" ::: "memory");
+        __threadfence();
+        asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flags + slot * H + h), "r"(1) : "memory");
+      } else
+#endif
+        tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
     }
   }
   KC_MARK(4);
 }
 #endif  // KC_CH
+#if KC_HAS_PIPE
+// PIPE: clears the intra kernel's flags, one per (chunk slot, head) (grid cdiv(n, 256) x 256)
+extern "C" __global__ void kda_chunk_flags(int* flags, long long T, long long H, long long NSEQ) {
+  const long long i = blockIdx.x * 256LL + threadIdx.x;
+  if (i < (NSEQ + T / KC_CH) * H) flags[i] = 0;
+}
+#endif
 #if PREC < 2
 // Issues cp.async copies of rows [bos, bos+len) of a [T,H,128] fp32 tensor into
 // X[CH][LDK]; rows past len are zero-filled with plain stores.
@@ -2924,7 +2964,8 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
                                             long long eos, long long slot0, long long H, long long h, float scale,
                                             const tile::tmap* mq, const tile::tmap* mk, const tile::tmap* mg,
                                             const tile::tmap* mv, const float* __restrict__ A_log,
-                                            const float* __restrict__ dt_bias, float lower_bound) {
+                                            const float* __restrict__ dt_bias, float lower_bound,
+                                            const int* flags = nullptr) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
   const tile::u32 sV = sB + KC_NBUF * KC_GBUF;               // the v ring
@@ -3145,6 +3186,32 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   // (KC_RCIW issuing warps: 1 thread 0 issues all five parts; 2 lane 0 of warps 0 (q, k, the
   // bulk copies) and 4 (g, v); 4 lane 0 of warps 0 (q), 2 (k), 4 (g) and 6 (v, the bulk copies))
   // 8: lane 0 of warp w < 6 one box (tensor w / 2, channel half w % 2), warp 6 v, warp 7 the bulk copies)
+  // (PIPE beside the intra kernel (flags given), all lanes of warp 7: waits until the intra
+  // kernel has published chunk n. The chunks [0, pipe_hz) are known published; when n is past
+  // them, the warp reads the flags of the next 32 chunks at once (relaxed), advances pipe_hz by
+  // the published run and makes those reads acquire by a fence: one L2 round trip per up to 32
+  // chunks where the intra kernel is ahead (one per chunk, lane 0 alone, made the state kernel
+  // ~8 % slower: NOTES.md, eighteenth session). Called before the wait for "full" that
+  // precedes the chunk's issue, where the warp waits anyway.)
+  int pipe_hz = 0;
+  auto pipe_wait = [&](int n) {
+    if (!PIPE || !flags || n >= nch || n < pipe_hz) return;
+    for (;;) {
+      const int m = pipe_hz + lane;
+      int x = 1;
+      if (m < nch) asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(flags + (slot0 + m) * H + h) : "memory");
+      const unsigned ok = __ballot_sync(~0u, x == 1);
+      const int run = ok == ~0u ? 32 : __ffs(~ok) - 1;
+      if (run > 0) {
+        asm volatile("fence.acq_rel.gpu;\n" ::: "memory");  // (the relaxed reads and this fence: acquire)
+        asm volatile("fence.proxy.async.global;\n" ::: "memory");  // (the copies that follow are async-proxy reads)
+        __syncwarp();
+        pipe_hz += run;
+        if (n < pipe_hz) return;
+      }
+      __nanosleep(64);
+    }
+  };
   auto raw_issue = [&](int n) {
     if (RC == 1 && KC_RCI && KC_RCIW == 8 && lane == 0 && n < nch) {
       const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW;
@@ -3169,6 +3236,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
                       slot0 + n, H, h, bos0 + (long long)n * KC_CH);
       }
   };
+  if (PIPE && warp == 7) pipe_wait(min(KC_RAWN, nch - 1));  // (chunks 0 .. KC_RAWN published: see pipe_wait)
 #pragma unroll 1
   for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);
   if (nch > 0) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
@@ -3253,6 +3321,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
 #ifdef KC_PROFILE
       long long kc_c0_ = clock64();
 #endif
+      if (PIPE && warp == 7) pipe_wait(c + 1 + KC_RAWN);
       if (c + 1 < nch) tile::mbar_wait(sB + nx * KC_GBUF + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
       KC_MARKW(32, kc_c0_);  // (per consumer warp: the wait for "full")
       raw_issue(c + 1 + KC_RAWN);
@@ -3302,7 +3371,7 @@ extern "C" __global__ void __launch_bounds__(RC == 1 ? 512 : RC == 2 ? 288 : 256
     const __grid_constant__ tile::tmap map_q, const __grid_constant__ tile::tmap map_k,
     const __grid_constant__ tile::tmap map_g, const __grid_constant__ tile::tmap map_v  // (RC 1 only: tmap:NAME:64x1x32:128)
 #endif
-    ) {
+    KC_PIPE_PARAMS) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
   (void)T;
 #if SEG > 0
@@ -3318,14 +3387,25 @@ extern "C" __global__ void __launch_bounds__(RC == 1 ? 512 : RC == 2 ? 288 : 256
 #else
   (void)NSEQ;
   int n32, h32;
-  kc_item(order, H, &n32, &h32);
+#if PIPE
+  const bool beside = KC_BESIDE;
+  if (beside) {  // (no order: the intra kernel writes it beside this kernel)
+    n32 = (int)(blockIdx.x / H);
+    h32 = (int)(blockIdx.x % H);
+  } else
+#endif
+    kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
   const long long bos0 = cu[n], eos = cu[n + 1];
 #if RC >= 1
   if (blockDim.x != (RC == 1 ? 512 : 288)) __trap();  // spec.json's block: the producer's warps are missing
   (void)vin;
   kc_state_rc(h0 + (n * H + h) * KC_KD * KC_KD, qg, kd, w, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD, bos0, eos,
-              n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias, lower_bound);
+              n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias, lower_bound
+#if PIPE
+              , beside ? flags : nullptr
+#endif
+              );
 #elif UA
   (void)A_log;
   (void)dt_bias;
