@@ -126,30 +126,21 @@ static_assert(UA == 0 || (UA == 1 && CH == 32 && SEG == 0), "UA must be 0, or 1 
 // RC 1, fed by a ninth warp that only copies (bulk copies of the images, v by TMA), so that
 // no consumer thread issues a copy or waits for one it issued.
 static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 or 2 with UA 1");
-// PIPE (chunk_wgmma only: its kernels then take `int* flags, long long SMS` after their other
-// arguments; 1 needs RC 1 and CH 32): where the chains leave half the SMs free (NSEQ * H <=
-// SMS / 2, "beside"), the state kernel runs beside the intra kernel (spec.json: on the side
-// stream, launched first) instead of after it. The intra grid is then (H, slots), chunk-major
-// (else (slots, H), as PIPE 0: the state kernel after it finds its first chunks in L2), and each
-// intra block, once its stores are complete, sets flags[slot * H + h] = 1 (release);
-// the state kernel's issuer of a chunk's P, -A diag(b) and norm copies waits for that flag
-// (acquire; warp 7 reads 32 chunks' flags at a time) before issuing them, and takes its (sequence, head) from blockIdx (the order array
-// is being written beside it). kda_chunk_flags clears the flags first. Not beside: as PIPE 0
-// (the flags are neither set nor read). targets/kda/NOTES.md, seventeenth and eighteenth sessions.
-#if defined(PIPE)
-#define KC_HAS_PIPE 1
-#define KC_PIPE_PARAMS , int* flags, long long SMS
-#else
-#define KC_HAS_PIPE 0
+// PIPE (chunk_wgmma only; 1 needs RC 1 and CH 32): where the chains leave half the SMs free
+// (NSEQ * H <= SMS / 2, "beside"), the state kernel runs beside the intra kernel instead of
+// after it (spec.json: kda_chunk_state_beside on the side stream, launched first, then
+// kda_chunk_intra_beside on the main one). The beside intra kernel's grid is (H, slots),
+// chunk-major, and each of its blocks, once its stores are complete, sets flags[slot * H + h]
+// = 1 (release); the beside state kernel's warp 7 waits for those flags (acquire; 32 chunks'
+// flags at a time) before a chunk's P, -A diag(b) and norm copies are issued, and takes its
+// (sequence, head) from blockIdx (the order array is being written beside it).
+// kda_chunk_flags clears the flags first. Not beside: kda_chunk_intra and kda_chunk_state,
+// the same code as PIPE 0 (a flag-aware build of them cost ~2 % on those shapes).
+// targets/kda/NOTES.md, seventeenth and eighteenth sessions.
+#ifndef PIPE
 #define PIPE 0
-#define KC_PIPE_PARAMS
 #endif
 static_assert(PIPE == 0 || (PIPE == 1 && RC == 1 && CH == 32 && SEG == 0), "PIPE 1 needs RC 1, CH 32 and SEG 0");
-#if KC_HAS_PIPE
-#define KC_BESIDE (PIPE && NSEQ * H <= SMS / 2)  // (inside the kernels: their NSEQ, H, SMS)
-#else
-#define KC_BESIDE false
-#endif
 static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
@@ -466,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #if PRE
     , const float* __restrict__ gpre, const float* __restrict__ apre
 #endif
-    KC_PIPE_PARAMS) {
+    ) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
@@ -1255,14 +1246,16 @@ static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
 #ifndef KC_INTRA_MINB
 #define KC_INTRA_MINB (UA ? 5 : 4)  // blocks per SM the registers are allocated for (shared memory allows as many)
 #endif
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra(
+// The CH 32 intra kernel's body; kBeside: kda_chunk_intra_beside (PIPE), flags set per chunk.
+template <bool kBeside>
+__device__ __forceinline__ void kc_intra32(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
     const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
     const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
     KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
     float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
-    long long NSEQ, float lower_bound KC_PIPE_PARAMS) {
+    long long NSEQ, float lower_bound, int* flags) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
@@ -1278,8 +1271,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kd
   float* rk = rq + 32;
   float* bs = rk + 32;
   float* tot = LA;  // phase 1 only
-  const bool beside = KC_BESIDE;  // (beside: chunk-major, the order the state blocks consume chunks in)
-  const long long slot = beside ? blockIdx.y : blockIdx.x, h = beside ? blockIdx.x : blockIdx.y;
+  // (beside: chunk-major, the order the state blocks consume chunks in)
+  const long long slot = kBeside ? blockIdx.y : blockIdx.x, h = kBeside ? blockIdx.x : blockIdx.y;
   if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
   long long n, c;
   if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
@@ -1638,21 +1631,43 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kd
       else tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
       tile::bulk_s2g(P + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Ps), KC_CH * KC_CH * 2);
       tile::bulk_commit();
-#if PIPE
-      if (KC_BESIDE) {  // publish the chunk: its copies' writes complete, then the flag (release)
+      if (kBeside) {  // publish the chunk: its copies' writes complete, then the flag (release)
         asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
         asm volatile("fence.proxy.async.global;\n" ::: "memory");
         __threadfence();
         asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flags + slot * H + h), "r"(1) : "memory");
-      } else
-#endif
+      } else {
         tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
+      }  // the block's shared memory must outlive the copies' reads
     }
   }
   KC_MARK(4);
 }
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
+    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
+    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound) {
+  kc_intra32<false>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, nullptr);
+}
+#if PIPE
+#define TESSERA_SMEM_kda_chunk_intra_beside KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_beside(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
+    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
+    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound, int* flags) {
+  kc_intra32<true>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, flags);
+}
+#endif
 #endif  // KC_CH
-#if KC_HAS_PIPE
+#if PIPE
 // PIPE: clears the intra kernel's flags, one per (chunk slot, head) (grid cdiv(n, 256) x 256)
 extern "C" __global__ void kda_chunk_flags(int* flags, long long T, long long H, long long NSEQ) {
   const long long i = blockIdx.x * 256LL + threadIdx.x;
@@ -2956,6 +2971,7 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
 // everywhere (1/|q| = 1/|k| = 0 from the intra kernel, the gate masked past len, the columns
 // of -A diag(b) past len zero, v'^T masked), so they do not reach o or the state as long
 // as they are finite after v's conversion to fp16: PREC 2's bound on every v row anyway.
+template <bool kPipe>  // (PIPE: kda_chunk_state_beside, flags given)
 __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u,
@@ -3195,7 +3211,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   // precedes the chunk's issue, where the warp waits anyway.)
   int pipe_hz = 0;
   auto pipe_wait = [&](int n) {
-    if (!PIPE || !flags || n >= nch || n < pipe_hz) return;
+    if (!kPipe || n >= nch || n < pipe_hz) return;
     for (;;) {
       const int m = pipe_hz + lane;
       int x = 1;
@@ -3236,7 +3252,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
                       slot0 + n, H, h, bos0 + (long long)n * KC_CH);
       }
   };
-  if (PIPE && warp == 7) pipe_wait(min(KC_RAWN, nch - 1));  // (chunks 0 .. KC_RAWN published: see pipe_wait)
+  if (kPipe && warp == 7) pipe_wait(min(KC_RAWN, nch - 1));  // (chunks 0 .. KC_RAWN published: see pipe_wait)
 #pragma unroll 1
   for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);
   if (nch > 0) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
@@ -3321,7 +3337,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
 #ifdef KC_PROFILE
       long long kc_c0_ = clock64();
 #endif
-      if (PIPE && warp == 7) pipe_wait(c + 1 + KC_RAWN);
+      if (kPipe && warp == 7) pipe_wait(c + 1 + KC_RAWN);
       if (c + 1 < nch) tile::mbar_wait(sB + nx * KC_GBUF + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
       KC_MARKW(32, kc_c0_);  // (per consumer warp: the wait for "full")
       raw_issue(c + 1 + KC_RAWN);
@@ -3371,7 +3387,7 @@ extern "C" __global__ void __launch_bounds__(RC == 1 ? 512 : RC == 2 ? 288 : 256
     const __grid_constant__ tile::tmap map_q, const __grid_constant__ tile::tmap map_k,
     const __grid_constant__ tile::tmap map_g, const __grid_constant__ tile::tmap map_v  // (RC 1 only: tmap:NAME:64x1x32:128)
 #endif
-    KC_PIPE_PARAMS) {
+    ) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
   (void)T;
 #if SEG > 0
@@ -3387,25 +3403,15 @@ extern "C" __global__ void __launch_bounds__(RC == 1 ? 512 : RC == 2 ? 288 : 256
 #else
   (void)NSEQ;
   int n32, h32;
-#if PIPE
-  const bool beside = KC_BESIDE;
-  if (beside) {  // (no order: the intra kernel writes it beside this kernel)
-    n32 = (int)(blockIdx.x / H);
-    h32 = (int)(blockIdx.x % H);
-  } else
-#endif
-    kc_item(order, H, &n32, &h32);
+  kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
   const long long bos0 = cu[n], eos = cu[n + 1];
 #if RC >= 1
   if (blockDim.x != (RC == 1 ? 512 : 288)) __trap();  // spec.json's block: the producer's warps are missing
   (void)vin;
-  kc_state_rc(h0 + (n * H + h) * KC_KD * KC_KD, qg, kd, w, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD, bos0, eos,
-              n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias, lower_bound
-#if PIPE
-              , beside ? flags : nullptr
-#endif
-              );
+  kc_state_rc<false>(h0 + (n * H + h) * KC_KD * KC_KD, qg, kd, w, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD,
+                     bos0, eos, n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias,
+                     lower_bound);
 #elif UA
   (void)A_log;
   (void)dt_bias;
@@ -3422,6 +3428,34 @@ extern "C" __global__ void __launch_bounds__(RC == 1 ? 512 : RC == 2 ? 288 : 256
 #endif
 #endif
 }
+#if PIPE
+// PIPE, beside the intra kernel (kda_chunk_state_beside, on the side stream): one block per
+// (sequence, head) by blockIdx (the order array is being written beside it), chunk n's P,
+// -A diag(b) and norms read once flags[slot * H + h] is set (see PIPE). Arguments: as
+// kda_chunk_state's, then flags.
+#define TESSERA_SMEM_kda_chunk_state_beside KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(512, 1) kda_chunk_state_beside(
+    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
+    const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
+    const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
+    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
+    long long NSEQ, float scale, const __nv_bfloat16* __restrict__ vin, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, float lower_bound, const __grid_constant__ tile::tmap map_q,
+    const __grid_constant__ tile::tmap map_k, const __grid_constant__ tile::tmap map_g,
+    const __grid_constant__ tile::tmap map_v, const int* flags) {
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
+  if (blockDim.x != 512) __trap();  // spec.json's block: the producer's warps are missing
+  (void)T;
+  (void)NSEQ;
+  (void)order;
+  (void)vin;
+  const long long n = blockIdx.x / H, h = blockIdx.x % H;
+  const long long bos0 = cu[n], eos = cu[n + 1];
+  kc_state_rc<true>(h0 + (n * H + h) * KC_KD * KC_KD, qg, kd, w, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD,
+                    bos0, eos, n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias,
+                    lower_bound, flags);
+}
+#endif
 #if SEG == 0
 #define KC_STATE_HAS_V 1  // (for benchmarks/kda/dev: SEG 0's state kernel takes v, q, k, g, A_log, dt_bias, lower_bound last)
 #define KC_STATE_HAS_QKG 1
