@@ -1231,6 +1231,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 //      bf16 -> fp16 in registers); w, u staged as images in Gc; P, w, u out by bulk copies
 #define KC_INTRA_THREADS 128
 #define KC_LDL32 36
+#ifndef KC_I32
+#define KC_I32 1  // 1: phase 0's row addresses from 32-bit offsets (0: 64-bit, the code before; developer knob)
+#endif
 #ifndef KC_U32PL
 #define KC_U32PL 4  // unroll of the P/L k-loop (8 steps; developer knob)
 #endif
@@ -1288,14 +1291,36 @@ __device__ __forceinline__ void kc_intra32(
   const int cpc = 2 * (tid & 63), qr = tid >> 6;  // channel pair; 16-row half
   const long long rstride = H * KC_KD;
   tile::u32 graw[16];
+  const int lr = tid >> 4, lc8 = (tid & 15) * 8;
+  const long long rbase = (bos * H + h) * KC_KD + lc8;
+#if KC_I32
+  // (row offsets within the chunk in 32 bits: 32 rows of H x 128 elements; one 64-bit base
+  // per tensor, so that each row's address is one wide multiply-add, not 64-bit arithmetic)
+  {
+    const unsigned rb = (unsigned)rstride * 2u;  // a row's bytes (H x 128 bf16)
+    const char* const gp = reinterpret_cast<const char*>(g + (bos * H + h) * KC_KD + cpc) + (size_t)(16u * qr * rb);
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      graw[r] = 16 * qr + r < len ? __ldg(reinterpret_cast<const unsigned*>(gp + (size_t)(rb * (unsigned)r))) : 0u;
+    const char* const kb = reinterpret_cast<const char*>(k + rbase);
+    const char* const qb = reinterpret_cast<const char*>(q + rbase);
+    const tile::u32 dk = tile::smem_addr(Ks) + (lr * KC_LDB + lc8) * 2, dq = tile::smem_addr(Qs) + (lr * KC_LDB + lc8) * 2;
+#pragma unroll
+    for (int it = 0; it < 4; ++it) {
+      const bool in = lr + 8 * it < len;
+      const size_t off = in ? (size_t)(rb * (unsigned)(lr + 8 * it)) : 0;
+      tile::cp_async16(dk + it * 8 * KC_LDB * 2, kb + off, in ? 16u : 0u);
+      tile::cp_async16(dq + it * 8 * KC_LDB * 2, qb + off, in ? 16u : 0u);
+    }
+    kda::cp_async_commit();
+  }
+#else
   {
     const __nv_bfloat16* const gp = g + (bos * H + h) * KC_KD + cpc + 16 * qr * rstride;
 #pragma unroll
     for (int r = 0; r < 16; ++r)
       graw[r] = 16 * qr + r < len ? __ldg(reinterpret_cast<const unsigned*>(gp + r * rstride)) : 0u;
   }
-  const int lr = tid >> 4, lc8 = (tid & 15) * 8;
-  const long long rbase = (bos * H + h) * KC_KD + lc8;
   {
     long long off[4];
 #pragma unroll
@@ -1310,6 +1335,7 @@ __device__ __forceinline__ void kc_intra32(
     }
     kda::cp_async_commit();
   }
+#endif
   reinterpret_cast<uint4*>(Ps)[tid] = make_uint4(0u, 0u, 0u, 0u);  // (rows 0..15 x columns 16..31 stay 0)
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;

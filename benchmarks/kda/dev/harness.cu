@@ -373,6 +373,23 @@ namespace fv13 {
 #define FAST_SUFFIX ch32rc
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
+namespace fv63 {  // fv13 with phase 0's 64-bit row addresses (KC_I32 0, the code before)
+#define KC_I32 0
+//
+#define BV 128
+#define SW 8
+#define PREC 2
+#define STG 0
+#define GM 2
+#define SEG 0
+#define PRE 0
+#define TRN 1
+#define CH 32
+#define UA 1
+#define RC 1
+#define FAST_SUFFIX ch32rci64
+#include "benchmarks/kda/dev/fast_variant.inc"
+}
 #ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv19 {
 #define BV 128
@@ -1037,7 +1054,7 @@ struct FastVariant {
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
 // (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv9, "CH32 UA TRN1"), FV(fv54, "RC 176/80, by column"),
+FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv63, "RC, 64-bit rows"), FV(fv54, "RC 176/80, by column"),
 #ifdef KC_HAVE_HEAD
                         FV(fv25, "RC, last commit"),
 #endif
