@@ -136,6 +136,13 @@ static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 
 // (sequence, head) from blockIdx (the order array is being written beside it).
 // kda_chunk_flags clears the flags first. Not beside: kda_chunk_intra and kda_chunk_state,
 // the same code as PIPE 0 (a flag-aware build of them cost ~2 % on those shapes).
+// LEAD (spec.json, percent; PIPE 1 only): > 0 also runs side by side where NSEQ * H <= SMS,
+// the chains leaving fewer SMs to the intra kernel than the state kernel consumes from: there
+// the intra kernel first does its first fraction f = 1 - LEAD/100 (SMS - NSEQ H) / (NSEQ H)
+// of the chunk slots alone (kda_chunk_intra_lead, a head start: the state kernel is forked
+// after it), then the rest beside the state kernel. (With the intra kernel's ~0.54 chunk-heads
+// per us and SM and the chain's ~1.7 us step, f ~ 1 - 0.9 (SMS - C) / C is where the intra
+// kernel beside the state kernel just keeps ahead of it.)
 // targets/kda/NOTES.md, seventeenth and eighteenth sessions.
 #ifndef PIPE
 #define PIPE 0
@@ -1258,7 +1265,7 @@ __device__ __forceinline__ void kc_intra32(
     const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
     KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
     float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
-    long long NSEQ, float lower_bound, int* flags) {
+    long long NSEQ, float lower_bound, int* flags, long long slot_off) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
@@ -1275,7 +1282,7 @@ __device__ __forceinline__ void kc_intra32(
   float* bs = rk + 32;
   float* tot = LA;  // phase 1 only
   // (beside: chunk-major, the order the state blocks consume chunks in)
-  const long long slot = kBeside ? blockIdx.y : blockIdx.x, h = kBeside ? blockIdx.x : blockIdx.y;
+  const long long slot = kBeside ? blockIdx.y + slot_off : blockIdx.x, h = kBeside ? blockIdx.x : blockIdx.y;
   if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
   long long n, c;
   if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
@@ -1677,7 +1684,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kd
     KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
     float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
     long long NSEQ, float lower_bound) {
-  kc_intra32<false>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, nullptr);
+  kc_intra32<false>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, nullptr, 0);
 }
 #if PIPE
 #define TESSERA_SMEM_kda_chunk_intra_beside KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
@@ -1689,7 +1696,22 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kd
     KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
     float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
     long long NSEQ, float lower_bound, int* flags) {
-  kc_intra32<true>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, flags);
+  // (the last gridDim.y chunk slots: all of them, or those after kda_chunk_intra_lead's)
+  kc_intra32<true>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, flags,
+                   NSEQ + T / KC_CH - gridDim.y);
+}
+// PIPE with LEAD > 0: the intra kernel's head start, its first gridDim.y chunk slots alone,
+// before the state kernel is forked beside the rest (kda_chunk_intra_beside). Flags as there.
+#define TESSERA_SMEM_kda_chunk_intra_lead KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_lead(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
+    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
+    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound, int* flags) {
+  kc_intra32<true>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, flags, 0);
 }
 #endif
 #endif  // KC_CH
