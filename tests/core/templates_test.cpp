@@ -29,7 +29,7 @@ codegen::CompileResult compile(const spec::Operator& op, const std::string& src,
 }
 
 constexpr int kSamples = 3;
-constexpr int kAllUpTo = 24;  // spaces this small are compiled whole (kda: 18 + 12 + 16 + 2; spills depend on the configuration)
+constexpr int kAllUpTo = 24;  // spaces this small are compiled whole (kda: 18 + 20 + 16 + 2; spills depend on the configuration)
 }  // namespace
 
 class Templates : public ::testing::TestWithParam<std::string> {};
