@@ -1259,16 +1259,19 @@ static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
 #ifndef KC_INTRA_MINB
 #define KC_INTRA_MINB (UA ? 5 : 4)  // blocks per SM the registers are allocated for (shared memory allows as many)
 #endif
+// The CH 32 intra kernel's parameters (its entry points' and its body's), and their names.
+#define KC_INTRA32_PARAMS \
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, \
+    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g, \
+    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log, \
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg, \
+    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P, \
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V, \
+    long long NSEQ, float lower_bound
+#define KC_INTRA32_ARGS q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound
 // The CH 32 intra kernel's body; kBeside: kda_chunk_intra_beside (PIPE), flags set per chunk.
 template <bool kBeside>
-__device__ __forceinline__ void kc_intra32(
-    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
-    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
-    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
-    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
-    long long NSEQ, float lower_bound, int* flags, long long slot_off) {
+__device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long long slot_off) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
   float* Gc = sm;
@@ -1674,47 +1677,25 @@ __device__ __forceinline__ void kc_intra32(
         asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flags + slot * H + h), "r"(1) : "memory");
       } else {
         tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
-      }  // the block's shared memory must outlive the copies' reads
+      }
     }
   }
   KC_MARK(4);
 }
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra(
-    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
-    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
-    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
-    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
-    long long NSEQ, float lower_bound) {
-  kc_intra32<false>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, nullptr, 0);
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra(KC_INTRA32_PARAMS) {
+  kc_intra32<false>(KC_INTRA32_ARGS, nullptr, 0);
 }
 #if PIPE
 #define TESSERA_SMEM_kda_chunk_intra_beside KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_beside(
-    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
-    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
-    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
-    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
-    long long NSEQ, float lower_bound, int* flags) {
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_beside(KC_INTRA32_PARAMS, int* flags) {
   // (the last gridDim.y chunk slots: all of them, or those after kda_chunk_intra_lead's)
-  kc_intra32<true>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, flags,
-                   NSEQ + T / KC_CH - gridDim.y);
+  kc_intra32<true>(KC_INTRA32_ARGS, flags, NSEQ + T / KC_CH - gridDim.y);
 }
 // PIPE with LEAD > 0: the intra kernel's head start, its first gridDim.y chunk slots alone,
 // before the state kernel is forked beside the rest (kda_chunk_intra_beside). Flags as there.
 #define TESSERA_SMEM_kda_chunk_intra_lead KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_lead(
-    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
-    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
-    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
-    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
-    long long NSEQ, float lower_bound, int* flags) {
-  kc_intra32<true>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, flags, 0);
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_lead(KC_INTRA32_PARAMS, int* flags) {
+  kc_intra32<true>(KC_INTRA32_ARGS, flags, 0);
 }
 #endif
 #endif  // KC_CH
@@ -3082,7 +3063,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     // images go back by stmatrix.trans in the same layout. w's warp needs only its own
     // columns of k e^G: no barrier between the producer's warps; each arrives on "full".
     asm volatile("setmaxnreg.dec.sync.aligned.u32 " KC_STR(KC_RCREGP) ";\n" ::: "memory");
-    const int pw = warp - 8, t = lane & 3;
+    const int pw = warp - 8;
     const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
     float oc[2];  // -exp(A_log) dt_bias (log2 units) at the lane's two channels
     tile::u32 lo[2];  // the lane's ldmatrix / stmatrix row address in a [CH][128] image (row lane)
@@ -3262,7 +3243,11 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   // precedes the chunk's issue, where the warp waits anyway.)
   int pipe_hz = 0;
   auto pipe_wait = [&](int n) {
-    if (!kPipe || n >= nch || n < pipe_hz) return;
+    if constexpr (!kPipe) {
+      (void)n;
+      return;
+    }
+    if (n >= nch || n < pipe_hz) return;
     for (;;) {
       const int m = pipe_hz + lane;
       int x = 1;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include <fmt/format.h>
@@ -92,7 +93,9 @@ TEST_P(Templates, SampledVariantsCompileWithoutSpills) {
               for (int d = 0; d < 3; ++d) cells *= std::max(0LL, spec::eval_int(k.grid[d], b));
               launched = launched || cells > 0;
             }
-          if (launched) EXPECT_TRUE(r.kernels.count(k.kernel)) << "kernel " << k.kernel << " missing";
+          if (launched) {
+            EXPECT_TRUE(r.kernels.count(k.kernel)) << "kernel " << k.kernel << " missing";
+          }
         }
         EXPECT_FALSE(r.spills()) << r.log;
       }
@@ -187,22 +190,38 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
 TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
   auto op = spec::load_operator(targets() / "kda");
   const spec::Shape* one_long = nullptr;  // h96_1x8192: NSEQ 1, T 8192, H 96
-  for (auto& s : op.benchmark_shapes)
+  const spec::Shape* h64 = nullptr;       // h64_1x8192: 64 chains, beside with every LEAD
+  for (auto& s : op.benchmark_shapes) {
     if (s.name == "h96_1x8192") one_long = &s;
+    if (s.name == "h64_1x8192") h64 = &s;
+  }
   ASSERT_NE(one_long, nullptr);
+  ASSERT_NE(h64, nullptr);
   for (const char* name : {"chunk_wgmma", "chunk_wgmma_seg"}) {
     SCOPED_TRACE(name);
     const spec::Program* tpl = op.find_template(name);
     ASSERT_NE(tpl, nullptr);
     ASSERT_TRUE(tpl->params.count("CH"));
     EXPECT_EQ(tpl->params.at("CH"), (std::vector<long long>{64, 32}));
+    auto launch = [&](const std::string& kernel, bool side) -> const spec::KernelLaunch* {
+      const spec::KernelLaunch* found = nullptr;  // (the last of that name and stream)
+      for (auto& k : tpl->launch)
+        if (k.kernel == kernel && (k.stream == "side") == side) found = &k;
+      return found;
+    };
+    const spec::KernelLaunch* intra = launch("kda_chunk_intra", false);
+    const spec::KernelLaunch* state = launch("kda_chunk_state", false);
+    ASSERT_NE(intra, nullptr);
+    ASSERT_NE(state, nullptr);
     auto space = agent::template_space(*tpl);
-    int ch32 = 0, n_ua = 0, n_rc = 0;
+    int ch32 = 0, n_ua = 0, n_rc = 0, n_pipe = 0;
     for (auto& c : space.valid_configs()) {
       auto params = agent::config_params(*tpl, c);
       const long long ch = params.at("CH");
       const long long ua = params.count("UA") ? params.at("UA") : 0;
       const long long rc = params.count("RC") ? params.at("RC") : 0;
+      const long long pipe = params.count("PIPE") ? params.at("PIPE") : 0;
+      const long long lead = params.count("LEAD") ? params.at("LEAD") : 0;
       if (rc >= 1) {
         ++n_rc;
         EXPECT_EQ(ua, 1) << space.key(c);
@@ -215,25 +234,56 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
         ++ch32;
         EXPECT_EQ(params.at("GM"), 2) << space.key(c);
       }
+      if (pipe) {
+        ++n_pipe;
+        EXPECT_EQ(rc, 1) << space.key(c);
+      }
+      EXPECT_TRUE(pipe || lead == 0) << space.key(c);
       spec::Bindings b = op.bindings(*one_long);
       for (auto& [k, v] : params) b[k] = static_cast<double>(v);
-      const spec::KernelLaunch& intra = tpl->launch.front();
-      ASSERT_EQ(intra.kernel, "kda_chunk_intra");
-      EXPECT_EQ(spec::eval_int(intra.grid[0], b), 1 + 8192 / ch) << space.key(c);
-      EXPECT_EQ(spec::eval_int(intra.block[0], b), ch == 32 ? 128 : 256) << space.key(c);
+      b[spec::kSmCountSymbol] = 132;
+      const long long slots = 1 + 8192 / ch;
+      // h96_1x8192 (96 chains of 132 SMs): beside the intra kernel only with a head start
+      const bool beside = pipe && lead > 0;
+      EXPECT_EQ(spec::eval_int(intra->grid[0], b), beside ? 0 : slots) << space.key(c);
+      if (std::string(name) == "chunk_wgmma") {  // (chunk_wgmma_seg: a block per segment)
+        EXPECT_EQ(spec::eval_int(state->grid[0], b), beside ? 0 : 96) << space.key(c);
+      }
+      EXPECT_EQ(spec::eval_int(intra->block[0], b), ch == 32 ? 128 : 256) << space.key(c);
       if (ch == 32) {
         // UA 1: five blocks per SM (5 x (44,416 + 1,024 reserved) <= 233,472); UA 0: v's tile
-        EXPECT_EQ(spec::eval_int(intra.smem, b), ua ? 44416 : 50560) << space.key(c);
-        if (ua) EXPECT_LE(5 * (spec::eval_int(intra.smem, b) + 1024), 233472) << space.key(c);
+        EXPECT_EQ(spec::eval_int(intra->smem, b), ua ? 44416 : 50560) << space.key(c);
+        if (ua) {
+          EXPECT_LE(5 * (spec::eval_int(intra->smem, b) + 1024), 233472) << space.key(c);
+        }
       }
-      const spec::KernelLaunch& state = tpl->launch.back();
-      ASSERT_EQ(state.kernel, "kda_chunk_state");
-      EXPECT_EQ(spec::eval_int(state.smem, b),
+      EXPECT_EQ(spec::eval_int(state->smem, b),
                 (params.at("GM") == 2 ? 0 : 49152) +
                     (ua ? 3 * 29696 + 4 * 8192 + 8192 : 2 * (ch == 32 ? 35840 : 75776)) +
                     (rc == 1 ? 2 * 29696 + 64 : rc == 2 ? 64 : 0) + 1024)
           << space.key(c);
-      EXPECT_EQ(spec::eval_int(state.block[0], b), rc == 1 ? 512 : rc == 2 ? 288 : 256) << space.key(c);
+      EXPECT_EQ(spec::eval_int(state->block[0], b), rc == 1 ? 512 : rc == 2 ? 288 : 256) << space.key(c);
+      if (pipe) {
+        // the head start's slots and the rest cover every chunk slot once, beside 96 state blocks
+        const spec::KernelLaunch* first = launch("kda_chunk_intra_lead", false);
+        const spec::KernelLaunch* rest = launch("kda_chunk_intra_beside", false);
+        const spec::KernelLaunch* side = launch("kda_chunk_state_beside", true);
+        ASSERT_TRUE(first && rest && side);
+        for (const spec::Shape* shape : {one_long, h64}) {
+          spec::Bindings bs = op.bindings(*shape);
+          for (auto& [k, v] : params) bs[k] = static_cast<double>(v);
+          bs[spec::kSmCountSymbol] = 132;
+          const long long H = shape == h64 ? 64 : 96;
+          const bool on = shape == h64 || lead > 0;
+          const long long ks = shape == h64 ? 0 : static_cast<long long>(std::floor(slots * (1.0 - lead / 100.0 * 36 / 96)));
+          EXPECT_EQ(spec::eval_int(side->grid[0], bs), on ? H : 0) << space.key(c);
+          EXPECT_EQ(spec::eval_int(first->grid[0], bs), on ? H : 0) << space.key(c);
+          EXPECT_EQ(spec::eval_int(rest->grid[0], bs), on ? H : 0) << space.key(c);
+          if (!on) continue;
+          EXPECT_EQ(spec::eval_int(first->grid[1], bs), ks) << space.key(c);
+          EXPECT_EQ(spec::eval_int(first->grid[1], bs) + spec::eval_int(rest->grid[1], bs), slots) << space.key(c);
+        }
+      }
       for (auto& s : tpl->scratch) {
         if (s.name == "P") {
           EXPECT_EQ(spec::eval_int(s.size, b), (1 + 8192 / ch) * 96 * ch * ch) << space.key(c);
@@ -241,7 +291,10 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       }
     }
     EXPECT_GT(ch32, 0);
-    EXPECT_EQ(n_ua, std::string(name) == "chunk_wgmma" ? 6 : 0);  // CH 32 x TRN 0, 1 x RC 0, 1, 2
-    EXPECT_EQ(n_rc, std::string(name) == "chunk_wgmma" ? 4 : 0);  // CH 32 x TRN 0, 1 x RC 1, 2
+    const bool wgmma = std::string(name) == "chunk_wgmma";
+    // CH 32 x TRN 0, 1 x (RC 0, RC 1 PIPE 0, RC 1 PIPE 1 x LEAD 0, 85, 100, 115, RC 2)
+    EXPECT_EQ(n_ua, wgmma ? 14 : 0);
+    EXPECT_EQ(n_rc, wgmma ? 12 : 0);
+    EXPECT_EQ(n_pipe, wgmma ? 8 : 0);
   }
 }
