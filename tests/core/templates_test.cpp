@@ -186,7 +186,9 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
 // buffers v's rows) is offered with CH 32 only, by chunk_wgmma; RC only with UA: RC 1 (qg, kd,
 // w formed by the state kernel's third and fourth warpgroups from q, k, g; a state block of
 // 512 threads with the producer's raw slots and G in shared memory) and RC 2 (a ninth warp
-// that only copies; 288 threads).
+// that only copies; 288 threads). PIPE 1 (RC 1 only) moves the state kernel beside the intra
+// kernel where the chains leave SMs free, after a head start over the chunk slots counted from
+// LEAD: the main launches' grids are then empty and the beside ones cover every slot once.
 TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
   auto op = spec::load_operator(targets() / "kda");
   const spec::Shape* one_long = nullptr;  // h96_1x8192: NSEQ 1, T 8192, H 96
