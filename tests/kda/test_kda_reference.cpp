@@ -1,6 +1,6 @@
 // tests/kda/test_kda_reference.cpp — the float64 CPU reference of KDA
-// (kda_reference_cpu.h) against the four shared test vectors in
-// ../shared/datasets/kda-vectors, which come from an independent float64
+// (kda_reference_cpu.h) against the four test vectors in tests/data/kda-vectors
+// (copied from the project's shared datasets), which come from an independent float64
 // implementation. Agreement to ~1e-12 says the math and the layouts were read right;
 // the GPU reference (targets/kda/reference.cu) is checked against the same vectors
 // by benchmarks/kda/dev/harness.cu.
@@ -20,7 +20,7 @@ using tessera::kda_test::KdaShape;
 
 namespace {
 
-fs::path dataset_dir() { return fs::path(TESSERA_SHARED_DIR) / "datasets" / "kda-vectors"; }
+fs::path dataset_dir() { return fs::path(TESSERA_KDA_VECTORS); }
 
 double rel_l2(const std::vector<double>& out, const std::vector<double>& ref) {
   double num = 0, den = 0;
@@ -68,9 +68,7 @@ Case load(const std::string& name) {
 class KdaVectors : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KdaVectors, CpuReferenceMatchesFloat64Vectors) {
-  if (!fs::exists(dataset_dir()))
-    GTEST_SKIP() << "KDA test vectors not found at " << dataset_dir()
-                 << " (they live in ../shared/datasets/kda-vectors beside the repository)";
+  ASSERT_TRUE(fs::exists(dataset_dir())) << "KDA test vectors missing at " << dataset_dir() << " (tests/data/kda-vectors)";
   Case c = load(GetParam());
   ASSERT_EQ(c.shape.cu_seqlens.back() * c.shape.H * c.shape.K, static_cast<std::int64_t>(c.q.size()));
   // The vectors were made with torch's normalize (max(||x||, eps)): with that form
@@ -102,7 +100,7 @@ INSTANTIATE_TEST_SUITE_P(Dataset, KdaVectors,
 // Sequences are independent: running each sequence of a varlen batch alone gives
 // the same rows of o and the same state as running the batch.
 TEST(KdaReference, VarlenSequencesAreIndependent) {
-  if (!fs::exists(dataset_dir())) GTEST_SKIP() << "KDA test vectors not found at " << dataset_dir();
+  ASSERT_TRUE(fs::exists(dataset_dir())) << "KDA test vectors missing at " << dataset_dir();
   Case c = load("varlen_30_1_64_h2");
   std::vector<double> o, ht;
   tessera::kda_test::kda_reference_cpu(c.shape, c.q, c.k, c.v, c.g, c.beta, c.A_log, c.dt_bias,

@@ -1,5 +1,6 @@
 // tests/search/recorded_spaces.h — the recorded spaces, loaded once per test process:
-// the two Kernel Tuner spaces of ../shared, and tessera's own H200 scan of the gemm
+// the Kernel Tuner spaces of tests/data/tuning-caches (MIT, copied from the project's
+// shared datasets with their LICENSE), and tessera's own H200 scan of the gemm
 // `mma` template (tests/search/data/gemm-mma-H200.json.gz, made from
 // runs/recorded/h200-gemm-mma-exhaustive-2026-11-30.db by recorded_to_kt_cache.py there).
 #pragma once
