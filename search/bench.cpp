@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <ostream>
 
 #include "search/kt_cache.h"
@@ -22,15 +23,37 @@ size_t share_of(size_t size, double fraction) {
 
 constexpr double kWithin3 = 1.0 / 1.03;  // optimum / best of a run within 3% of the optimum
 
+struct RunCost {
+  double cpu_ms = 0;         // the strategy's own time
+  double simulated_s = 0;    // the recorded evaluations' time
+};
+
 // One run of `strategy` on a fresh replay of `sim`: the best cost after each evaluation.
 std::vector<double> run_once(const Simulation& sim, const std::string& strategy, size_t budget, uint64_t seed,
-                             double nothing_found, double& cpu_ms, size_t parallel) {
+                             double nothing_found, RunCost& cost, size_t parallel,
+                             const std::shared_ptr<const Prior>& prior) {
   Simulation replay = sim;  // fresh call counter, shared records
   Tuning tuning(replay.space(), replay, Budget{budget, 1e30, parallel});
+  tuning.set_prior(prior);
   auto start = std::chrono::steady_clock::now();
   make_strategy(strategy)->run(tuning, seed);
-  cpu_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  cost.cpu_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  cost.simulated_s += tuning.seconds() - tuning.strategy_seconds();
   return best_so_far(tuning.history(), nothing_found);
+}
+
+// Evaluations until the best is within 3% of the optimum; budget + 1 if never.
+double evals_to_within3(const std::vector<double>& best, double optimum, size_t budget) {
+  for (size_t n = 0; n < best.size(); ++n)
+    if (optimum / best[n] >= kWithin3) return static_cast<double>(n + 1);
+  return static_cast<double>(budget + 1);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 }  // namespace
@@ -50,7 +73,8 @@ SpaceSummary summarize(const std::string& name, const Simulation& sim) {
 
 std::vector<StrategyScore> score_strategies(const std::string& space_name, const Simulation& sim,
                                             const std::vector<std::string>& strategies, int repeats,
-                                            uint64_t first_seed, size_t parallel) {
+                                            uint64_t first_seed, size_t parallel,
+                                            std::shared_ptr<const Prior> prior) {
   RandomBaseline baseline = baseline_of(sim);
   SpaceSummary summary = summarize(space_name, sim);
   std::vector<double> curve = baseline.curve(summary.cutoff);
@@ -59,22 +83,25 @@ std::vector<StrategyScore> score_strategies(const std::string& space_name, const
     StrategyScore row;
     row.space = space_name;
     row.strategy = name;
-    std::vector<double> scores;
-    double cpu_ms = 0;
+    if (prior) row.strategy += " + warm start";
+    std::vector<double> scores, to_within3;
+    RunCost cost;
     size_t tenth = share_of(summary.size, 0.10);
     for (int r = 0; r < repeats; ++r) {
       uint64_t seed = first_seed + static_cast<uint64_t>(r);
-      std::vector<double> best = run_once(sim, name, summary.budget, seed, baseline.worst(), cpu_ms, parallel);
+      std::vector<double> best =
+          run_once(sim, name, summary.budget, seed, baseline.worst(), cost, parallel, prior);
       scores.push_back(run_score(best, curve, baseline.optimum()));
+      to_within3.push_back(evals_to_within3(best, baseline.optimum(), summary.budget));
       row.at_1pct += fraction_of_optimum(best, share_of(summary.size, 0.01), baseline);
       row.at_2pct += fraction_of_optimum(best, share_of(summary.size, 0.02), baseline);
       row.at_5pct += fraction_of_optimum(best, share_of(summary.size, 0.05), baseline);
       double f10 = fraction_of_optimum(best, share_of(summary.size, 0.10), baseline);
       row.at_10pct += f10;
       row.within3_at_10pct += f10 >= kWithin3 ? 1 : 0;
-      double ignored_ms = 0;
+      RunCost ignored;
       std::vector<double> short_run =
-          tenth == summary.budget ? best : run_once(sim, name, tenth, seed, baseline.worst(), ignored_ms, parallel);
+          tenth == summary.budget ? best : run_once(sim, name, tenth, seed, baseline.worst(), ignored, parallel, prior);
       row.within3_budget_10pct += fraction_of_optimum(short_run, tenth, baseline) >= kWithin3 ? 1 : 0;
     }
     row.runs = repeats;
@@ -88,7 +115,10 @@ std::vector<StrategyScore> score_strategies(const std::string& space_name, const
     row.at_10pct /= n;
     row.within3_at_10pct /= n;
     row.within3_budget_10pct /= n;
-    row.ms_per_run = cpu_ms / n;
+    row.ms_per_run = cost.cpu_ms / n;
+    row.strategy_share = cost.cpu_ms / 1000 / std::max(1e-12, cost.cpu_ms / 1000 + cost.simulated_s);
+    row.evals_to_within3 = median(to_within3);
+    row.scores = std::move(scores);
     rows.push_back(row);
   }
   return rows;
@@ -100,12 +130,21 @@ void print_markdown(const SpaceSummary& s, const std::vector<StrategyScore>& row
       "budgets 1..{} (random search reaches 95% of median→optimum there); runs of {} evaluations.\n\n",
       s.name, s.size, s.failed, s.optimum, s.median, s.cutoff, s.budget);
   out << "| strategy | runs | score | ± sd | optimum/best at 1% | at 2% | at 5% | at 10% | within 3% at 10% "
-         "| within 3%, budget 10% | ms/run |\n";
-  out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const StrategyScore& r : rows)
-    out << fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.0f}% | {:.0f}% | {:.0f} |\n",
-                       r.strategy, r.runs, r.score, r.score_sd, r.at_1pct, r.at_2pct, r.at_5pct, r.at_10pct,
-                       100 * r.within3_at_10pct, 100 * r.within3_budget_10pct, r.ms_per_run);
+         "| within 3%, budget 10% | evaluations to within 3% (median) | ms/run | strategy's share of the time |\n";
+  out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  auto cell = [](double v, const char* f, bool known) { return known ? fmt::format(fmt::runtime(f), v) : "—"; };
+  for (const StrategyScore& r : rows) {
+    bool ours = !r.peer;  // kt_peer.py's runs last max(cutoff, 5%) and do not report the rest
+    std::string to3 = !ours ? "—"
+                      : r.evals_to_within3 > static_cast<double>(s.budget)
+                          ? fmt::format("> {}", s.budget)
+                          : fmt::format("{:.0f}", r.evals_to_within3);
+    out << fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {:.0f} | {} |\n",
+                       r.strategy, r.runs, r.score, r.score_sd, r.at_1pct, r.at_2pct, r.at_5pct,
+                       cell(r.at_10pct, "{:.3f}", ours), cell(100 * r.within3_at_10pct, "{:.0f}%", ours),
+                       cell(100 * r.within3_budget_10pct, "{:.0f}%", ours), to3, r.ms_per_run,
+                       cell(100 * r.strategy_share, "{:.2f}%", ours));
+  }
   out << "\n";
 }
 
@@ -120,34 +159,52 @@ std::vector<std::string> bench_strategies(const std::vector<std::string>& only) 
 
 int search_bench_main(const std::vector<std::string>& caches, int repeats, std::ostream& out,
                       const std::vector<std::string>& only, size_t parallel) {
-  if (caches.empty()) {
+  SearchBenchOptions o;
+  o.caches = caches;
+  o.repeats = repeats;
+  o.only = only;
+  o.parallel = parallel;
+  return search_bench_main(o, out);
+}
+
+int search_bench_main(const SearchBenchOptions& o, std::ostream& out) {
+  if (o.caches.empty()) {
     out << "search-bench: give at least one Kernel Tuner cache file (--cache FILE)\n";
     return 1;
   }
-  if (repeats < 1) {
+  if (o.repeats < 1) {
     out << "search-bench: --repeats must be at least 1\n";
     return 1;
   }
   std::vector<std::string> strategies;
+  std::vector<StrategyScore> every;
   try {
-    strategies = bench_strategies(only);
-  } catch (const std::exception& e) {
-    out << "search-bench: " << e.what() << "\n";
-    return 1;
-  }
-  for (const std::string& path : caches) {
-    try {
+    strategies = bench_strategies(o.only);
+    std::optional<KtCache> warm;
+    if (!o.warm_from.empty()) warm = read_kt_cache(o.warm_from);
+    for (const std::string& path : o.caches) {
       KtCache cache = read_kt_cache(path);
       Simulation sim = Simulation::from_kt_cache(cache);
       std::string name = path.substr(path.find_last_of('/') + 1);
       SpaceSummary summary = summarize(name, sim);
-      print_markdown(summary, score_strategies(name, sim, strategies, repeats, 1, parallel), out);
+      std::vector<StrategyScore> rows = score_strategies(name, sim, strategies, o.repeats, 1, o.parallel);
+      every.insert(every.end(), rows.begin(), rows.end());
+      if (warm) {
+        auto prior = prior_from_kt_cache(sim.space(), *warm);
+        summary.name += " — warm start from " + warm->path.substr(warm->path.find_last_of('/') + 1) + ", " +
+                        prior->source();
+        for (auto& r : score_strategies(name, sim, strategies, o.repeats, 1, o.parallel, prior)) rows.push_back(r);
+      }
+      if (!o.peer.empty())
+        for (auto& r : peer_rows(o.peer, name)) rows.push_back(r);
+      print_markdown(summary, rows, out);
       out.flush();
-    } catch (const std::exception& e) {
-      out << "search-bench: " << e.what() << "\n";
-      return 1;
     }
+  } catch (const std::exception& e) {
+    out << "search-bench: " << e.what() << "\n";
+    return 1;
   }
+  if (o.leave_one_out) print_leave_one_out(every, out);
   return 0;
 }
 

@@ -7,13 +7,19 @@
 // A strategy may plan with its budget (genetic_ils does), so how often a run with
 // a budget of 10% of the space ends within 3% of the optimum is measured in runs
 // of their own, one per seed (the same runs where the two budgets are equal).
+//
+// Beside the tables: a warm start from another device's cache (`--warm-from`),
+// Kernel Tuner's strategies read from `benchmarks/search/kt_peer.py --json`
+// (`--peer`), and the leave-one-space-out choice of a strategy (`--loso`).
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "search/prior.h"
 #include "search/simulation.h"
 
 namespace tessera::search {
@@ -30,7 +36,16 @@ struct StrategyScore {
   double at_10pct = 0;
   double within3_at_10pct = 0;  // share of runs whose best after 10% of the space is within 3% of the optimum
   double within3_budget_10pct = 0;  // the same for runs whose whole budget is 10% of the space
+  // Median over runs of the evaluations it took to get within 3% of the optimum;
+  // a run that never did counts as budget + 1 (so a median above the budget means
+  // most runs did not get there).
+  double evals_to_within3 = 0;
   double ms_per_run = 0; // the strategy's own CPU time per run (the simulation costs ~nothing)
+  // The strategy's share of a run's time when the recorded evaluation times are
+  // paid too: strategy / (strategy + simulated evaluation seconds).
+  double strategy_share = 0;
+  std::vector<double> scores;  // per run, seeds in order
+  bool peer = false;           // Kernel Tuner's, read from kt_peer.py's output
 };
 
 struct SpaceSummary {
@@ -41,10 +56,12 @@ struct SpaceSummary {
 
 SpaceSummary summarize(const std::string& name, const Simulation& sim);
 
-// Runs `strategies` `repeats` times each (seeds first_seed, first_seed+1, ...).
+// Runs `strategies` `repeats` times each (seeds first_seed, first_seed+1, ...),
+// each run warm-started from `prior` when one is given.
 std::vector<StrategyScore> score_strategies(const std::string& space_name, const Simulation& sim,
                                             const std::vector<std::string>& strategies, int repeats,
-                                            uint64_t first_seed = 1, size_t parallel = 1);
+                                            uint64_t first_seed = 1, size_t parallel = 1,
+                                            std::shared_ptr<const Prior> prior = nullptr);
 
 void print_markdown(const SpaceSummary& space, const std::vector<StrategyScore>& rows, std::ostream& out);
 
@@ -52,9 +69,28 @@ void print_markdown(const SpaceSummary& space, const std::vector<StrategyScore>&
 // but exhaustive when it is empty. Throws std::invalid_argument on an unknown name.
 std::vector<std::string> bench_strategies(const std::vector<std::string>& only);
 
-// `tessera search-bench --cache FILE... --repeats R [--strategies a,b]`: the
-// strategies on every cache file. Returns an exit code (0, or 1 with a message on `out`).
-// parallel: evaluations judged at once, as on that many GPUs (Budget::parallel).
+// Leave-one-space-out: for each space, the strategy with the highest mean score on
+// the *other* spaces (tessera's strategies only), and how it scores on the one
+// left out, beside the best there in hindsight and the default. `rows` holds every
+// strategy on every space.
+void print_leave_one_out(const std::vector<StrategyScore>& rows, std::ostream& out);
+
+// Kernel Tuner's rows for a space from kt_peer.py's --json lines (matched by file name).
+std::vector<StrategyScore> peer_rows(const std::string& peer_jsonl, const std::string& space_name);
+
+struct SearchBenchOptions {
+  std::vector<std::string> caches;   // Kernel Tuner cache files, one space each
+  int repeats = 20;
+  std::vector<std::string> only;     // strategies (empty: all but exhaustive)
+  size_t parallel = 1;               // evaluations judged at once, as on that many GPUs
+  std::string warm_from;             // another device's cache: every strategy with and without the warm start
+  std::string peer;                  // kt_peer.py --json output: Kernel Tuner's rows in the same tables
+  bool leave_one_out = false;        // and the leave-one-space-out table at the end
+};
+
+// `tessera search-bench --cache FILE... [--repeats R] [--strategies a,b] [--warm-from FILE]
+// [--peer FILE] [--loso]`. Returns an exit code (0, or 1 with a message on `out`).
+int search_bench_main(const SearchBenchOptions& o, std::ostream& out);
 int search_bench_main(const std::vector<std::string>& caches, int repeats, std::ostream& out,
                       const std::vector<std::string>& only = {}, size_t parallel = 1);
 

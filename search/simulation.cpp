@@ -49,7 +49,9 @@ Simulation::Simulation(std::vector<Param> params, const std::vector<Record>& rec
   space_ = Space(std::move(params), [table](const Config& c) { return table->at.count(table->flat(c)) > 0; });
 }
 
-Simulation Simulation::from_kt_cache(const KtCache& cache) {
+Simulation Simulation::from_kt_cache(const KtCache& cache) { return Simulation(cache.params, records_of(cache)); }
+
+std::vector<Record> Simulation::records_of(const KtCache& cache) {
   std::vector<Record> records;
   records.reserve(cache.entries.size());
   for (const KtCacheEntry& e : cache.entries) {
@@ -62,7 +64,7 @@ Simulation Simulation::from_kt_cache(const KtCache& cache) {
     r.outcome.seconds = (e.compile_ms + e.verification_ms + e.benchmark_ms) / 1000.0;
     records.push_back(std::move(r));
   }
-  return Simulation(cache.params, records);
+  return records;
 }
 
 const Outcome* Simulation::recorded(const Config& c) const {

@@ -32,6 +32,8 @@ class Simulation final : public CostFunction {
   // CompilationFailedConfig and RuntimeFailedConfig entries are in the space with
   // ok=false; InvalidConfig entries broke a constraint and are left out of it.
   static Simulation from_kt_cache(const KtCache& cache);
+  // The records from_kt_cache replays (InvalidConfig entries left out).
+  static std::vector<Record> records_of(const KtCache& cache);
 
   const Space& space() const { return space_; }
   std::vector<Outcome> evaluate(const std::vector<Config>& batch) override;

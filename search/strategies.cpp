@@ -47,7 +47,7 @@ class RandomSample final : public Strategy {
 }  // namespace
 
 std::vector<std::string> strategy_names() {
-  return {"exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes", "genetic_ils"};
+  return {"exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes", "genetic_ils", "portfolio"};
 }
 
 std::string default_strategy() { return "genetic_ils"; }
@@ -60,6 +60,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "greedy_ils") return make_greedy_ils();
   if (name == "bayes") return make_bayes_opt();
   if (name == "genetic_ils") return make_genetic_ils();
+  if (name == "portfolio") return make_portfolio();
   std::string known;
   for (auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown strategy '" + name + "' (known: " + known + ")");

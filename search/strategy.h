@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,6 +21,8 @@
 
 namespace tessera::search {
 
+class Prior;  // search/prior.h
+
 struct Budget {
   size_t max_evals = 100;
   double max_seconds = 1e30;  // wall or simulated seconds, as the CostFunction reports
@@ -28,6 +31,10 @@ struct Budget {
   // batch keeps every GPU busy and its tail (the last evaluation, while the other
   // GPUs wait for the next batch) is a small part of it.
   size_t parallel = 1;
+  // The strategy's own time (between one evaluate() and the next) counts against
+  // max_seconds, so that a model that thinks for long pays for it as a GPU would
+  // wait for it. In replay, budgets in evaluations are not affected.
+  bool count_strategy_time = true;
 };
 
 struct Trial {
@@ -57,9 +64,14 @@ class Tuning {
   std::optional<Trial> best() const;
   size_t evals() const { return history_.size(); }  // configurations with an outcome
   size_t spent() const { return spent_; }            // of those, evaluated now (not recorded)
-  double seconds() const { return seconds_; }
+  double seconds() const { return seconds_; }  // evaluations' and (count_strategy_time) the strategy's
+  double strategy_seconds() const { return strategy_seconds_; }  // the strategy's own, between evaluations
   const Space& space() const { return space_; }
   const Budget& budget() const { return budget_; }
+  // What another device taught about this space (a warm start, search/prior.h), or
+  // null. Strategies that know it order their first candidates by it.
+  void set_prior(std::shared_ptr<const Prior> prior) { prior_ = std::move(prior); }
+  const Prior* prior() const { return prior_.get(); }
   // A strategy's batch size: its own `base`, widened to 2 per parallel evaluation.
   size_t batch_width(size_t base) const { return std::max(base, 2 * std::max<size_t>(1, budget_.parallel)); }
 
@@ -70,8 +82,11 @@ class Tuning {
   std::vector<Trial> history_;
   std::map<Config, size_t> index_;
   double seconds_ = 0;
+  double strategy_seconds_ = 0;
+  std::chrono::steady_clock::time_point since_;  // the last return to the strategy
   size_t spent_ = 0;
   std::optional<size_t> limit_;
+  std::shared_ptr<const Prior> prior_;
 };
 
 class Strategy {
@@ -83,7 +98,7 @@ class Strategy {
 };
 
 // Known names: "exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes",
-// "genetic_ils" (see strategy_names()). Throws std::invalid_argument on an unknown name.
+// "genetic_ils", "portfolio" (see strategy_names()). Throws std::invalid_argument on an unknown name.
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
 std::vector<std::string> strategy_names();
 

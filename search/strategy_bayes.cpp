@@ -43,9 +43,11 @@ class BayesOpt final : public Strategy {
     const Space& space = t.space();
     size_t varying = 0;
     for (auto& p : space.params()) varying += p.values.size() > 1;
+    // A run that continues another one (portfolio) trains on its history and only
+    // tops the random start up to `initial`.
     size_t initial = std::max<size_t>(8, 2 * varying);
     std::vector<Config> first;
-    for (size_t i = 0; i < initial; ++i)
+    for (size_t i = std::min(initial, t.evals()); i < initial; ++i)
       if (auto c = random_unseen(t, rng); c && std::find(first.begin(), first.end(), *c) == first.end())
         first.push_back(*c);
     t.evaluate(first);

@@ -15,5 +15,6 @@ std::unique_ptr<Strategy> make_genetic_algorithm();    // strategy_genetic.cpp
 std::unique_ptr<Strategy> make_greedy_ils();           // strategy_greedy_ils.cpp
 std::unique_ptr<Strategy> make_bayes_opt();            // strategy_bayes.cpp
 std::unique_ptr<Strategy> make_genetic_ils();          // strategy_genetic_ils.cpp
+std::unique_ptr<Strategy> make_portfolio();            // strategy_portfolio.cpp
 
 }  // namespace tessera::search

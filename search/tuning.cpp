@@ -6,7 +6,7 @@
 namespace tessera::search {
 
 Tuning::Tuning(const Space& space, CostFunction& cost, Budget budget)
-    : space_(space), cost_(cost), budget_(budget) {}
+    : space_(space), cost_(cost), budget_(budget), since_(std::chrono::steady_clock::now()) {}
 
 bool Tuning::seen(const Config& c) const { return index_.count(c) > 0; }
 
@@ -17,6 +17,9 @@ bool Tuning::exhausted() const {
 }
 
 std::vector<Outcome> Tuning::evaluate(const std::vector<Config>& batch) {
+  double thought = std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
+  strategy_seconds_ += thought;
+  if (budget_.count_strategy_time) seconds_ += thought;
   std::vector<Outcome> out(batch.size());
   std::vector<Config> fresh;
   std::vector<size_t> fresh_at;
@@ -54,6 +57,7 @@ std::vector<Outcome> Tuning::evaluate(const std::vector<Config>& batch) {
   }
   for (size_t i = 0; i < batch.size(); ++i)
     if (auto it = index_.find(batch[i]); it != index_.end()) out[i] = history_[it->second].outcome;
+  since_ = std::chrono::steady_clock::now();
   return out;
 }
 

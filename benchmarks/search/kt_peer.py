@@ -10,7 +10,11 @@ exact expected best of random search without replacement as the baseline, failed
 configurations counted as draws that find nothing better than the worst success.
 
 A benchmark, not a test: it needs `pip install kernel-tuner` (not the build).
-Usage: python kt_peer.py [--repeats R] [--strategies a,b] CACHE.json[.gz]...
+Usage: python kt_peer.py [--repeats R] [--strategies a,b] [--json OUT] CACHE.json[.gz]...
+
+--json OUT appends one JSON line per space and strategy (space, strategy, seeds,
+per-run scores, optimum/best at 1/2/5 %, ms/run): `tessera search-bench --peer OUT`
+puts those rows in its own tables, beside tessera's strategies on the same seeds.
 """
 import argparse
 import gzip
@@ -120,6 +124,7 @@ def main():
     ap.add_argument("caches", nargs="+")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES))
+    ap.add_argument("--json", help="append one JSON line per space and strategy to this file")
     args = ap.parse_args()
     for path in args.caches:
         doc = load(path)
@@ -157,6 +162,13 @@ def main():
                 print(f"| {strategy} | {args.repeats} | {statistics.mean(scores):.3f} | {sd:.3f} | "
                       f"{statistics.mean(fr[0.01]):.3f} | {statistics.mean(fr[0.02]):.3f} | "
                       f"{statistics.mean(fr[0.05]):.3f} | {ms:.0f} |", flush=True)
+                if args.json:
+                    with open(args.json, "a") as out:
+                        out.write(json.dumps({
+                            "space": name, "strategy": strategy, "seeds": list(range(1, args.repeats + 1)),
+                            "scores": scores, "at_1pct": statistics.mean(fr[0.01]),
+                            "at_2pct": statistics.mean(fr[0.02]), "at_5pct": statistics.mean(fr[0.05]),
+                            "ms_per_run": ms, "kernel_tuner": kt_version()}) + "\n")
         print()
     return 0
 

@@ -1,21 +1,31 @@
-// benchmarks/search/search_bench.cpp — stand-alone `search-bench` until the CLI wires it.
+// benchmarks/search/search_bench.cpp — `tessera search-bench --cache` without the CLI
+// (and without the GPU libraries: this builds with tessera_search alone).
 //
-// Usage: tessera_search_bench [--repeats R] [--only s1,s2] FILE...  (Kernel Tuner caches)
+// Usage: tessera_search_bench [--repeats R] [--strategies s1,s2] [--parallel P]
+//        [--warm-from FILE] [--peer KT.jsonl] [--loso] FILE...   (Kernel Tuner caches)
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "search/bench.h"
 
 int main(int argc, char** argv) {
-  std::vector<std::string> caches;
-  int repeats = 20;
+  tessera::search::SearchBenchOptions o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
-    else if (a == "--cache" && i + 1 < argc) caches.push_back(argv[++i]);
-    else caches.push_back(a);
+    bool more = i + 1 < argc;
+    if (a == "--repeats" && more) o.repeats = std::atoi(argv[++i]);
+    else if (a == "--parallel" && more) o.parallel = static_cast<size_t>(std::atoi(argv[++i]));
+    else if (a == "--warm-from" && more) o.warm_from = argv[++i];
+    else if (a == "--peer" && more) o.peer = argv[++i];
+    else if (a == "--loso") o.leave_one_out = true;
+    else if ((a == "--strategies" || a == "--only") && more) {
+      std::stringstream list(argv[++i]);
+      for (std::string s; std::getline(list, s, ',');) o.only.push_back(s);
+    } else if (a == "--cache" && more) o.caches.push_back(argv[++i]);
+    else o.caches.push_back(a);
   }
-  return tessera::search::search_bench_main(caches, repeats, std::cout);
+  return tessera::search::search_bench_main(o, std::cout);
 }
