@@ -20,6 +20,7 @@ struct OptimizeOptions {
   std::string arch;                    // empty: the local GPU's, else sm_90a
   std::string gpus = "all";            // all | none | 0,1,...
   std::string template_name;           // empty: every template
+  bool warm_start = true;              // start from the template's results on another GPU model in the store
   unsigned long long seed = 1;
   double request_timeout_s = 0;        // 0: derived from the baseline's time
   bool quiet = false;

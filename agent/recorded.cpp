@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -16,7 +18,9 @@ namespace tessera::agent {
 
 using nlohmann::json;
 
-RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec::Program& tpl) {
+namespace {
+
+std::vector<search::Param> template_params(const spec::Program& tpl) {
   std::vector<search::Param> params;
   for (auto& name : tpl.param_order) {
     search::Param p{name, {}, {}};
@@ -26,7 +30,13 @@ RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec
     }
     params.push_back(p);
   }
-  // Latest GPU verdict per candidate, grouped by GPU model.
+  return params;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<search::Record>> recorded_by_device(store::Store& db, const std::string& op,
+                                                                      const spec::Program& tpl) {
   std::map<std::string, std::vector<search::Record>> by_device;
   for (auto& row : db.leaderboard(op, "", 1 << 30)) {
     if (row.template_name != tpl.name || row.status == "compiled" || row.status == "not_applicable") continue;
@@ -51,6 +61,12 @@ RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec
     rec.outcome.seconds = e.seconds + (comp ? comp->seconds : 0);
     by_device[e.device].push_back(rec);
   }
+  return by_device;
+}
+
+RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec::Program& tpl) {
+  std::vector<search::Param> params = template_params(tpl);
+  auto by_device = recorded_by_device(db, op, tpl);
   std::string device;
   size_t most = 0;
   for (auto& [d, recs] : by_device)
@@ -58,6 +74,25 @@ RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec
   if (most == 0)
     throw std::invalid_argument(fmt::format("no GPU-judged candidates of {} / {} in the database", op, tpl.name));
   return {search::Simulation(params, by_device[device]), device, most};
+}
+
+std::shared_ptr<const search::Prior> warm_start_prior(store::Store& db, const std::string& op,
+                                                      const spec::Program& tpl, const search::Space& space,
+                                                      const std::string& device, bool quiet) {
+  std::string other;
+  size_t most = 0;
+  auto by_device = recorded_by_device(db, op, tpl);
+  for (auto& [d, recs] : by_device) {
+    size_t ok = std::count_if(recs.begin(), recs.end(), [](const search::Record& r) { return r.outcome.ok; });
+    if (d != device && !d.empty() && ok >= kWarmStartFrom && recs.size() > most) most = recs.size(), other = d;
+  }
+  if (other.empty()) return nullptr;
+  auto prior = std::make_shared<const search::Prior>(space, template_params(tpl), by_device[other],
+                                                     fmt::format("{} ({} results)", other, most));
+  if (!quiet)
+    std::cerr << fmt::format("template '{}': warm start from {} results on {} (--no-warm-start: none)\n", tpl.name,
+                             most, other);
+  return prior;
 }
 
 int search_bench_recorded(const std::string& db_path, const std::string& op, const std::string& tpl_name, int repeats,

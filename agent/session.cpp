@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "agent/session.h"
+#include "agent/recorded.h"
 #include "agent/template_space.h"
 #include "codegen/render.h"
 #include "evaluator/driver.h"
@@ -371,6 +372,8 @@ void Session::run_template(const spec::Program& tpl, size_t budget, const std::s
   TemplateCost cost(*this, tpl, lin);
   double left = o_.time_limit_s - std::chrono::duration<double>(Clock::now() - t0_).count();
   search::Tuning tuning(space, cost, {budget, std::max(0.0, left), std::max<size_t>(1, workers_.size())});
+  if (o_.warm_start && !workers_.empty())  // history of other GPU models orders the first candidates
+    tuning.set_prior(warm_start_prior(db_, op_.name, tpl, space, workers_[0]->device.value("name", ""), o_.quiet));
   if (!o_.quiet)
     std::cerr << fmt::format("template '{}': {} valid configurations of {}; strategy {}, budget {}\n", tpl.name,
                              space.valid_configs().size(), space.cartesian_size(), strategy, budget);

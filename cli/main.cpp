@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   o->add_option("--db", opt.db, "database (default $TESSERA_DB or runs/tessera.db)");
   o->add_option("--gpus", opt.gpus, "GPUs to use: all, none, or a list like 0,1");
   o->add_option("--template", opt.template_name, "only this template");
+  o->add_flag("!--no-warm-start", opt.warm_start,
+              "do not start from the template's results on another GPU model in the database (docs/search.md)");
   o->add_option("--seed", opt.seed, "seed of the search and the inputs");
   o->add_option("--timeout", opt.request_timeout_s, "seconds allowed per evaluation (default: scaled to the operator)");
   o->add_option("--seeds", opt.seeds, "fresh input seeds per validation shape")->check(CLI::Range(1, 100));
@@ -125,6 +127,12 @@ int main(int argc, char** argv) {
   size_t sb_parallel = 1;
   sb->add_option("--parallel", sb_parallel, "evaluations judged at once, as on that many GPUs (batches widen)")
       ->check(CLI::Range(1, 64));
+  search::SearchBenchOptions sbo;
+  sb->add_option("--warm-from", sbo.warm_from, "with --cache: also every strategy warm-started from this cache "
+                 "(the same kernel on another GPU)")->check(CLI::ExistingFile);
+  sb->add_option("--peer", sbo.peer, "with --cache: Kernel Tuner's rows from benchmarks/search/kt_peer.py --json FILE")
+      ->check(CLI::ExistingFile);
+  sb->add_flag("--loso", sbo.leave_one_out, "with --cache: the leave-one-space-out choice of a strategy");
 
   cli::NightlyFlags nf;
   auto* ng = app.add_subcommand("nightly", "the nightly job: re-check champions, search on, report (exit 3 regressions, 4 failures)");
@@ -209,7 +217,8 @@ int main(int argc, char** argv) {
         std::cerr << "tessera search-bench: give --cache FILE... or --db FILE --operator OP\n";
         return 2;
       }
-      return search::search_bench_main(caches, repeats, std::cout, sb_only, sb_parallel);
+      sbo.caches = caches, sbo.repeats = repeats, sbo.only = sb_only, sbo.parallel = sb_parallel;
+      return search::search_bench_main(sbo, std::cout);
     }
   } catch (store::StoreError& e) {
     std::cerr << "tessera: " << e.what() << "\n";
