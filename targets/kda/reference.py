@@ -11,6 +11,12 @@ import torch
 
 
 def reference(q, k, v, g, beta, A_log, dt_bias, h0, cu_seqlens, *, scale, lower_bound):
+    o, ht = reference_f64(q, k, v, g, beta, A_log, dt_bias, h0, cu_seqlens, scale=scale, lower_bound=lower_bound)
+    return o.to(torch.bfloat16), ht.to(torch.float32)
+
+
+def reference_f64(q, k, v, g, beta, A_log, dt_bias, h0, cu_seqlens, *, scale, lower_bound):
+    """o and ht in float64 (for measuring a kernel's error against the math itself)."""
     f = torch.float64
     T, H, K = q.shape
     V = v.shape[2]
@@ -32,4 +38,4 @@ def reference(q, k, v, g, beta, A_log, dt_bias, h0, cu_seqlens, *, scale, lower_
             S = S + (b[t][:, None] * kt)[:, :, None] * u[:, None, :]
             o[t] = scale * torch.einsum("hk,hkv->hv", q64[t], S)
         ht[n] = S.transpose(-1, -2)
-    return o.to(torch.bfloat16), ht.to(torch.float32)
+    return o, ht

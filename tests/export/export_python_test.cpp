@@ -64,7 +64,13 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+// TESSERA_TEST_KEEP=1 leaves the exported folders in the temporary folder (to look at them).
+void remove_unless_kept(const fs::path& p) {
+  const char* keep = std::getenv("TESSERA_TEST_KEEP");
+  if (!keep || std::string(keep) != "1") fs::remove_all(p);
+}
+
+std::string quote(const fs::path& p) { return std::string(1, '\'').append(p.string()).append(1, '\''); }
 
 fs::path source_dir() { return fs::path(TESSERA_SOURCE_DIR); }
 
@@ -278,8 +284,8 @@ TEST(ExportTorch, PackageFilesFollowTheSpec) {
                    quote(kout / "torch/tessera_kda/_library.py") + " " + quote(kout / "torch/tessera_kda/__init__.py"));
     EXPECT_EQ(r.code, 0) << r.out;
   }
-  fs::remove_all(out);
-  fs::remove_all(kout);
+  remove_unless_kept(out);
+  remove_unless_kept(kout);
 }
 
 // The FlashInfer folder against the format's rules (flashinfer-bench 0.1.2's models,
@@ -416,8 +422,8 @@ TEST(ExportFlashinfer, FolderFollowsTheFormatsRules) {
   EXPECT_EQ(rdef["axes"], json({{"M", {{"type", "var"}}}, {"N", {{"type", "var"}}}}));
   EXPECT_FALSE(fs::exists(rout / "flashinfer/blob"));
   EXPECT_TRUE(fs::exists(rout / "flashinfer/solutions/rmsnorm/tessera_rmsnorm_c42.json"));
-  fs::remove_all(out);
-  fs::remove_all(rout);
+  remove_unless_kept(out);
+  remove_unless_kept(rout);
 }
 
 // flashinfer-bench's own models load the folder (TraceSet.from_path: every definition,
@@ -472,8 +478,8 @@ print("ok")
   EXPECT_NE(r.out.find("rmsnorm 4 ['tessera_rmsnorm_c42']"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("case varlen_30_1_64_h2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nok"), std::string::npos) << r.out;
-  fs::remove_all(kout);
-  fs::remove_all(rout);
+  remove_unless_kept(kout);
+  remove_unless_kept(rout);
 }
 
 // pip installs the torch package (building the C library from csrc/); importing it
@@ -569,7 +575,38 @@ print("ok")
   EXPECT_NE(r.out.find("schema tessera::rmsnorm(Tensor x, Tensor w) -> Tensor"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("C library: 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nok"), std::string::npos) << r.out;
-  fs::remove_all(rout);
-  fs::remove_all(kout);
-  fs::remove_all(site);
+  remove_unless_kept(rout);
+  remove_unless_kept(kout);
+  remove_unless_kept(site);
+}
+
+// flashinfer-bench's own builder for binding "torch" (torch.utils.cpp_extension.load,
+// as `flashinfer-bench run` calls it) compiles the Solution's binding and C library and
+// loads the module, without a GPU: what the GPU run would otherwise find out first.
+TEST(ExportFlashinfer, SolutionBuildsWithFlashinferBenchsTorchBuilder) {
+  std::string why;
+  std::string py = torch_python(&why);
+  if (py.empty()) GTEST_SKIP() << why;
+  const char* cuda_home = std::getenv("CUDA_HOME");
+  std::string cuda = cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda";
+  if (!fs::exists(fs::path(cuda) / "include/cuda.h") || !fs::exists(fs::path(cuda) / "bin/nvcc"))
+    GTEST_SKIP() << "no CUDA toolkit at " << cuda << " (set CUDA_HOME): torch's extension builder needs it";
+  if (shell(py + " -c 'import flashinfer_bench' ").code != 0) GTEST_SKIP() << "flashinfer_bench is not importable by " << py;
+  fs::path out = export_all(rmsnorm_package(), "fib-build");
+  std::string script = R"(import sys
+from flashinfer_bench.data import TraceSet
+from flashinfer_bench.compile.builders.torch_builder import TorchBuilder
+ts = TraceSet.from_path(sys.argv[1])
+d = ts.definitions["rmsnorm"]
+r = TorchBuilder().build(d, ts.solutions["rmsnorm"][0])
+print("built", r.metadata.solution_name, r.metadata.misc["entry_symbol"], callable(r))
+)";
+  fs::path dir = temp_dir("fib-build-run");
+  write(dir / "build.py", script);
+  auto r = shell("cd " + quote(dir) + " && CUDA_VISIBLE_DEVICES= TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=2 CUDA_HOME=" + quote(cuda) +
+                 " FIB_CACHE_PATH=" + quote(dir / "cache") + " " + py + " build.py " + quote(out / "flashinfer"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("built tessera_rmsnorm_c42 run True"), std::string::npos) << r.out;
+  remove_unless_kept(out);
+  remove_unless_kept(dir);
 }

@@ -58,14 +58,19 @@ def launch_raw(args, stream):
     return _launch(ctypes.byref(args), stream)
 
 
+_current_device = torch.cuda.current_device
+_byref = ctypes.byref
+
+
 def launch(args, device):
     """Enqueues on the current stream of `device` (a CUDA torch.device); raises on an error."""
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    if index != torch.cuda.current_device():
+    current = _current_device()
+    index = device.index
+    if index is not None and index != current:
         with torch.cuda.device(index):
-            code = _launch(ctypes.byref(args), _raw_stream(index))
+            code = _launch(_byref(args), _raw_stream(index))
     else:
-        code = _launch(ctypes.byref(args), _raw_stream(index))
+        code = _launch(_byref(args), _raw_stream(current))
     if code:
         raise _kinds.get(code, RuntimeError)(error_text(code))
 
