@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <optional>
 #include <ostream>
 
@@ -150,6 +151,7 @@ void print_markdown(const SpaceSummary& s, const std::vector<StrategyScore>& row
 
 std::vector<std::string> bench_strategies(const std::vector<std::string>& only) {
   std::vector<std::string> out;
+  if (only.size() == 1 && only[0] == "none") return out;  // print rows measured before (--rows)
   for (auto& n : strategy_names())
     if (only.empty() ? n != "exhaustive" : std::find(only.begin(), only.end(), n) != only.end()) out.push_back(n);
   for (auto& n : only)
@@ -187,14 +189,23 @@ int search_bench_main(const SearchBenchOptions& o, std::ostream& out) {
       Simulation sim = Simulation::from_kt_cache(cache);
       std::string name = path.substr(path.find_last_of('/') + 1);
       SpaceSummary summary = summarize(name, sim);
-      std::vector<StrategyScore> rows = score_strategies(name, sim, strategies, o.repeats, 1, o.parallel);
-      every.insert(every.end(), rows.begin(), rows.end());
+      std::vector<StrategyScore> rows;
+      if (!o.rows.empty()) rows = peer_rows(o.rows, name);
+      for (auto& r : score_strategies(name, sim, strategies, o.repeats, 1, o.parallel)) rows.push_back(r);
       if (warm) {
         auto prior = prior_from_kt_cache(sim.space(), *warm);
         summary.name += " — warm start from " + warm->path.substr(warm->path.find_last_of('/') + 1) + ", " +
                         prior->source();
         for (auto& r : score_strategies(name, sim, strategies, o.repeats, 1, o.parallel, prior)) rows.push_back(r);
       }
+      if (!o.json.empty()) {
+        std::ofstream js(o.json, std::ios::app);
+        for (auto& r : rows)
+          if (!r.peer) js << row_json(r) << "\n";
+        if (!js) throw std::runtime_error("cannot write " + o.json);
+      }
+      for (auto& r : rows)
+        if (r.strategy.find(" + warm start") == std::string::npos) every.push_back(r);
       if (!o.peer.empty())
         for (auto& r : peer_rows(o.peer, name)) rows.push_back(r);
       print_markdown(summary, rows, out);

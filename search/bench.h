@@ -75,8 +75,12 @@ std::vector<std::string> bench_strategies(const std::vector<std::string>& only);
 // strategy on every space.
 void print_leave_one_out(const std::vector<StrategyScore>& rows, std::ostream& out);
 
-// Kernel Tuner's rows for a space from kt_peer.py's --json lines (matched by file name).
-std::vector<StrategyScore> peer_rows(const std::string& peer_jsonl, const std::string& space_name);
+// The rows for a space from JSON lines (matched by file name): kt_peer.py --json's
+// (Kernel Tuner's, peer) or search-bench --json's (tessera's). A strategy that
+// appears twice: the later line wins.
+std::vector<StrategyScore> peer_rows(const std::string& jsonl, const std::string& space_name);
+// One JSON line per row, in the form peer_rows reads ("tool": "tessera").
+std::string row_json(const StrategyScore& row);
 
 struct SearchBenchOptions {
   std::vector<std::string> caches;   // Kernel Tuner cache files, one space each
@@ -86,10 +90,12 @@ struct SearchBenchOptions {
   std::string warm_from;             // another device's cache: every strategy with and without the warm start
   std::string peer;                  // kt_peer.py --json output: Kernel Tuner's rows in the same tables
   bool leave_one_out = false;        // and the leave-one-space-out table at the end
+  std::string json;                  // append every row measured here to this file (JSON lines)
+  std::string rows;                  // rows measured before (an earlier --json file), printed with these
 };
 
-// `tessera search-bench --cache FILE... [--repeats R] [--strategies a,b] [--warm-from FILE]
-// [--peer FILE] [--loso]`. Returns an exit code (0, or 1 with a message on `out`).
+// `tessera search-bench --cache FILE... [--repeats R] [--strategies a,b|none] [--warm-from FILE]
+// [--peer FILE] [--loso] [--json OUT] [--rows FILE]`. Returns an exit code (0, or 1 with a message on `out`).
 int search_bench_main(const SearchBenchOptions& o, std::ostream& out);
 int search_bench_main(const std::vector<std::string>& caches, int repeats, std::ostream& out,
                       const std::vector<std::string>& only = {}, size_t parallel = 1);

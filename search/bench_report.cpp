@@ -35,9 +35,10 @@ std::vector<StrategyScore> peer_rows(const std::string& peer_jsonl, const std::s
     if (j.value("space", "") != space_name) continue;
     StrategyScore r;
     r.space = space_name;
+    r.peer = j.value("tool", "") != "tessera";
     r.strategy =
-        "Kernel Tuner " + j.value("kernel_tuner", std::string("?")) + " " + j.at("strategy").get<std::string>();
-    r.peer = true;
+        r.peer ? "Kernel Tuner " + j.value("kernel_tuner", std::string("?")) + " " + j.at("strategy").get<std::string>()
+               : j.at("strategy").get<std::string>();
     r.scores = j.at("scores").get<std::vector<double>>();
     r.runs = static_cast<int>(r.scores.size());
     double m = static_cast<double>(std::max<size_t>(1, r.scores.size()));
@@ -48,12 +49,34 @@ std::vector<StrategyScore> peer_rows(const std::string& peer_jsonl, const std::s
     r.at_2pct = j.value("at_2pct", 0.0);
     r.at_5pct = j.value("at_5pct", 0.0);
     r.ms_per_run = j.value("ms_per_run", 0.0);
+    r.at_10pct = j.value("at_10pct", 0.0);
+    r.within3_at_10pct = j.value("within3_at_10pct", 0.0);
+    r.within3_budget_10pct = j.value("within3_budget_10pct", 0.0);
+    r.evals_to_within3 = j.value("evals_to_within3", 0.0);
+    r.strategy_share = j.value("strategy_share", 0.0);
     if (!latest.count(r.strategy)) order.push_back(r.strategy);
     latest[r.strategy] = r;
   }
   std::vector<StrategyScore> out;
   for (auto& s : order) out.push_back(latest[s]);
   return out;
+}
+
+std::string row_json(const StrategyScore& r) {
+  return json{{"tool", "tessera"},
+              {"space", r.space},
+              {"strategy", r.strategy},
+              {"scores", r.scores},
+              {"at_1pct", r.at_1pct},
+              {"at_2pct", r.at_2pct},
+              {"at_5pct", r.at_5pct},
+              {"at_10pct", r.at_10pct},
+              {"within3_at_10pct", r.within3_at_10pct},
+              {"within3_budget_10pct", r.within3_budget_10pct},
+              {"evals_to_within3", r.evals_to_within3},
+              {"ms_per_run", r.ms_per_run},
+              {"strategy_share", r.strategy_share}}
+      .dump();
 }
 
 void print_leave_one_out(const std::vector<StrategyScore>& rows, std::ostream& out) {

@@ -18,6 +18,7 @@
 
 #include "search/gaussian_process.h"
 #include "search/neighbourhood.h"
+#include "search/prior.h"
 #include "search/strategy_makers.h"
 
 namespace tessera::search {
@@ -33,6 +34,40 @@ constexpr double kXi = 0.01;            // exploration margin of expected improv
 
 double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi); }
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::numbers::sqrt2); }
+
+// y ≈ a + b q(x), q the prior's rank quantile (its mean where it has none), least
+// squares over the training set; 0 without a prior or when q does not vary.
+class PriorMean {
+ public:
+  PriorMean(const Prior* prior, const std::vector<const Trial*>& trials, const std::vector<double>& y)
+      : prior_(prior) {
+    if (!prior_) return;
+    std::vector<double> q;
+    for (const Trial* tr : trials) q.push_back(prior_->quantile(tr->config));
+    double known = 0, sum = 0;
+    for (double v : q)
+      if (!std::isnan(v)) sum += v, ++known;
+    fill_ = known > 0 ? sum / known : 0.5;
+    for (double& v : q)
+      if (std::isnan(v)) v = fill_;
+    double mq = 0, my = 0;
+    for (size_t i = 0; i < q.size(); ++i) mq += q[i] / q.size(), my += y[i] / q.size();
+    double cov = 0, var = 0;
+    for (size_t i = 0; i < q.size(); ++i) cov += (q[i] - mq) * (y[i] - my), var += (q[i] - mq) * (q[i] - mq);
+    if (var <= 1e-12) return;
+    b_ = cov / var;
+    a_ = my - b_ * mq;
+  }
+  double operator()(const Config& c) const {
+    if (!prior_ || b_ == 0) return 0;
+    double q = prior_->quantile(c);
+    return a_ + b_ * (std::isnan(q) ? fill_ : q);
+  }
+
+ private:
+  const Prior* prior_;
+  double a_ = 0, b_ = 0, fill_ = 0.5;
+};
 
 class BayesOpt final : public Strategy {
  public:
@@ -127,9 +162,15 @@ class BayesOpt final : public Strategy {
     for (double& v : y) v = (v - mean) / sd;
     double best_y = *std::min_element(y.begin(), y.end());
 
+    // A warm start (Tuning::prior) is the model's prior mean: a line in the other
+    // GPU's rank quantile, fitted to the history; the process models what it misses.
+    PriorMean prior_mean(t.prior(), trials, y);
+    std::vector<double> residual = y;
+    for (size_t i = 0; i < y.size(); ++i) residual[i] -= prior_mean(trials[i]->config);
+
     GaussianProcess gp;
-    if (refit) fit_scales(gp, x, y, scales);
-    if (!gp.fit(x, y, scales, kNoise)) return {};
+    if (refit) fit_scales(gp, x, residual, scales);
+    if (!gp.fit(x, residual, scales, kNoise)) return {};
 
     std::vector<Config> cands = candidates(t, rng, trials);
     std::vector<std::vector<double>> cx;
@@ -138,6 +179,7 @@ class BayesOpt final : public Strategy {
       cx.push_back(features(space, c));
       double mu, v;
       gp.predict(cx.back(), mu, v);
+      mu += prior_mean(c);
       double s = std::sqrt(v);
       double gain = best_y - mu - kXi;
       double z = gain / s;

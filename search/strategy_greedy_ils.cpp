@@ -37,21 +37,37 @@ class GreedyIls final : public Strategy {
  public:
   std::string name() const override { return "greedy_ils"; }
 
+  // A run that continues another strategy's starts from its best. The same instance
+  // run again on the same Tuning (portfolio's turns) goes on where it stopped,
+  // mid-descent or after a restart, unless the best has improved meanwhile.
   void run(Tuning& t, uint64_t seed) override {
-    Rng rng(seed);
-    Config current;
-    double current_cost = 0;
-    if (auto best = t.best()) {  // a run that continues another one starts from its best
-      current = best->config;
-      current_cost = best->outcome.cost;
-    } else if (!restart(t, rng, current, current_cost)) {
-      return;
+    auto best = t.best();
+    double best_cost = best ? best->outcome.cost : std::numeric_limits<double>::infinity();
+    if (resumes_ != &t) rng_.seed(seed);
+    if (resumes_ != &t || best_cost < paused_best_) {
+      resumes_ = &t;
+      if (best) {
+        current_ = best->config;
+        current_cost_ = best->outcome.cost;
+      } else if (!restart(t, rng_, current_, current_cost_)) {
+        return;
+      }
     }
-    while (!t.exhausted())
-      if (!descend(t, rng, current, current_cost) && !restart(t, rng, current, current_cost)) return;
+    while (!t.exhausted()) {
+      if (descend(t, rng_, current_, current_cost_)) continue;
+      if (t.exhausted() || !restart(t, rng_, current_, current_cost_)) break;
+    }
+    auto now = t.best();
+    paused_best_ = now ? now->outcome.cost : std::numeric_limits<double>::infinity();
   }
 
  private:
+  const Tuning* resumes_ = nullptr;
+  double paused_best_ = std::numeric_limits<double>::infinity();
+  Rng rng_;
+  Config current_;
+  double current_cost_ = 0;
+
   // Moves to the most promising of a few random unseen configurations; false
   // when every configuration has been seen.
   static bool restart(Tuning& t, Rng& rng, Config& current, double& current_cost) {

@@ -80,7 +80,8 @@ class Portfolio final : public Strategy {
     if (start.empty()) start = space_filling(t, rng, t.batch_width(kStart));
     t.evaluate(start);
 
-    const char* arms[2] = {"bayes", "greedy_ils"};
+    // One instance of each for the whole run: greedy_ils goes on where its last turn stopped.
+    std::unique_ptr<Strategy> arms[2] = {make_strategy("bayes"), make_strategy("greedy_ils")};
     double gain[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
     size_t last = 1;
     for (uint64_t turn = 0; !t.exhausted(); ++turn) {
@@ -88,7 +89,7 @@ class Portfolio final : public Strategy {
       double before = best_cost(t);
       size_t evals = t.evals();
       t.limit_spent(t.spent() + kTurn);
-      make_strategy(arms[arm])->run(t, seed + (turn + 1) * 0x9e3779b97f4a7c15ULL);
+      arms[arm]->run(t, seed + (turn + 1) * 0x9e3779b97f4a7c15ULL);
       t.limit_spent(std::nullopt);
       double after = best_cost(t);
       gain[arm] = std::isfinite(after) && after < before ? (std::isfinite(before) ? std::log(before / after) : 1e9) : 0;

@@ -94,7 +94,7 @@ def run_kernel_tuner(doc, cache_file, strategy, budget, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results, _ = tune_kernel(
-            doc["kernel_name"], "", doc["problem_size"], [], tune_params,
+            doc.get("kernel_name", "kernel"), "", doc.get("problem_size", 1), [], tune_params,
             restrictions=restrict, strategy=strategy,
             strategy_options={"max_fevals": budget}, cache=cache_file,
             simulation_mode=True, quiet=True, verbose=False, objective=doc.get("objective", "time"))

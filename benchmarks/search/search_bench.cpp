@@ -2,7 +2,8 @@
 // (and without the GPU libraries: this builds with tessera_search alone).
 //
 // Usage: tessera_search_bench [--repeats R] [--strategies s1,s2] [--parallel P]
-//        [--warm-from FILE] [--peer KT.jsonl] [--loso] FILE...   (Kernel Tuner caches)
+//        [--warm-from FILE] [--peer KT.jsonl] [--loso] [--json OUT] [--rows FILE] FILE...
+//        (Kernel Tuner caches; `--strategies none --rows FILE` prints rows measured before)
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
     else if (a == "--warm-from" && more) o.warm_from = argv[++i];
     else if (a == "--peer" && more) o.peer = argv[++i];
     else if (a == "--loso") o.leave_one_out = true;
+    else if (a == "--json" && more) o.json = argv[++i];
+    else if (a == "--rows" && more) o.rows = argv[++i];
     else if ((a == "--strategies" || a == "--only") && more) {
       std::stringstream list(argv[++i]);
       for (std::string s; std::getline(list, s, ',');) o.only.push_back(s);
