@@ -95,7 +95,7 @@ void LlmProposer::evaluate_proposals(Loop& loop, const spec::Operator& op, Turn&
     json rec = {{"name", name}, {"kind", is_template ? "template" : "kernel"},
                 {"parent", lin.parent ? json(*lin.parent) : json()}};
     auto fail = [&](const Judged& j, const std::string& label) {
-      turn.failures.push_back({candidate_ref(j.id), label, failure_stage(j.status), j.message});
+      turn.failures.push_back({candidate_ref(j.id), label, failure_stage(j.status), j.message, j.printed});
     };
     auto violations = llm::check_source(p.source, check_options);
     spec::Program prog;

@@ -56,6 +56,7 @@ struct Judged {
   std::string status;  // evaluator/report.h statuses ("compiled" without a GPU)
   std::string message;
   double speedup = 0;  // geometric mean, status ok only
+  std::string printed;  // what the kernel printed while judged (raw; scrubbed when rendered)
 };
 
 // What the optimize loop offers a proposer (implemented by optimize.cpp's Session).

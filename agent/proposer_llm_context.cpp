@@ -97,6 +97,7 @@ llm::CandidateReport candidate_report(store::Store& db, const spec::Operator& op
     r.resource_report = fmt::format("{} registers, {} bytes spilled, {} bytes static shared memory",
                                     comp->registers, comp->spill_bytes, comp->smem);
   auto evals = db.evaluations(id);
+  if (!evals.empty()) r.printed = evals.back().printed;
   if (!evals.empty() && evals.back().status == st::ok) {
     auto& e = evals.back();
     r.speedup_geomean = e.geomean_speedup;

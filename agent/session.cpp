@@ -155,12 +155,12 @@ bool Session::start(std::string* err) {
   return true;
 }
 
+// Until the worker announces its first step (operator, reference and baseline
+// loaded, with the worker's start when it was just restarted): nothing of the
+// candidate's runs yet. Each step then brings its own limit (docs/statuses.md).
 double Session::timeout_for_next() const {
   if (o_.request_timeout_s > 0) return o_.request_timeout_s;
-  if (first_request_ || eval_seconds_.empty()) return 900;  // includes the float64 references
-  std::vector<double> s = eval_seconds_;
-  std::sort(s.begin(), s.end());
-  return std::max(60.0, 10.0 * s[s.size() / 2]);
+  return kStartAllowanceS;
 }
 
 void Session::progress(long long id, const std::string& status, double speedup, const std::string& note) {
@@ -223,7 +223,8 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
     }
     if (!workers_.empty()) {
       if (auto prev = db_.last_evaluation(ids[i], device, spec_hash_); prev && prev->status != st::timeout &&
-                                                                        prev->status != st::crashed) {
+                                                                        prev->status != st::crashed &&
+                                                                        prev->status != st::protocol_error) {
         out[i] = {prev->status == st::ok, prev->status == st::ok ? 1.0 / prev->geomean_speedup : 0,
                   prev->status == st::ok ? "" : prev->status, 0, true};
         progress(ids[i], prev->status, prev->geomean_speedup, "resumed");
@@ -383,9 +384,12 @@ void Session::run_template(const spec::Program& tpl, size_t budget, const std::s
 std::vector<Judged> Session::judged(const std::vector<long long>& ids) {
   std::vector<Judged> out;
   for (long long id : ids) {
-    Judged j{id, db_.status_of(id), "", 0};
+    Judged j{id, db_.status_of(id), "", 0, ""};
     auto evals = db_.evaluations(id);
-    if (!evals.empty()) j.message = evals.back().message, j.speedup = evals.back().geomean_speedup;
+    if (!evals.empty()) {
+      j.message = evals.back().message, j.speedup = evals.back().geomean_speedup;
+      j.printed = evals.back().printed;
+    }
     out.push_back(j);
   }
   return out;

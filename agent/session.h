@@ -109,6 +109,8 @@ class Session final : public Loop {
   bool note_best(const spec::Program& tpl, const search::Config& c, double cost);
   search::Outcome record_report(long long id, const json& reply_or_error, Worker& w, bool* retry_impossible);
   void progress(long long id, const std::string& status, double speedup, const std::string& note);
+  // The wall-clock allowance of a request until the worker's first step.
+  static constexpr double kStartAllowanceS = 60;
   double timeout_for_next() const;
   // A program that is not one of spec.json's templates (an LLM proposal) travels
   // to the workers as JSON and is stored with its plan.
@@ -135,8 +137,6 @@ class Session final : public Loop {
   double best_ = 0;
   long long best_id_ = 0;
   std::map<std::string, int> status_counts_;
-  std::vector<double> eval_seconds_;
-  bool first_request_ = true;
   bool tty_ = isatty(2);
   std::vector<long long> recorded_ids_;  // every candidate run_batch recorded, in order
   std::map<std::string, std::pair<double, search::Config>> template_best_;  // cost, config

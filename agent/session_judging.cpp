@@ -22,6 +22,21 @@ namespace tessera::agent {
 namespace fs = std::filesystem;
 namespace st = evaluator::status;
 
+namespace {
+
+// The report a worker's answer stands for; only a well-formed reply carries the judge's.
+json report_of(const evaluator::WorkerReply& r) {
+  using Kind = evaluator::WorkerReply::Kind;
+  if (r.kind == Kind::timeout) return {{"status", st::timeout}, {"message", r.detail}};
+  if (r.kind == Kind::crashed) return {{"status", st::crashed}, {"message", r.detail}};
+  if (r.kind == Kind::protocol_error) return {{"status", st::protocol_error}, {"message", r.detail}};
+  if (!r.body.value("ok", false) || !r.body.contains("report") || !r.body.at("report").is_object())
+    return {{"status", st::launch_error}, {"message", r.body.value("error", "the worker's reply holds no report")}};
+  return r.body.at("report");
+}
+
+}  // namespace
+
 void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::vector<search::Outcome>& out,
                                const std::vector<search::Config>* batch) {
   auto loop = [&](Worker& w) {
@@ -58,15 +73,13 @@ void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::
           timeout = timeout_for_next();
         }
         auto t0 = Clock::now();
-        auto r = w.client->request(req, timeout);
+        auto r = w.client->request(req, timeout, /*follow_steps=*/true, o_.request_timeout_s);
         double secs = std::chrono::duration<double>(Clock::now() - t0).count();
         w.busy_s += secs;
-        json body;
-        if (r.kind == evaluator::WorkerReply::Kind::timeout) body = {{"status", st::timeout}, {"message", r.detail}};
-        else if (r.kind == evaluator::WorkerReply::Kind::crashed) body = {{"status", st::crashed}, {"message", r.detail}};
-        else if (!r.body.value("ok", false)) body = {{"status", st::launch_error}, {"message", r.body.value("error", "")}};
-        else body = r.body.at("report");
+        json body = report_of(r);
         body["__seconds"] = secs;
+        body["__printed"] = r.printed;
+        body["__printed_bytes"] = r.printed_bytes;
         bool retry = false;
         search::Outcome oc = record_report(p.id, body, w, attempt == 0 ? &retry : nullptr);
         if (retry) continue;  // faster than the floor allows: measure once more
@@ -106,6 +119,8 @@ search::Outcome Session::record_report(long long id, const json& body, Worker& w
   e.message = rep.message;
   e.max_rel_l2 = rep.max_rel_l2;
   e.seconds = body.value("__seconds", rep.seconds);
+  e.printed = body.value("__printed", "");
+  e.printed_bytes = body.value("__printed_bytes", 0LL);
   e.clock_before = rep.clock_mhz_before;
   e.clock_after = rep.clock_mhz_after;
   e.report_json = json(rep).dump();
@@ -148,8 +163,6 @@ search::Outcome Session::record_report(long long id, const json& body, Worker& w
   db_.add_evaluation(e);
   {
     std::lock_guard<std::mutex> l(mu_);
-    first_request_ = false;
-    if (e.status == st::ok) eval_seconds_.push_back(e.seconds);
     ++w.evaluated;
   }
   progress(id, e.status, e.geomean_speedup, e.status == st::ok ? "" : e.message);

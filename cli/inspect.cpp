@@ -170,6 +170,22 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool
   return 0;
 }
 
+// What the kernel printed while judged, quoted line by line (control bytes shown as '?').
+static void print_printed(const std::string& text, long long total) {
+  std::cout << fmt::format("  printed {} bytes while judged{}:\n", total,
+                           static_cast<long long>(text.size()) < total ? fmt::format(" (the first {} kept)", text.size()) : "");
+  std::string line = "  > ";
+  for (char ch : text) {
+    if (ch == '\n') {
+      std::cout << line << "\n";
+      line = "  > ";
+    } else {
+      line += (ch >= 32 && ch < 127) || ch == '\t' ? ch : '?';
+    }
+  }
+  if (line != "  > ") std::cout << line << "\n";
+}
+
 int cmd_show(const std::string& db, long long id, bool as_json) {
   auto st = open_existing(db);
   auto c = st->candidate(id);
@@ -195,6 +211,7 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
     for (auto& ev : evals)
       e.push_back({{"status", ev.status}, {"message", ev.message}, {"device", ev.device}, {"geomean_speedup", ev.geomean_speedup},
                    {"max_rel_l2", ev.max_rel_l2}, {"roofline_fraction", ev.roofline_fraction},
+                   {"seconds", ev.seconds}, {"printed", ev.printed}, {"printed_bytes", ev.printed_bytes},
                    {"report", ev.report_json.empty() ? json() : json::parse(ev.report_json)}});
     json out = {{"id", c->id}, {"operator", c->op}, {"template", c->template_name},
                 {"params", json::parse(c->params_json.empty() ? "{}" : c->params_json)}, {"arch", c->arch},
@@ -272,6 +289,7 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
       std::cout << fmt::format("  {:<28} {:>11.4f} {:>11.4f} {:>7.3f}x {:>9.4f} {:>8.1f}%  {}\n", s.shape,
                                s.cand_median_ms, s.base_median_ms, s.speedup, s.floor_ms, 100 * s.roofline_fraction,
                                timing.count(s.shape) ? timing.at(s.shape) : "");
+    if (ev.printed_bytes > 0) print_printed(ev.printed, ev.printed_bytes);
   }
   if (comp && !comp->ok) std::cout << "\ncompiler log:\n" << comp->log << "\n";
   std::cout << "\n--- source ---\n" << src << "\n";

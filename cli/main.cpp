@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/reporting.h"
 #include "evaluator/worker.h"
+#include "export/export.h"
 #include "search/bench.h"
 #include "search/strategy.h"
 #include "store/store.h"
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   o->add_flag("!--no-warm-start", opt.warm_start,
               "do not start from the template's results on another GPU model in the database (docs/search.md)");
   o->add_option("--seed", opt.seed, "seed of the search and the inputs");
-  o->add_option("--timeout", opt.request_timeout_s, "seconds allowed per evaluation (default: scaled to the operator)");
+  o->add_option("--timeout", opt.request_timeout_s, "seconds allowed per step of an evaluation (default: scaled to the step, docs/statuses.md)");
   o->add_option("--seeds", opt.seeds, "fresh input seeds per validation shape")->check(CLI::Range(1, 100));
   o->add_option("--max-seconds-per-shape", opt.max_seconds_per_shape, "timing cap per benchmark shape");
   o->add_option("--graph-below-ms", opt.graph_below_ms,
@@ -80,6 +81,21 @@ int main(int argc, char** argv) {
   sh->add_option("id", show_id)->required();
   sh->add_option("--db", show_db);
   sh->add_flag("--json", as_json);
+
+  exporter::ExportOptions ex;
+  ex.db = db;
+  long long ex_candidate = 0;
+  bool ex_best = false;
+  auto* exc = app.add_subcommand("export", "package a candidate's kernels for C++, PyTorch or FlashInfer (docs/export.md)");
+  exc->add_option("operator", ex.op)->required();
+  auto* ex_c = exc->add_option("--candidate", ex_candidate, "the candidate to pack (default: the champion)");
+  exc->add_flag("--best", ex_best, "the operator's champion (the default)")->excludes(ex_c);
+  exc->add_flag("--per-shape", ex.per_shape, "also pack each benchmark shape's champion and dispatch on the call's shape");
+  exc->add_option("--format", ex.formats, "cpp, torch, flashinfer (several: comma-separated)")->delimiter(',');
+  exc->add_option("--arch", ex.archs, "architectures to compile for, e.g. sm_90a,sm_103a (default: the candidate's)")
+      ->delimiter(',');
+  exc->add_option("--out", ex.out, "output folder")->required();
+  exc->add_option("--db", ex.db, "database (default $TESSERA_DB or runs/tessera.db)");
 
   auto* tg = app.add_subcommand("targets", "operators tessera knows");
   tg->add_flag("--json", as_json);
@@ -189,6 +205,11 @@ int main(int argc, char** argv) {
     if (*lb && lb_per_shape) return cli::cmd_leaderboard_per_shape(lb_db, lb_op, as_json);
     if (*lb) return cli::cmd_leaderboard(lb_db, lb_op, lb_status, lb_limit, as_json);
     if (*sh) return cli::cmd_show(show_db, show_id, as_json);
+    if (*exc) {
+      if (ex_candidate > 0) ex.candidate = ex_candidate;  // (--best, the default, needs nothing)
+      (void)ex_best;
+      return exporter::run_export(ex);
+    }
     if (*tg) return cli::cmd_targets(as_json);
     if (*dr) return cli::cmd_doctor(doc_db, as_json, measure);
     if (*wk) return evaluator::worker_main(gpu);

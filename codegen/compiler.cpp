@@ -199,4 +199,37 @@ std::vector<CompileResult> Compiler::compile_many(const std::vector<CompileReque
   return out;
 }
 
+// PTX for a virtual architecture (forward compatibility of exported packages): the
+// options of Compiler::compile without ptxas, uncached (an export compiles each once).
+CompileResult compile_ptx(const CompileRequest& req) {
+  CompileResult res;
+  std::vector<std::string> opts = {"--gpu-architecture=" + req.arch, "-std=c++17", "-default-device"};
+  for (auto& d : req.include_dirs) opts.push_back("-I" + d.string());
+  opts.push_back("-I" + cuda_include_dir().string());
+  for (auto& o : req.extra_options) opts.push_back(o);
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
+    res.log = "nvrtcCreateProgram failed";
+    return res;
+  }
+  std::vector<const char*> copts;
+  for (auto& o : opts) copts.push_back(o.c_str());
+  nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
+  size_t n = 0;
+  nvrtcGetProgramLogSize(prog, &n);
+  res.log.resize(n);
+  if (n) nvrtcGetProgramLog(prog, res.log.data());
+  while (!res.log.empty() && res.log.back() == '\0') res.log.pop_back();
+  if (rc == NVRTC_SUCCESS && nvrtcGetPTXSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+    res.cubin.resize(n);
+    nvrtcGetPTX(prog, res.cubin.data());
+    while (!res.cubin.empty() && res.cubin.back() == '\0') res.cubin.pop_back();
+    res.ok = true;
+  } else if (res.log.empty()) {
+    res.log = nvrtcGetErrorString(rc);
+  }
+  nvrtcDestroyProgram(&prog);
+  return res;
+}
+
 }  // namespace tessera::codegen

@@ -54,6 +54,9 @@ class Compiler {
   std::filesystem::path cache_dir_;
 };
 
+// PTX text (in CompileResult::cubin) for a virtual architecture such as compute_90; not cached.
+CompileResult compile_ptx(const CompileRequest& req);
+
 std::string nvrtc_version();
 // The CUDA toolkit's include folder (CUDA_HOME, CUDA_PATH, /usr/local/cuda, build-time path).
 std::filesystem::path cuda_include_dir();

@@ -120,6 +120,10 @@ Device::Device(std::shared_ptr<Driver> drv, int ordinal) : drv_(std::move(drv)) 
   TESSERA_CU(*drv_, cuDeviceGet(&dev_, ordinal));
   TESSERA_CU(*drv_, cuDevicePrimaryCtxRetain(&ctx_, dev_));
   TESSERA_CU(*drv_, cuCtxSetCurrent(ctx_));
+  // Device printf's buffer, before any module is loaded: small, so that a kernel that
+  // prints from every thread loses lines on the device (the buffer drops what does not
+  // fit) instead of handing the host megabytes to write at every synchronization.
+  TESSERA_CU(*drv_, cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, kPrintfFifoBytes));
   TESSERA_CU(*drv_, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   TESSERA_CU(*drv_, cuStreamCreate(&aux_, CU_STREAM_NON_BLOCKING));
   // (the side stream at the greatest priority: a side kernel that the main stream's kernels

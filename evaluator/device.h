@@ -71,6 +71,8 @@ class Module {
 
 class Device {
  public:
+  // Device printf's buffer per context (the driver's default is 1 MiB).
+  static constexpr size_t kPrintfFifoBytes = 64 * 1024;
   Device(std::shared_ptr<Driver> drv, int ordinal);
   ~Device();
   const DeviceInfo& info() const { return info_; }

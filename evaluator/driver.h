@@ -28,6 +28,7 @@ namespace tessera::evaluator {
   X(cuDevicePrimaryCtxRelease)      \
   X(cuCtxSetCurrent)                \
   X(cuCtxSynchronize)               \
+  X(cuCtxSetLimit)                  \
   X(cuCtxResetPersistingL2Cache)    \
   X(cuModuleLoadData)               \
   X(cuModuleUnload)                 \

@@ -417,10 +417,39 @@ nlohmann::json Judge::run_inputs(const LoadedProgram& p, const spec::Shape& s,
   return result;
 }
 
-ShapeCheck Judge::validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed) {
+// A shape's key for per-shape memos: its label and, for ragged batches, the sequence lengths.
+static std::string shape_key(const spec::Shape& s) {
+  std::string k = s.label();
+  for (long long n : s.seqlens) k += fmt::format(",{}", n);
+  return k;
+}
+
+double Judge::reference_seconds(const spec::Shape& s, const JudgeSettings& st) {
+  auto it = ref_seconds_.find(shape_key(s));
+  if (it != ref_seconds_.end()) return it->second;
+  announce(fmt::format("the float64 reference on {} (the yardstick of the candidate's time limit)", s.label()),
+           st.trusted_step_s);
+  auto ws = make_workspace(dev_, *builtins_, op_, s, st.seed_base);
+  PlanRunner runner(dev_, op_, cublas_.get());
+  OutputSet ref = runner.make_outputs(reference_, *ws, true);
+  runner.poison(ref);
+  dev_.sync();
+  auto t0 = std::chrono::steady_clock::now();
+  runner.run(reference_, *ws, ref);
+  dev_.sync();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ref_seconds_[shape_key(s)] = secs;
+  return secs;
+}
+
+ShapeCheck Judge::validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed,
+                               const JudgeSettings& st) {
   ShapeCheck chk;
   chk.shape = s.label();
   chk.seed = seed;
+  // Two candidate runs and the reference's: the candidate may be step_factor times as slow.
+  announce(fmt::format("validation of the candidate on {} (seed {})", s.label(), seed),
+           st.step_floor_s + (1 + 2 * st.step_factor) * reference_seconds(s, st));
   auto ws = make_workspace(dev_, *builtins_, op_, s, seed);
   PlanRunner runner(dev_, op_, cublas_.get());
   // Pristine copies of the inputs, compared byte for byte on the device at the end.
@@ -524,6 +553,7 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
   auto ws = make_workspace(dev_, *builtins_, op_, s, st.bench_seed);
   PlanRunner runner(dev_, op_, cublas_.get());
   std::string key = fmt::format("{}#{}", s.label(), st.bench_seed);
+  announce(fmt::format("the float64 reference and the baseline on {}", s.label()), st.trusted_step_s);
   if (!bench_ref_.count(key)) {
     OutputSet ref = runner.make_outputs(reference_, *ws, true);
     runner.poison(ref);
@@ -547,8 +577,15 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
   };
   dev_.reset_persisting_l2();
   try {
-    timed(cand, co);  // warm-up: module load, first-touch
-    timed(baseline_, bo);
+    // Warm-ups (module load, first touch), the baseline's first: its time is the
+    // yardstick of the timing step's limit. The step may take two timing attempts
+    // (graph, then events) of up to the time cap plus one batch each, and the
+    // candidate may be step_factor times as slow as the baseline.
+    double base_s = std::max(timed(baseline_, bo), 1e-3) * 1e-3;
+    announce(fmt::format("timing of the candidate on {}", s.label()),
+             st.step_floor_s + 2 * st.max_seconds_per_shape +
+                 2.0 * (std::max(1, st.graph_rounds) + 3) * (1 + st.step_factor) * base_s);
+    timed(cand, co);
     // The method is chosen once per shape, from the baseline (the same program for
     // every candidate), so that all candidates of a shape are timed alike.
     double warm_b = timed(baseline_, bo);
@@ -830,7 +867,7 @@ EvalReport Judge::evaluate(const LoadedProgram& cand, const JudgeSettings& st) {
       unsigned long long k = 0;
       for (auto& s : op_.validation_shapes) {
         for (int i = 0; i < st.seeds; ++i) {
-          ShapeCheck c = validate_one(cand, s, mix(st.seed_base, ++k));
+          ShapeCheck c = validate_one(cand, s, mix(st.seed_base, ++k), st);
           for (auto& o : c.outputs) rep.max_rel_l2 = std::max(rep.max_rel_l2, o.rel_l2);
           rep.checks.push_back(c);
           if (!c.pass) {

@@ -8,6 +8,7 @@
 // the outputs of the last timed launch. It never sees where a candidate came from.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <utility>
 #include <memory>
@@ -52,6 +53,14 @@ struct JudgeSettings {
   // more than 15 % above it are set aside, so a process that starts while the machine
   // is disturbed waits instead of timing the disturbance.
   std::map<std::string, double> baseline_prior_ms;
+  // Time limits of an evaluation's steps, announced to the agent before each step
+  // (docs/statuses.md, "Time limits"). A step that runs the candidate may take
+  // step_floor_s plus step_factor times what the reference (validation) or the
+  // baseline (timing) took on that shape in this worker; a step that runs only
+  // tessera's own programs (the float64 reference, the baseline) trusted_step_s.
+  double step_floor_s = 5;
+  double step_factor = 20;
+  double trusted_step_s = 600;
 };
 
 class Judge {
@@ -59,6 +68,9 @@ class Judge {
   Judge(Device& dev, const spec::Operator& op, LoadedProgram reference, LoadedProgram baseline);
   ~Judge();
   EvalReport evaluate(const LoadedProgram& candidate, const JudgeSettings& settings);
+  // Told what step starts and its wall-clock limit (the worker forwards it to the agent).
+  using Watch = std::function<void(const std::string& what, double limit_s)>;
+  void set_watch(Watch w) { watch_ = std::move(w); }
   // `tessera run`: runs a program on the given inputs (raw bytes in each
   // tensor's dtype), checks its launches and guard zones, writes every output
   // to outputs_dir/<name>.npy (float64 for the reference), and with repeat > 0
@@ -72,7 +84,16 @@ class Judge {
   struct OutputSet;  // outputs and scratch of one program run
 
  private:
-  ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed);
+  ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed,
+                          const JudgeSettings& st);
+  void announce(const std::string& what, double limit_s) const {
+    if (watch_) watch_(what, limit_s);
+  }
+  // Seconds the float64 reference takes on a validation shape (launch to finish),
+  // measured once per shape and worker: the yardstick of the validation steps' limits.
+  double reference_seconds(const spec::Shape& s, const JudgeSettings& st);
+  std::map<std::string, double> ref_seconds_;
+  Watch watch_;
   ShapeTiming time_one(const LoadedProgram& cand, const spec::Shape& s, const JudgeSettings& st);
   // TESSERA_DUMP_SAMPLES diagnostics: per batch SM clock and clock event reasons,
   // and every sample of the last shape timed (candidate, baseline batches).

@@ -11,7 +11,7 @@ const std::vector<std::string>& all_statuses() {
       status::ok,           status::compiled,     status::compile_error,  status::not_applicable,
       status::rejected_static, status::resource_limit, status::launch_error, status::wrong_result,
       status::race,         status::out_of_bounds, status::modified_input, status::crashed,
-      status::timeout,      status::impossible_speed};
+      status::timeout,      status::impossible_speed, status::protocol_error};
   return s;
 }
 

@@ -27,6 +27,9 @@ inline constexpr const char* modified_input = "modified_input";
 inline constexpr const char* crashed = "crashed";
 inline constexpr const char* timeout = "timeout";
 inline constexpr const char* impossible_speed = "impossible_speed";
+// The worker put something other than this request's reply on its private channel
+// (evaluator/channel.h); it was killed, and nothing it said was taken as a verdict.
+inline constexpr const char* protocol_error = "protocol_error";
 }  // namespace status
 const std::vector<std::string>& all_statuses();
 bool is_status(const std::string& s);

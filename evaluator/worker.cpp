@@ -1,14 +1,20 @@
 // evaluator/worker.cpp — the worker's request loop.
 #include "evaluator/worker.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "codegen/render.h"
 #include "evaluator/ceilings.h"
+#include "evaluator/channel.h"
 #include "evaluator/npy.h"
 
 namespace tessera::evaluator {
@@ -28,7 +34,10 @@ json settings_json(const JudgeSettings& s) {
           {"graph_below_ms", s.graph_below_ms},
           {"graph_rounds", s.graph_rounds},
           {"l2_flush", s.l2_flush},
-          {"baseline_prior_ms", s.baseline_prior_ms}};
+          {"baseline_prior_ms", s.baseline_prior_ms},
+          {"step_floor_s", s.step_floor_s},
+          {"step_factor", s.step_factor},
+          {"trusted_step_s", s.trusted_step_s}};
 }
 
 JudgeSettings settings_from_json(const json& j) {
@@ -45,6 +54,9 @@ JudgeSettings settings_from_json(const json& j) {
   s.graph_below_ms = j.value("graph_below_ms", s.graph_below_ms);
   s.graph_rounds = j.value("graph_rounds", s.graph_rounds);
   s.l2_flush = j.value("l2_flush", s.l2_flush);
+  s.step_floor_s = j.value("step_floor_s", s.step_floor_s);
+  s.step_factor = j.value("step_factor", s.step_factor);
+  s.trusted_step_s = j.value("trusted_step_s", s.trusted_step_s);
   if (j.contains("baseline_prior_ms")) s.baseline_prior_ms = j.at("baseline_prior_ms").get<std::map<std::string, double>>();
   return s;
 }
@@ -99,8 +111,10 @@ spec::Program requested_program(const Session& s, const json& c) {
   throw std::runtime_error("candidate names no known template and carries no program");
 }
 
-json handle_evaluate(Device& dev, Session& s, const json& req) {
+json handle_evaluate(Device& dev, Session& s, const json& req, ReplyChannel& channel) {
   session_judge(dev, s, req);
+  const long long id = req.at("id").get<long long>();
+  s.judge->set_watch([&channel, id](const std::string& what, double limit_s) { channel.step(id, what, limit_s); });
   const json& c = req.at("candidate");
   LoadedProgram cand = load_program(dev, requested_program(s, c), c.at("cubin"));
   const json params = c.value("params", json::object());  // a named copy: items() must not outlive it
@@ -147,10 +161,41 @@ json handle_run(Device& dev, Session& s, const json& req) {
   return out;
 }
 
+// The channel's ends (evaluator/channel.h) and its secret, taken before anything
+// else runs; false when this process was not started by a WorkerClient.
+bool open_channel(std::string* secret) {
+  const char* sec = std::getenv(kSecretEnv);
+  if (!sec || !*sec || fcntl(kRequestFd, F_GETFD) < 0 || fcntl(kReplyFd, F_GETFD) < 0) return false;
+  *secret = sec;
+  unsetenv(kSecretEnv);
+  fcntl(kRequestFd, F_SETFD, FD_CLOEXEC);
+  fcntl(kReplyFd, F_SETFD, FD_CLOEXEC);
+  return true;
+}
+
+json dispatch(Device* dev, const std::string& why, Session& session, const json& req, ReplyChannel& channel) {
+  std::string type = req.value("type", "");
+  if (!dev) return {{"ok", false}, {"error", "no GPU: " + why}};
+  if (type == "hello") return {{"ok", true}, {"device", device_json(dev->info())}};
+  if (type == "ceilings") {
+    Ceilings c = measure_ceilings(*dev);
+    return {{"ok", true}, {"copy_bytes_per_s", c.copy_bytes_per_s}, {"bf16_flops_per_s", c.bf16_flops_per_s}, {"note", c.note}};
+  }
+  if (type == "evaluate") return handle_evaluate(*dev, session, req, channel);
+  if (type == "run") return handle_run(*dev, session, req);
+  return {{"ok", false}, {"error", "unknown request type '" + type + "'"}};
+}
+
 }  // namespace
 
 int worker_main(int gpu) {
-  std::ios::sync_with_stdio(false);
+  std::string secret;
+  if (!open_channel(&secret)) {
+    std::cerr << "tessera worker: an internal command, started by tessera (optimize, run, doctor) with its "
+                 "channel on file descriptors 3 and 4\n";
+    return 2;
+  }
+  ReplyChannel channel(kReplyFd, secret);
   std::string why;
   auto drv = Driver::load(&why);
   std::unique_ptr<Device> dev;
@@ -163,31 +208,19 @@ int worker_main(int gpu) {
     }
   }
   Session session;
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (line.empty()) continue;
+  FILE* requests = fdopen(kRequestFd, "r");
+  char* raw = nullptr;
+  size_t cap = 0;
+  for (ssize_t n; requests && (n = getline(&raw, &cap, requests)) > 0;) {
+    std::string line(raw, static_cast<size_t>(n));
+    if (line.find_first_not_of(" \r\n") == std::string::npos) continue;
     json reply;
+    long long id = -1;
     int exit_code = -1;
     try {
       json req = json::parse(line);
-      std::string type = req.value("type", "");
-      if (!dev) {
-        reply = {{"ok", false}, {"error", "no GPU: " + why}};
-      } else if (type == "hello") {
-        reply = {{"ok", true}, {"device", device_json(dev->info())}};
-      } else if (type == "ceilings") {
-        Ceilings c = measure_ceilings(*dev);
-        reply = {{"ok", true},
-                 {"copy_bytes_per_s", c.copy_bytes_per_s},
-                 {"bf16_flops_per_s", c.bf16_flops_per_s},
-                 {"note", c.note}};
-      } else if (type == "evaluate") {
-        reply = handle_evaluate(*dev, session, req);
-      } else if (type == "run") {
-        reply = handle_run(*dev, session, req);
-      } else {
-        reply = {{"ok", false}, {"error", "unknown request type '" + type + "'"}};
-      }
+      id = req.value("id", -1LL);
+      reply = dispatch(dev.get(), why, session, req, channel);
     } catch (ContextLost& e) {
       reply = {{"ok", true}, {"report", e.report}, {"context_lost", true}};
       exit_code = 3;
@@ -197,9 +230,11 @@ int worker_main(int gpu) {
     } catch (std::exception& e) {
       reply = {{"ok", false}, {"error", e.what()}};
     }
-    std::cout << reply.dump() << "\n" << std::flush;
+    if (session.judge) session.judge->set_watch(nullptr);
+    channel.reply(id, reply);
     if (exit_code >= 0) return exit_code;
   }
+  std::free(raw);
   return 0;
 }
 

@@ -1,8 +1,10 @@
 // evaluator/worker.h — the `tessera worker` process: one per GPU.
 //
-// It reads one JSON request per line on stdin and answers one JSON line on
-// stdout. Kernels run only here, so a kernel that faults or hangs takes down
-// this process and never the agent. Requests:
+// It reads one JSON request per line on fd 3 and answers on fd 4, the private
+// channel of evaluator/channel.h (stdout and stderr carry only what kernels and
+// the CUDA stack print). Kernels run only here, so a kernel that faults or hangs
+// takes down this process and never the agent. Every request carries an "id"; an
+// evaluation announces its steps with their time limits before the reply. Requests:
 //   {"type":"hello"}                          -> device description
 //   {"type":"ceilings"}                       -> measured copy / tensor-core rates
 //   {"type":"evaluate", "operator_dir", "reference_cubin", "baseline_cubin",

@@ -1,12 +1,14 @@
 // evaluator/worker_client.h — the agent's side of a worker: starts
-// `tessera worker --gpu N` as a child process, sends requests over a pipe, and
-// enforces a wall-clock limit on each. A worker that dies or hangs is killed
-// and restarted; the caller learns which of the two happened.
+// `tessera worker --gpu N` as a child process with its private channel
+// (evaluator/channel.h), sends requests, follows the steps the worker announces,
+// and enforces their wall-clock limits. What the worker prints on stdout/stderr is
+// read apart, kept per request (bounded) and appended to the worker's log. A worker
+// that dies, hangs or puts anything but its reply on the channel is killed and
+// restarted; the caller learns which of the three happened.
 #pragma once
 
 #include <sys/types.h>
 
-#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,33 +16,49 @@
 namespace tessera::evaluator {
 
 struct WorkerReply {
-  enum class Kind { ok, crashed, timeout } kind = Kind::ok;
+  enum class Kind { ok, crashed, timeout, protocol_error } kind = Kind::ok;
   nlohmann::json body;   // the reply (kind ok)
-  std::string detail;    // exit status / signal, last stderr lines (crashed, timeout)
+  std::string detail;    // exit status / signal, last output lines, the broken rule
+  std::string printed;   // what the worker wrote on stdout/stderr during the request (the first kPrintedKeep bytes)
+  long long printed_bytes = 0;  // all of it, counted
+  std::string step;      // the last step the worker announced (a timeout names it)
+  double limit_s = 0;    // that step's limit (or the request's, before any step)
 };
 
 class WorkerClient {
  public:
+  static constexpr size_t kPrintedKeep = 4096;        // per request, for the store and the LLM
+  static constexpr long long kLogCapBytes = 8 << 20;  // per worker log file and worker life
+
   WorkerClient(std::string exe, int gpu, std::string log_path);
   ~WorkerClient();
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
 
-  WorkerReply request(const nlohmann::json& req, double timeout_s);
+  // Sends `req` and waits for its reply at most timeout_s. With follow_steps, timeout_s
+  // is the allowance until the worker's first step, and each step sets the deadline
+  // to its own limit (capped by max_step_s when that is positive).
+  WorkerReply request(const nlohmann::json& req, double timeout_s, bool follow_steps = false, double max_step_s = 0);
   int gpu() const { return gpu_; }
   int restarts() const { return restarts_; }
 
  private:
   void start();
   void stop(bool kill_now);
-  std::string stderr_tail() const;
+  void take_output(const char* data, size_t n, WorkerReply& r);
+  void drain_output(WorkerReply& r);
+  bool reply_pipe_has_data();
+  WorkerReply finish_dead(WorkerReply r);
 
   std::string exe_;
   int gpu_;
   std::string log_path_;
+  std::string secret_;
   pid_t pid_ = -1;
-  int to_child_ = -1, from_child_ = -1;
-  std::string buffer_;
+  int to_child_ = -1, from_child_ = -1, output_ = -1, log_fd_ = -1;
+  long long logged_ = 0;
+  std::string buffer_, output_tail_;
+  long long next_id_ = 0;
   int restarts_ = -1;
 };
 

@@ -109,6 +109,8 @@ inline EvaluationInfo read_eval(sqlite3* db, const sql::Stmt& s) {
   e.clock_before = s.f64(13);
   e.clock_after = s.f64(14);
   e.report_json = s.text(15);
+  e.printed = s.text(16);
+  e.printed_bytes = s.i64(17);
   e.shapes = read_shape_rows(db, id);
   return e;
 }

@@ -146,16 +146,23 @@ void Store::migrate() {
   try {
     exec(kSchemaV1);
     exec("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1')");
+    auto has_column = [&](const char* table, const char* column) {
+      Stmt s(db_, fmt::format("SELECT 1 FROM pragma_table_info('{}') WHERE name='{}'", table, column).c_str());
+      return s.step();
+    };
     if (schema_version() < 2) {
       exec(kSchemaV2Exchanges);
-      auto has_column = [&](const char* table, const char* column) {
-        Stmt s(db_, fmt::format("SELECT 1 FROM pragma_table_info('{}') WHERE name='{}'", table, column).c_str());
-        return s.step();
-      };
       if (!has_column("candidates", "exchange_id"))
         exec("ALTER TABLE candidates ADD COLUMN exchange_id INTEGER REFERENCES exchanges(id)");
       if (!has_column("candidates", "plan")) exec("ALTER TABLE candidates ADD COLUMN plan TEXT");
       exec("UPDATE meta SET value='2' WHERE key='schema_version'");
+    }
+    // Version 3: what a candidate printed while it was judged, per evaluation (nullable
+    // columns added in place; v2 readers ignore them).
+    if (schema_version() < 3) {
+      if (!has_column("evaluations", "printed")) exec("ALTER TABLE evaluations ADD COLUMN printed TEXT");
+      if (!has_column("evaluations", "printed_bytes")) exec("ALTER TABLE evaluations ADD COLUMN printed_bytes INTEGER");
+      exec("UPDATE meta SET value='3' WHERE key='schema_version'");
     }
     exec("COMMIT");
   } catch (...) {
@@ -299,12 +306,12 @@ long long Store::add_evaluation(const EvaluationInfo& e) {
   try {
     Stmt s(db_,
            "INSERT INTO evaluations(candidate_id, run_id, device, driver, host, spec_hash, status, message, "
-           "geomean_speedup, max_rel_l2, roofline_fraction, seconds, clock_before, clock_after, report, created) "
-           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+           "geomean_speedup, max_rel_l2, roofline_fraction, seconds, clock_before, clock_after, report, created, "
+           "printed, printed_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     s.bind(1, e.candidate_id).bind(2, e.run_id).bind(3, e.device).bind(4, e.driver).bind(5, e.host);
     s.bind(6, e.spec_hash).bind(7, e.status).bind(8, e.message).bind(9, e.geomean_speedup).bind(10, e.max_rel_l2);
     s.bind(11, e.roofline_fraction).bind(12, e.seconds).bind(13, e.clock_before).bind(14, e.clock_after);
-    s.bind(15, e.report_json).bind(16, now_iso());
+    s.bind(15, e.report_json).bind(16, now_iso()).bind(17, e.printed).bind(18, e.printed_bytes);
     s.step();
     long long id = sqlite3_last_insert_rowid(db_);
     for (auto& r : e.shapes) {
@@ -327,7 +334,7 @@ long long Store::add_evaluation(const EvaluationInfo& e) {
 namespace {
 const char* kEvalCols =
     "id, candidate_id, run_id, device, driver, host, spec_hash, status, message, geomean_speedup, max_rel_l2, "
-    "roofline_fraction, seconds, clock_before, clock_after, report";
+    "roofline_fraction, seconds, clock_before, clock_after, report, printed, printed_bytes";
 
 }  // namespace
 

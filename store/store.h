@@ -76,6 +76,10 @@ struct EvaluationInfo {
   double geomean_speedup = 0, max_rel_l2 = 0, roofline_fraction = 0, seconds = 0;
   double clock_before = 0, clock_after = 0;
   std::string report_json;
+  // What the worker printed on stdout/stderr while judging (device printf, driver
+  // messages): the first WorkerClient::kPrintedKeep bytes, and how many there were.
+  std::string printed;
+  long long printed_bytes = 0;
   std::vector<ShapeRow> shapes;
 };
 

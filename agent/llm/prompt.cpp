@@ -169,6 +169,16 @@ const std::string& PromptTemplates::get(const std::string& name) const {
   return it->second;
 }
 
+// What a kernel printed, as a model may see it: scrubbed like a compile log (the
+// worker's output also carries the driver's messages), control bytes replaced, and
+// shortened to the failure budget.
+static std::string printed_for_model(const std::string& printed, const PromptContext& c) {
+  std::string text;
+  for (char ch : printed) text += (ch >= 32 && ch < 127) || ch == '\n' || ch == '\t' ? ch : '?';
+  text = scrub_compile_log(text, c.allowed_log_prefixes);
+  return shorten_message(text, c.max_failure_lines, c.max_failure_chars);
+}
+
 std::string render_candidate(const PromptTemplates& templates, const CandidateReport& cand,
                              const PromptContext& c) {
   return render_template(
@@ -181,7 +191,8 @@ std::string render_candidate(const PromptTemplates& templates, const CandidateRe
        {"speedup", cand.speedup_geomean ? fmt::format("{:.3f}x", *cand.speedup_geomean) : ""},
        {"max_rel_error", number(cand.max_rel_error)},
        {"roofline_fraction", number(cand.roofline_fraction, "{:.2f}")},
-       {"resource_report", cand.resource_report}});
+       {"resource_report", cand.resource_report},
+       {"printed", printed_for_model(cand.printed, c)}});
 }
 
 std::string render_failure(const PromptTemplates& templates, const FailureReport& f,
@@ -191,7 +202,8 @@ std::string render_failure(const PromptTemplates& templates, const FailureReport
   return render_template(templates.get("failure"), {{"id", f.id},
                                                     {"label", f.label},
                                                     {"stage", f.stage},
-                                                    {"message", message}});
+                                                    {"message", message},
+                                                    {"printed", printed_for_model(f.printed, c)}});
 }
 
 Conversation build_propose_conversation(const PromptTemplates& templates, const PromptContext& c) {

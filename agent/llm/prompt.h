@@ -33,6 +33,7 @@ struct CandidateReport {
   std::optional<double> max_rel_error;
   std::optional<double> roofline_fraction;  // geometric mean over the suite
   std::string resource_report;              // "regs 64, spills 0, smem 16384 B, local 0 B"
+  std::string printed;  // what the kernel printed while judged (device printf); scrubbed and shortened when rendered
 };
 
 // A recent failure: compile error, static-check violation, wrong result, crash,
@@ -42,6 +43,7 @@ struct FailureReport {
   std::string label;
   std::string stage;    // "static_check", "compile", "validate", "crash", "timeout", "parse"
   std::string message;  // full text; scrubbed and shortened when rendered
+  std::string printed;  // what the kernel printed while judged (device printf); scrubbed and shortened when rendered
 };
 
 struct PromptContext {

@@ -56,7 +56,23 @@ TEST(Store, DeduplicatesSourcesAndCandidates) {
   auto other_arch = cand("h1");
   other_arch.arch = "sm_103a";
   EXPECT_NE(st.add_candidate(other_arch, "source one"), a);
-  EXPECT_EQ(st.schema_version(), 2);
+  EXPECT_EQ(st.schema_version(), 3);
+}
+
+TEST(Store, KeepsWhatACandidatePrintedWithItsEvaluation) {
+  Store st(temp_db("printed"));
+  long long id = st.add_candidate(cand("p"), "p");
+  auto e = eval(id, "ok", 1.5);
+  e.printed = std::string("debug: row 0\n{\"ok\":true}\n") + std::string(1, '\0') + "tail";
+  e.printed_bytes = 123456;
+  st.add_evaluation(e);
+  st.add_evaluation(eval(id, "ok", 1.4));  // a later evaluation that printed nothing
+  auto evals = st.evaluations(id);
+  ASSERT_EQ(evals.size(), 2u);
+  EXPECT_EQ(evals[0].printed, e.printed);  // bytes kept whole, NUL included
+  EXPECT_EQ(evals[0].printed_bytes, 123456);
+  EXPECT_EQ(evals[1].printed, "");
+  EXPECT_EQ(evals[1].printed_bytes, 0);
 }
 
 TEST(Store, LeaderboardRanksTimedCandidatesBySpeedup) {

@@ -89,6 +89,27 @@ TEST(Prompts, ProjectTemplatesBuildACompleteFirstTurn) {
   EXPECT_NE(feedback.find("- the ```json block at line 9"), std::string::npos);
 }
 
+TEST(Prompts, WhatAKernelPrintedReachesTheModelScrubbedAndShortened) {
+  PromptTemplates t = PromptTemplates::load(TESSERA_TEST_PROMPTS_DIR);
+  PromptContext c = sample_context();
+  c.failures.clear();
+  std::string flood;
+  for (int i = 0; i < 200; ++i) flood += "{\"id\":" + std::to_string(i) + ",\"reply\":{\"ok\":true}}\n";
+  c.failures.push_back({"c19", "rows-debug", "validate", "shape 7x1025 seed 3: y differs",
+                        "debug: row 0 inv=0.5\x01\n/etc/hostname(1): error: leaked\n  secret-host-name\n" + flood});
+  c.best[0].printed = "debug from the best: sum=42\n";
+  const std::string user = build_propose_conversation(t, c).messages[0].content;
+  EXPECT_NE(user.find("What the kernel printed"), std::string::npos);
+  EXPECT_NE(user.find("debug: row 0 inv=0.5?"), std::string::npos);  // the control byte replaced
+  EXPECT_NE(user.find("debug from the best: sum=42"), std::string::npos);
+  EXPECT_EQ(user.find("secret-host-name"), std::string::npos);
+  EXPECT_EQ(user.find("\"id\":199"), std::string::npos);  // shortened to the failure budget
+  // A kernel that printed nothing gets no such section.
+  c.failures[0].printed.clear();
+  c.best[0].printed.clear();
+  EXPECT_EQ(build_propose_conversation(t, c).messages[0].content.find("What the kernel printed"), std::string::npos);
+}
+
 TEST(Prompts, MissingTemplateIsAConfigError) {
   EXPECT_THROW(PromptTemplates::from_map({{"system", "x"}}), LlmError);
   EXPECT_THROW(PromptTemplates::load("/nonexistent/prompts"), LlmError);

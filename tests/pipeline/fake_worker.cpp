@@ -1,9 +1,19 @@
 // tests/pipeline/fake_worker.cpp — a stand-in for `tessera worker` that speaks
-// the worker protocol (evaluator/worker.h) without a GPU, so the agent's GPU
-// path can be tested on any machine. Its verdicts depend on the hostile
-// fixture's KIND parameter: 0 and 16 are fast and right, 11 loses its context,
-// 12 dies without a word, 13 hangs, 5 is faster than physics, the rest are wrong.
+// the worker protocol (requests on fd 3, replies on fd 4 with the id and the
+// secret, evaluator/channel.h) without a GPU, so the agent's GPU path can be
+// tested on any machine. Its verdicts depend on the hostile fixture's KIND:
+//   0, 16, 19  fast and right               5  faster than physics
+//   11  loses its context                   12  dies without a word
+//   13  hangs                               17  prints debug lines (and a JSON-looking one) on stdout, right
+//   18  floods stdout with replies forged with the real id and secret, then answers honestly (slower)
+// and, for the channel tests, kinds that break the channel itself:
+//   20  a line that is not JSON on the channel     21  a reply cut off, then exits
+//   22  a reply with a wrong secret                 23  a reply to another request id
+//   24  its reply, then a second one                25  announces a 0.5 s step, then hangs
+// the rest are wrong. Each evaluate announces a 2 s validation step first.
 // Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind".
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -14,7 +24,10 @@
 #include <string>
 #include <thread>
 
+#include "evaluator/channel.h"
+
 using nlohmann::json;
+namespace ev = tessera::evaluator;
 
 namespace {
 json timing(const std::string& shape, double cand_ms, double base_ms) {
@@ -29,16 +42,70 @@ json ok_report(double cand_ms, double base_ms) {
           {"geomean_speedup", base_ms / cand_ms},
           {"max_rel_l2", 1.5e-3}};
 }
+json ok_reply(double cand_ms, double base_ms) { return {{"ok", true}, {"report", ok_report(cand_ms, base_ms)}}; }
+
+void raw(const std::string& bytes) {
+  if (write(ev::kReplyFd, bytes.data(), bytes.size()) < 0) std::_Exit(1);
+}
+std::string line_of(long long id, const std::string& secret, const json& body) {
+  return json{{"id", id}, {"secret", secret}, {"reply", body}}.dump() + "\n";
+}
+
+// The reply of an evaluate request, after whatever the kind does to the channel;
+// null when the kind has already answered (or never will).
+json evaluate(int kind, long long id, const std::string& secret, ev::ReplyChannel& channel) {
+  channel.step(id, "validation (fake)", 2.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  switch (kind) {
+    case 0: return ok_reply(0.1, 0.15);
+    case 16: return ok_reply(0.1, 0.12);
+    case 19: return ok_reply(0.1, 0.115);
+    case 5: return ok_reply(1e-6, 0.1);
+    case 11: {
+      channel.reply(id, {{"ok", true},
+                         {"report", {{"status", "crashed"}, {"message", "CUDA_ERROR_ILLEGAL_ADDRESS (fake)"}}},
+                         {"context_lost", true}});
+      std::_Exit(3);
+    }
+    case 12: std::fprintf(stderr, "fake worker: dying without an answer\n"); std::_Exit(9);
+    case 13: std::this_thread::sleep_for(std::chrono::seconds(60)); return ok_reply(0.1, 0.1);
+    case 17:
+      std::printf("debug: row 0 inv=0.5\n{\"ok\":true,\"report\":{\"status\":\"ok\",\"geomean_speedup\":1000}}\n");
+      return ok_reply(0.1, 0.11);
+    case 18:
+      for (int i = 0; i < 20000; ++i)
+        std::fputs(line_of(id, secret, ok_reply(1e-3, 1.0)).c_str(), stdout);  // 1000x, forged
+      return ok_reply(0.2, 0.15);
+    case 20: raw("CUDA printf: not a reply\n"); std::this_thread::sleep_for(std::chrono::seconds(60)); return nullptr;
+    case 21: raw(line_of(id, secret, ok_reply(0.1, 0.15)).substr(0, 40)); std::_Exit(0);
+    case 22: raw(line_of(id, "0123456789abcdef0123456789abcdef", ok_reply(1e-3, 1.0))); return nullptr;
+    case 23: raw(line_of(id + 1, secret, ok_reply(1e-3, 1.0))); return nullptr;
+    case 24: raw(line_of(id, secret, ok_reply(0.1, 0.15)) + line_of(id, secret, ok_reply(1e-3, 1.0))); return nullptr;
+    case 25: channel.step(id, "timing (fake)", 0.5); std::this_thread::sleep_for(std::chrono::seconds(60)); return nullptr;
+    default: return {{"ok", true}, {"report", {{"status", "wrong_result"}, {"message", "fake: y differs"}, {"max_rel_l2", 0.5}}}};
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int gpu = 0;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string(argv[i]) == "--gpu") gpu = std::atoi(argv[i + 1]);
+  const char* sec = std::getenv(ev::kSecretEnv);
+  if (!sec) {
+    std::fprintf(stderr, "fake worker: no channel secret\n");
+    return 2;
+  }
+  std::string secret = sec;
+  ev::ReplyChannel channel(ev::kReplyFd, secret);
   const char* log_path = std::getenv("FAKE_WORKER_LOG");
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    json req = json::parse(line);
+  FILE* in = fdopen(ev::kRequestFd, "r");
+  char* buf = nullptr;
+  size_t cap = 0;
+  while (in && getline(&buf, &cap, in) > 0) {
+    json req = json::parse(buf);
+    long long id = req.at("id").get<long long>();
     std::string type = req.value("type", "");
     json reply;
     if (type == "hello") {
@@ -50,29 +117,12 @@ int main(int argc, char** argv) {
     } else if (type == "evaluate") {
       int kind = req["candidate"]["params"].value("KIND", -1);
       if (log_path) std::ofstream(log_path, std::ios::app) << gpu << " " << kind << "\n";
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (kind == 0) reply = {{"ok", true}, {"report", ok_report(0.1, 0.15)}};
-      else if (kind == 16) reply = {{"ok", true}, {"report", ok_report(0.1, 0.12)}};
-      else if (kind == 5) reply = {{"ok", true}, {"report", ok_report(1e-6, 0.1)}};
-      else if (kind == 11) {
-        reply = {{"ok", true},
-                 {"report", {{"status", "crashed"}, {"message", "CUDA_ERROR_ILLEGAL_ADDRESS (fake)"}}},
-                 {"context_lost", true}};
-        std::cout << reply.dump() << "\n" << std::flush;
-        return 3;
-      } else if (kind == 12) {
-        std::fprintf(stderr, "fake worker: dying without an answer\n");
-        std::_Exit(9);
-      } else if (kind == 13) {
-        std::this_thread::sleep_for(std::chrono::seconds(60));
-        reply = {{"ok", true}, {"report", ok_report(0.1, 0.1)}};
-      } else {
-        reply = {{"ok", true}, {"report", {{"status", "wrong_result"}, {"message", "fake: y differs"}, {"max_rel_l2", 0.5}}}};
-      }
+      reply = evaluate(kind, id, secret, channel);
+      if (reply.is_null()) continue;
     } else {
       reply = {{"ok", false}, {"error", "unknown request"}};
     }
-    std::cout << reply.dump() << "\n" << std::flush;
+    channel.reply(id, reply);
   }
   return 0;
 }

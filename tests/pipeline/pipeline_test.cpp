@@ -14,6 +14,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,7 +38,7 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
   std::string log = (targets / "worker.log").string();
   std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
                     " TESSERA_WORKER_GPUS=2 FAKE_WORKER_LOG=" + log + " ";
-  std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 17 "
+  std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 20 "
                         "--gpus all --timeout 3 --quiet --db " + db);
   SCOPED_TRACE(out);
   EXPECT_NE(out.find("GPU 0 (Fake GPU)"), std::string::npos);
@@ -59,9 +60,9 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
       run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
   std::map<int, nlohmann::json> by_kind;
   for (auto& r : rows) by_kind[r["params"]["KIND"].get<int>()] = r;
-  ASSERT_EQ(by_kind.size(), 17u);
-  for (int k = 0; k <= 16; ++k) {
-    std::string want = k == 0 || k == 16 ? "ok"
+  ASSERT_EQ(by_kind.size(), 20u);
+  for (int k = 0; k <= 19; ++k) {
+    std::string want = k == 0 || k >= 16 ? "ok"
                        : k == 11 || k == 12 ? "crashed"
                        : k == 13          ? "timeout"
                        : k == 5           ? "impossible_speed"
@@ -130,5 +131,86 @@ TEST(Pipeline, ResumedSearchSpendsItsBudgetOnNewCandidates) {
   EXPECT_EQ(first.find("0 offered)"), std::string::npos) << "a new best was found, so neighbours were offered";
   std::string off = run("TESSERA_SPECULATE=0 " + cmd);
   EXPECT_NE(off.find("(speculator off)"), std::string::npos) << off;
+  fs::remove_all(targets);
+}
+
+namespace {
+
+// `tessera show ID --json` of the candidate of a kind, from the leaderboard rows.
+nlohmann::json shown(const std::string& db, const std::map<int, nlohmann::json>& by_kind, int kind) {
+  return nlohmann::json::parse(run(std::string(TESSERA_BINARY) + " show " +
+                                   std::to_string(by_kind.at(kind)["candidate"].get<long long>()) + " --json --db " + db));
+}
+
+}  // namespace
+
+// The worker's private channel (evaluator/channel.h): what a kernel prints never
+// becomes a verdict, and anything on the channel but the expected reply ends the
+// worker with protocol_error, while the candidates after it are judged as usual.
+TEST(Pipeline, NothingButTheExpectedReplyOnTheChannelIsEverAVerdict) {
+  fs::path targets = make_targets();
+  // Kinds that break the channel first (one batch of 8), honest ones after them.
+  {
+    fs::path spec = targets / "hostile_rmsnorm" / "spec.json";
+    std::ifstream in(spec);
+    auto j = nlohmann::json::parse(in);
+    j["templates"][0]["params"]["KIND"] = {20, 21, 22, 23, 24, 25, 17, 18, 0, 16, 19};
+    std::ofstream(spec) << j.dump(2);
+  }
+  std::string db = (targets / "channel.db").string();
+  std::string log = (targets / "worker.log").string();
+  std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
+                    " TESSERA_WORKER_GPUS=1 FAKE_WORKER_LOG=" + log + " ";
+  // No --timeout: the limits are the steps' own (the fake announces 2 s, kind 25 0.5 s).
+  std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 11 "
+                        "--gpus all --quiet --db " + db);
+  SCOPED_TRACE(out);
+  auto rows = nlohmann::json::parse(
+      run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
+  std::map<int, nlohmann::json> by_kind;
+  for (auto& r : rows) by_kind[r["params"]["KIND"].get<int>()] = r;
+  ASSERT_EQ(by_kind.size(), 11u);
+  const std::map<int, std::string> message_part = {{20, "not a JSON object"},
+                                                   {21, "cut off"},
+                                                   {22, "without the worker's secret"},
+                                                   {23, "for request"},
+                                                   {24, "more after the reply"}};
+  for (auto& [kind, part] : message_part) {
+    EXPECT_EQ(by_kind[kind]["status"], "protocol_error") << "KIND " << kind;
+    auto ev = shown(db, by_kind, kind)["evaluations"].back();
+    EXPECT_NE(ev["message"].get<std::string>().find(part), std::string::npos) << "KIND " << kind << ": " << ev["message"];
+    EXPECT_EQ(ev["geomean_speedup"].get<double>(), 0.0) << "KIND " << kind;
+  }
+  // A hang inside an announced 0.5 s step ends after about that, not a minute.
+  EXPECT_EQ(by_kind[25]["status"], "timeout");
+  auto hung = shown(db, by_kind, 25)["evaluations"].back();
+  EXPECT_NE(hung["message"].get<std::string>().find("0.5 s of timing (fake)"), std::string::npos) << hung["message"];
+  EXPECT_LT(hung["seconds"].get<double>(), 10.0) << "the fake sleeps 60 s: the step's limit must end it";
+  // The honest kinds, judged after every kind above by the same (restarted) worker: ok,
+  // with their own figures, and what 17 and 18 printed kept with their evaluations.
+  for (int kind : {0, 16, 19, 17, 18}) EXPECT_EQ(by_kind[kind]["status"], "ok") << "KIND " << kind;
+  EXPECT_NEAR(by_kind[0]["geomean_speedup"].get<double>(), 1.5, 1e-9);
+  EXPECT_NEAR(by_kind[18]["geomean_speedup"].get<double>(), 0.75, 1e-9) << "never the 1000x it printed";
+  auto dbg = shown(db, by_kind, 17)["evaluations"].back();
+  EXPECT_NE(dbg["printed"].get<std::string>().find("debug: row 0 inv=0.5"), std::string::npos);
+  auto flood = shown(db, by_kind, 18)["evaluations"].back();
+  EXPECT_EQ(flood["printed"].get<std::string>().size(), 4096u);
+  EXPECT_GT(flood["printed_bytes"].get<long long>(), 1000000);
+  EXPECT_EQ(shown(db, by_kind, 0)["evaluations"].back()["printed_bytes"], 0);
+  // The text form shows it too.
+  std::string text = run(std::string(TESSERA_BINARY) + " show " + std::to_string(by_kind[17]["candidate"].get<long long>()) +
+                         " --db " + db);
+  EXPECT_NE(text.find("  > debug: row 0 inv=0.5"), std::string::npos) << text;
+  // Every honest kind came after the last channel-breaking one in the worker's order.
+  std::ifstream in(log);
+  std::vector<int> order;
+  int g, k;
+  while (in >> g >> k) order.push_back(k);
+  size_t last_bad = 0, first_honest = order.size();
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] >= 20) last_bad = i;
+    if ((order[i] == 0 || order[i] == 16 || order[i] == 19) && first_honest == order.size()) first_honest = i;
+  }
+  EXPECT_LT(last_bad, first_honest);
   fs::remove_all(targets);
 }
