@@ -153,7 +153,6 @@ def _scalars({1}):
 {2}    return _r
 
 
-# targets/{0}/reference.py:
 {3}
 
 @torch.no_grad()
