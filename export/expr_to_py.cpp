@@ -77,18 +77,25 @@ class PyTranslator {
   std::string additive() {
     std::string a = multiplicative();
     for (;;) {
-      if (eat("+")) a = "(" + a + " + " + multiplicative() + ")";
-      else if (eat("-")) a = "(" + a + " - " + multiplicative() + ")";
-      else return a;
+      if (eat("+"))
+        a = "(" + a + " + " + multiplicative() + ")";
+      else if (eat("-"))
+        a = "(" + a + " - " + multiplicative() + ")";
+      else
+        return a;
     }
   }
   std::string multiplicative() {
     std::string a = unary();
     for (;;) {
-      if (eat("*")) a = "(" + a + " * " + unary() + ")";
-      else if (eat("/")) a = "(" + a + " / " + unary() + ")";
-      else if (eat("%")) a = "math.fmod(" + a + ", " + unary() + ")";
-      else return a;
+      if (eat("*"))
+        a = "(" + a + " * " + unary() + ")";
+      else if (eat("/"))
+        a = "(" + a + " / " + unary() + ")";
+      else if (eat("%"))
+        a = "math.fmod(" + a + ", " + unary() + ")";
+      else
+        return a;
     }
   }
   std::string unary() {
@@ -147,10 +154,9 @@ class PyTranslator {
   }
   std::string call(const std::string& f, const std::vector<std::string>& a) {
     static const std::map<std::string, std::pair<const char*, int>> fns = {
-        {"floor", {"math.floor", 1}}, {"ceil", {"math.ceil", 1}},   {"mod", {"math.fmod", 2}},
-        {"sqrt", {"math.sqrt", 1}},   {"abs", {"abs", 1}},          {"exp", {"math.exp", 1}},
-        {"ln", {"math.log", 1}},      {"log2", {"math.log2", 1}},   {"log10", {"math.log10", 1}},
-        {"rint", {"round", 1}},       {"min", {"min", -1}},         {"max", {"max", -1}},
+        {"floor", {"math.floor", 1}}, {"ceil", {"math.ceil", 1}}, {"mod", {"math.fmod", 2}}, {"sqrt", {"math.sqrt", 1}},
+        {"abs", {"abs", 1}},          {"exp", {"math.exp", 1}},   {"ln", {"math.log", 1}},   {"log2", {"math.log2", 1}},
+        {"log10", {"math.log10", 1}}, {"rint", {"round", 1}},     {"min", {"min", -1}},      {"max", {"max", -1}},
         {"cdiv", {nullptr, 2}},       {"sign", {nullptr, 1}}};
     auto it = fns.find(f);
     if (it == fns.end()) fail("function '" + f + "' cannot be exported");

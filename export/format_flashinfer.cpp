@@ -84,8 +84,10 @@ Layout layout(const spec::Operator& op, const PythonCall& c) {
   for (auto& s : op.symbols) {
     auto f = c.fixed.find(s);
     if (f != c.fixed.end())
-      l.axes[s] = {{"type", "const"}, {"value", f->second},
-                   {"description", fmt::format("every shape of tessera's spec has {} = {}: the kernel is built for it", s, f->second)}};
+      l.axes[s] = {{"type", "const"},
+                   {"value", f->second},
+                   {"description", fmt::format("every shape of tessera's spec has {} = {}: the kernel is built for it",
+                                               s, f->second)}};
     else
       l.axes[s] = {{"type", "var"}};
   }
@@ -122,9 +124,10 @@ ojson tensor_specs(const spec::Operator& op, const std::vector<const spec::Tenso
 std::string python_reference(const spec::Operator& op, const PythonCall& c) {
   fs::path file = op.dir / "reference.py";
   if (!fs::exists(file))
-    throw std::runtime_error(fmt::format("format flashinfer needs the operator's math in Python: {} (a function "
-                                         "reference(inputs..., *, scalars...) returning the outputs) is missing",
-                                         file.string()));
+    throw std::runtime_error(
+        fmt::format("format flashinfer needs the operator's math in Python: {} (a function "
+                    "reference(inputs..., *, scalars...) returning the outputs) is missing",
+                    file.string()));
   std::vector<std::string> syms, inputs, kw;
   for (auto& s : op.symbols) syms.push_back(s);
   for (auto* t : c.inputs) inputs.push_back(t->name);
@@ -185,7 +188,8 @@ std::string uuid_of(const std::string& text) {  // a stable UUID-shaped name (FN
   uint64_t a = 1469598103934665603ull, b = 1099511628211ull ^ 0x9e3779b97f4a7c15ull;
   for (unsigned char ch : text) a = (a ^ ch) * 1099511628211ull, b = (b ^ ch) * 1469598103934665603ull;
   std::string h = fmt::format("{:016x}{:016x}", a, b);
-  return fmt::format("{}-{}-{}-{}-{}", h.substr(0, 8), h.substr(8, 4), h.substr(12, 4), h.substr(16, 4), h.substr(20, 12));
+  return fmt::format("{}-{}-{}-{}-{}", h.substr(0, 8), h.substr(8, 4), h.substr(12, 4), h.substr(16, 4),
+                     h.substr(20, 12));
 }
 
 void write_workloads(const spec::Operator& op, const PythonCall& c, const Layout& l, const fs::path& dir,
@@ -214,9 +218,10 @@ void write_workloads(const spec::Operator& op, const PythonCall& c, const Layout
         inputs[t->name] = {{"type", "safetensors"}, {"path", rel}, {"tensor_key", t->name}};
         *blobs_note = " (their cu_seqlens in blob/, as safetensors)";
       } else if (t->init.dist == "randint") {
-        throw std::runtime_error(fmt::format("format flashinfer: input {} of {} is drawn with randint (an index?), and "
-                                             "FlashInfer-Bench's random integers are [-1024, 1024): not exported yet",
-                                             t->name, op.name));
+        throw std::runtime_error(
+            fmt::format("format flashinfer: input {} of {} is drawn with randint (an index?), and "
+                        "FlashInfer-Bench's random integers are [-1024, 1024): not exported yet",
+                        t->name, op.name));
       } else {
         inputs[t->name] = {{"type", "random"}};
       }
@@ -232,12 +237,18 @@ void write_workloads(const spec::Operator& op, const PythonCall& c, const Layout
 
 std::string at_dtype(spec::DType t) {
   switch (t) {
-    case spec::DType::bf16: return "at::kBFloat16";
-    case spec::DType::f16: return "at::kHalf";
-    case spec::DType::f32: return "at::kFloat";
-    case spec::DType::f64: return "at::kDouble";
-    case spec::DType::i32: return "at::kInt";
-    case spec::DType::i64: return "at::kLong";
+    case spec::DType::bf16:
+      return "at::kBFloat16";
+    case spec::DType::f16:
+      return "at::kHalf";
+    case spec::DType::f32:
+      return "at::kFloat";
+    case spec::DType::f64:
+      return "at::kDouble";
+    case spec::DType::i32:
+      return "at::kInt";
+    case spec::DType::i64:
+      return "at::kLong";
   }
   return "at::kFloat";
 }
@@ -248,8 +259,10 @@ std::string binding(const ExportPackage& p, const PythonCall& c, const std::stri
   for (auto* t : c.inputs) params.push_back("torch::Tensor " + t->name), sig.push_back(t->name);
   for (auto* t : c.outputs) params.push_back("torch::Tensor " + t->name), sig.push_back(t->name);
   if (!c.int_arguments().empty())
-    throw std::runtime_error(fmt::format("format flashinfer: symbol {} of {} is in no input's shape, and a definition "
-                                         "binds every axis from the inputs", c.int_arguments()[0], op.name));
+    throw std::runtime_error(
+        fmt::format("format flashinfer: symbol {} of {} is in no input's shape, and a definition "
+                    "binds every axis from the inputs",
+                    c.int_arguments()[0], op.name));
   std::string symbols, checks, fields;
   for (auto& s : c.symbols)
     symbols += fmt::format("  const int64_t {} = {}.size({});\n", s.symbol, s.tensor->name, s.dim);
@@ -260,8 +273,9 @@ std::string binding(const ExportPackage& p, const PythonCall& c, const std::stri
   };
   for (auto* t : c.outputs) (void)t;
   for (auto& [s, v] : c.fixed)
-    checks += fmt::format("  TORCH_CHECK({0} == {1}, \"tessera {2}: {0} = \", {0}, \", the kernels are built for {0} = {1}\");\n",
-                          s, v, op.name);
+    checks += fmt::format(
+        "  TORCH_CHECK({0} == {1}, \"tessera {2}: {0} = \", {0}, \", the kernels are built for {0} = {1}\");\n", s, v,
+        op.name);
   for (auto& t : op.tensors) {
     std::vector<std::string> dims;
     for (auto& e : t.shape)
@@ -298,7 +312,8 @@ void ensure_shared(const ExportPackage& p, const fs::path& out) {
     write_cpp(p, out);
 }
 
-ojson solution(const ExportPackage& p, const PythonCall& c, const Layout& l, const fs::path& out, std::string* sol_name) {
+ojson solution(const ExportPackage& p, const PythonCall& c, const Layout& l, const fs::path& out,
+               std::string* sol_name) {
   const spec::Operator& op = *p.op;
   const std::string n = c_name(op.name);
   ensure_shared(p, out);
@@ -308,8 +323,10 @@ ojson solution(const ExportPackage& p, const PythonCall& c, const Layout& l, con
   ojson sources = ojson::array();
   const std::string entry = "tessera_" + n + "_binding.cpp";
   sources.push_back({{"path", entry}, {"content", binding(p, c, l.definition)}});
-  sources.push_back({{"path", "tessera_" + n + ".h"}, {"content", read_file(out / "cpp" / "include" / ("tessera_" + n + ".h"))}});
-  sources.push_back({{"path", "tessera_" + n + ".cpp"}, {"content", read_file(out / "cpp" / "src" / ("tessera_" + n + ".cpp"))}});
+  sources.push_back(
+      {{"path", "tessera_" + n + ".h"}, {"content", read_file(out / "cpp" / "include" / ("tessera_" + n + ".h"))}});
+  sources.push_back(
+      {{"path", "tessera_" + n + ".cpp"}, {"content", read_file(out / "cpp" / "src" / ("tessera_" + n + ".cpp"))}});
   // The kernels' sources and every header beside them in DIR/src (the tile library too).
   std::vector<fs::path> files;
   for (auto& e : fs::recursive_directory_iterator(out / "src"))
@@ -330,16 +347,17 @@ ojson solution(const ExportPackage& p, const PythonCall& c, const Layout& l, con
   return {{"name", *sol_name},
           {"definition", l.definition},
           {"author", "tessera"},
-          {"description", fmt::format("tessera's {} kernel{} {} (templates {}), exported from tessera commit {} on {}; "
-                                      "NVRTC-compiled images for {} embedded in tessera_{}.cpp, launched through its C "
-                                      "ABI.{}",
-                                      op.name, cands.size() == 1 ? "" : "s", join(cands, ", "),
-                                      [&] {
-                                        std::vector<std::string> t;
-                                        for (auto& cand : p.candidates) t.push_back(cand.template_name);
-                                        return join(t, ", ");
-                                      }(),
-                                      p.tessera_commit, p.created, join(p.archs, ", "), n, figures)},
+          {"description", fmt::format(
+                              "tessera's {} kernel{} {} (templates {}), exported from tessera commit {} on {}; "
+                              "NVRTC-compiled images for {} embedded in tessera_{}.cpp, launched through its C "
+                              "ABI.{}",
+                              op.name, cands.size() == 1 ? "" : "s", join(cands, ", "),
+                              [&] {
+                                std::vector<std::string> t;
+                                for (auto& cand : p.candidates) t.push_back(cand.template_name);
+                                return join(t, ", ");
+                              }(),
+                              p.tessera_commit, p.created, join(p.archs, ", "), n, figures)},
           {"spec",
            {{"language", "cuda"},
             {"target_hardware", p.archs},
@@ -380,17 +398,18 @@ void write_flashinfer(const ExportPackage& p, const fs::path& out) {
   for (auto& cand : p.candidates) cands.push_back(cand.name);
   std::string notes;
   if (op.name == "kda")
-    notes = "\nThe reference runs the recurrence token by token in float64 (about half a second a workload on an "
-            "H200); fewer timing runs keep the whole evaluation short: `flashinfer-bench run --local . --warmup-runs 3 "
-            "--iterations 20 --num-trials 1`.\n";
+    notes =
+        "\nThe reference runs the recurrence token by token in float64 (about half a second a workload on an "
+        "H200); fewer timing runs keep the whole evaluation short: `flashinfer-bench run --local . --warmup-runs 3 "
+        "--iterations 20 --num-trials 1`.\n";
   write_text(dir / "README.md", fill_template("flashinfer/README.md", {{"DEFINITION", l.definition},
-                                                                        {"OP", op.name},
-                                                                        {"CANDIDATES", join(cands, ", ")},
-                                                                        {"COMMIT", p.tessera_commit},
-                                                                        {"CREATED", p.created},
-                                                                        {"BLOBS", blobs},
-                                                                        {"SOLUTION", sol_name},
-                                                                        {"NOTES", notes}}));
+                                                                       {"OP", op.name},
+                                                                       {"CANDIDATES", join(cands, ", ")},
+                                                                       {"COMMIT", p.tessera_commit},
+                                                                       {"CREATED", p.created},
+                                                                       {"BLOBS", blobs},
+                                                                       {"SOLUTION", sol_name},
+                                                                       {"NOTES", notes}}));
 }
 
 }  // namespace tessera::exporter

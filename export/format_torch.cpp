@@ -41,7 +41,9 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return out;
 }
 
-std::string shape_text(const spec::Tensor& t) { return "[" + join(t.shape, ", ") + "]"; }
+std::string shape_text(const spec::Tensor& t) {
+  return "[" + join(t.shape, ", ") + "]";
+}
 
 // The shape of `t` as a Python tuple over the symbols.
 std::string py_shape(const spec::Tensor& t) {
@@ -51,17 +53,20 @@ std::string py_shape(const spec::Tensor& t) {
 }
 
 struct TorchCode {
-  std::string params, args, schema, symbol_list, symbol_tuple, symbol_params, checks, device_checks, alloc,
-      ret, fields_py, args_fields, set_symbols, scalars, fixed;
+  std::string params, args, schema, symbol_list, symbol_tuple, symbol_params, checks, device_checks, alloc, ret,
+      fields_py, args_fields, set_symbols, scalars, fixed;
 };
 
 std::string checks_of(const spec::Operator& op, const PythonCall& c) {
   std::string out;
   for (auto* t : c.inputs) {
-    out += fmt::format("    if {0}.dtype != {1}:\n        _fail(TypeError, \"{0} must be {1} (spec: {2}), got \" + str({0}.dtype))\n",
-                       t->name, torch_dtype(t->dtype), spec::dtype_name(t->dtype));
-    out += fmt::format("    if {0}.dim() != {1}:\n        _fail(ValueError, \"{0} must have {1} dimension{2} {3}, got shape \" + str(tuple({0}.shape)))\n",
-                       t->name, t->shape.size(), t->shape.size() == 1 ? "" : "s", shape_text(*t));
+    out += fmt::format(
+        "    if {0}.dtype != {1}:\n        _fail(TypeError, \"{0} must be {1} (spec: {2}), got \" + str({0}.dtype))\n",
+        t->name, torch_dtype(t->dtype), spec::dtype_name(t->dtype));
+    out += fmt::format(
+        "    if {0}.dim() != {1}:\n        _fail(ValueError, \"{0} must have {1} dimension{2} {3}, got shape \" + "
+        "str(tuple({0}.shape)))\n",
+        t->name, t->shape.size(), t->shape.size() == 1 ? "" : "s", shape_text(*t));
   }
   for (auto& s : c.symbols)
     if (s.tensor) out += fmt::format("    {} = {}.shape[{}]\n", s.symbol, s.tensor->name, s.dim);
@@ -69,17 +74,20 @@ std::string checks_of(const spec::Operator& op, const PythonCall& c) {
   for (auto& s : c.symbols) named.push_back(s.symbol + " = \" + str(" + s.symbol + ") + \"");
   std::string sym_text = join(named, ", ");
   for (auto* t : c.inputs)
-    out += fmt::format("    if {0}.shape != {1}:\n        _fail(ValueError, \"{0} has shape \" + str(tuple({0}.shape)) + \", "
-                       "expected {2} with {3}\")\n",
-                       t->name, py_shape(*t), shape_text(*t), sym_text);
+    out += fmt::format(
+        "    if {0}.shape != {1}:\n        _fail(ValueError, \"{0} has shape \" + str(tuple({0}.shape)) + \", "
+        "expected {2} with {3}\")\n",
+        t->name, py_shape(*t), shape_text(*t), sym_text);
   for (auto* t : c.inputs)
-    out += fmt::format("    if not {0}.is_contiguous():\n        _fail(ValueError, \"{0} must be contiguous (call "
-                       ".contiguous() on it)\")\n",
-                       t->name);
+    out += fmt::format(
+        "    if not {0}.is_contiguous():\n        _fail(ValueError, \"{0} must be contiguous (call "
+        ".contiguous() on it)\")\n",
+        t->name);
   for (auto& [sym, v] : c.fixed)
-    out += fmt::format("    if {0} != {1}:\n        _fail(ValueError, \"{0} = \" + str({0}) + \": the kernels were built "
-                       "and checked for {0} = {1} only (every shape of targets/{2}/spec.json)\")\n",
-                       sym, v, op.name);
+    out += fmt::format(
+        "    if {0} != {1}:\n        _fail(ValueError, \"{0} = \" + str({0}) + \": the kernels were built "
+        "and checked for {0} = {1} only (every shape of targets/{2}/spec.json)\")\n",
+        sym, v, op.name);
   return out;
 }
 
@@ -94,18 +102,21 @@ TorchCode torch_code(const ExportPackage& p, const PythonCall& c) {
   for (auto* t : c.outputs) outs.push_back(t->name);
   if (c.outputs.empty()) throw std::runtime_error("operator " + op.name + " has no output tensor");
   k.params = k.args = join(params, ", ");
-  k.schema = fmt::format("{}({}) -> {}", n, join(schema_args, ", "),
-                         c.outputs.size() == 1 ? "Tensor" : "(" + join(std::vector<std::string>(c.outputs.size(), "Tensor"), ", ") + ")");
+  k.schema = fmt::format(
+      "{}({}) -> {}", n, join(schema_args, ", "),
+      c.outputs.size() == 1 ? "Tensor" : "(" + join(std::vector<std::string>(c.outputs.size(), "Tensor"), ", ") + ")");
   k.symbol_list = join(syms, ", ");
   k.symbol_tuple = syms.size() == 1 ? syms[0] + "," : join(syms, ", ");
   k.symbol_params = k.symbol_list;
   k.checks = checks_of(op, c);
   for (size_t i = 1; i < c.inputs.size(); ++i)
-    k.device_checks += fmt::format("    if {0}.device != _dev:\n        _fail(ValueError, \"{0} is on \" + str({0}.device) + "
-                                   "\" and {1} on \" + str(_dev) + \": every tensor on one CUDA device\")\n",
-                                   c.inputs[i]->name, c.inputs[0]->name);
+    k.device_checks += fmt::format(
+        "    if {0}.device != _dev:\n        _fail(ValueError, \"{0} is on \" + str({0}.device) + "
+        "\" and {1} on \" + str(_dev) + \": every tensor on one CUDA device\")\n",
+        c.inputs[i]->name, c.inputs[0]->name);
   for (auto* t : c.outputs)
-    k.alloc += fmt::format("    {} = torch.empty({}, dtype={}, device=_dev)\n", t->name, py_shape(*t), torch_dtype(t->dtype));
+    k.alloc +=
+        fmt::format("    {} = torch.empty({}, dtype={}, device=_dev)\n", t->name, py_shape(*t), torch_dtype(t->dtype));
   k.ret = c.outputs.size() == 1 ? outs[0] : join(outs, ", ");
   std::vector<std::string> fields;
   for (auto& t : op.tensors) {
@@ -135,8 +146,9 @@ TorchCode torch_code(const ExportPackage& p, const PythonCall& c) {
 
 // The README's example: inputs made with torch.randn / zeros at the first benchmark shape.
 std::string example(const spec::Operator& op, const PythonCall& c) {
-  const spec::Shape* s = !op.benchmark_shapes.empty() ? &op.benchmark_shapes[0]
-                                                       : (!op.validation_shapes.empty() ? &op.validation_shapes[0] : nullptr);
+  const spec::Shape* s = !op.benchmark_shapes.empty()
+                             ? &op.benchmark_shapes[0]
+                             : (!op.validation_shapes.empty() ? &op.validation_shapes[0] : nullptr);
   if (!s) return "";
   spec::Bindings b = op.bindings(*s);
   std::string out;
@@ -149,7 +161,8 @@ std::string example(const spec::Operator& op, const PythonCall& c) {
       std::vector<std::string> cum = {"0"};
       long long acc = 0;
       for (auto l : s->seqlens) cum.push_back(std::to_string(acc += l));
-      out += fmt::format("{} = torch.tensor([{}], dtype={}, device=\"cuda\")\n", t->name, join(cum, ", "), torch_dtype(t->dtype));
+      out += fmt::format("{} = torch.tensor([{}], dtype={}, device=\"cuda\")\n", t->name, join(cum, ", "),
+                         torch_dtype(t->dtype));
     } else if (t->dtype == spec::DType::i32 || t->dtype == spec::DType::i64) {
       out += fmt::format("{} = torch.zeros({}, dtype={}, device=\"cuda\")\n", t->name, shape, torch_dtype(t->dtype));
     } else {
@@ -174,8 +187,9 @@ std::string readme_tables(const spec::Operator& op, const PythonCall& c, std::st
   if (!op.scalars.empty()) {
     std::vector<std::string> v;
     for (auto& s : op.scalars) v.push_back("`" + s.name + " = " + s.expr + "`");
-    *scalars = "The spec's scalars are fixed in the kernels, computed from the symbols as the spec does: " + join(v, ", ") +
-               " (`tessera_" + c_name(op.name) + ".scalars(...)` gives their values).\n";
+    *scalars =
+        "The spec's scalars are fixed in the kernels, computed from the symbols as the spec does: " + join(v, ", ") +
+        " (`tessera_" + c_name(op.name) + ".scalars(...)` gives their values).\n";
   }
   *fixed = "";
   if (!c.fixed.empty()) {
@@ -256,7 +270,9 @@ void write_torch(const ExportPackage& p, const fs::path& out) {
       {"OUTPUTS", outputs.size() == 1 ? outputs[0] : "(" + join(outputs, ", ") + ")"},
       {"SYMBOL_PARAMS", k.symbol_params},
       {"SYMBOL_ARGS", join(set_args, ", ")},
-      {"FLA_IMPORT", n == "kda" ? "\nfrom . import fla_kda  # noqa: E402,F401  (FLA's chunk_kda backend, when FLA is installed)\n" : ""},
+      {"FLA_IMPORT",
+       n == "kda" ? "\nfrom . import fla_kda  # noqa: E402,F401  (FLA's chunk_kda backend, when FLA is installed)\n"
+                  : ""},
   };
   write_text(dir / "pyproject.toml", fill_template("torch/pyproject.toml", v));
   write_text(dir / "setup.py", fill_template("torch/setup.py", v));

@@ -20,16 +20,17 @@ std::string trim(const std::string& s) {
 
 void require_identifier(const std::string& s, const spec::Operator& op, const char* what) {
   static const std::set<std::string> keywords = {
-      "False", "None",  "True",     "and",   "as",    "assert", "async",  "await",    "break", "class",
-      "continue", "def", "del",     "elif",  "else",  "except", "finally", "for",     "from",  "global",
-      "if",    "import", "in",      "is",    "lambda", "nonlocal", "not",  "or",      "pass",  "raise",
-      "return", "try",  "while",    "with",  "yield", "math",   "torch",  "self"};
+      "False",    "None",   "True",  "and",  "as",     "assert",   "async",   "await", "break", "class",
+      "continue", "def",    "del",   "elif", "else",   "except",   "finally", "for",   "from",  "global",
+      "if",       "import", "in",    "is",   "lambda", "nonlocal", "not",     "or",    "pass",  "raise",
+      "return",   "try",    "while", "with", "yield",  "math",     "torch",   "self"};
   bool ok = !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_') && s[0] != '_';
   for (char c : s) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
   if (!ok || keywords.count(s))
-    throw std::runtime_error(fmt::format("{}: {} '{}' cannot be a Python name (the torch and flashinfer formats "
-                                         "use the spec's names as arguments)",
-                                         (op.dir / "spec.json").string(), what, s));
+    throw std::runtime_error(
+        fmt::format("{}: {} '{}' cannot be a Python name (the torch and flashinfer formats "
+                    "use the spec's names as arguments)",
+                    (op.dir / "spec.json").string(), what, s));
 }
 
 }  // namespace
@@ -77,27 +78,40 @@ PythonCall python_call(const spec::Operator& op) {
 
 std::string torch_dtype(spec::DType t) {
   switch (t) {
-    case spec::DType::bf16: return "torch.bfloat16";
-    case spec::DType::f16: return "torch.float16";
-    case spec::DType::f32: return "torch.float32";
-    case spec::DType::f64: return "torch.float64";
-    case spec::DType::i32: return "torch.int32";
-    case spec::DType::i64: return "torch.int64";
+    case spec::DType::bf16:
+      return "torch.bfloat16";
+    case spec::DType::f16:
+      return "torch.float16";
+    case spec::DType::f32:
+      return "torch.float32";
+    case spec::DType::f64:
+      return "torch.float64";
+    case spec::DType::i32:
+      return "torch.int32";
+    case spec::DType::i64:
+      return "torch.int64";
   }
   return "torch.float32";
 }
 
 std::string flashinfer_dtype(spec::DType t) {
   switch (t) {
-    case spec::DType::bf16: return "bfloat16";
-    case spec::DType::f16: return "float16";
-    case spec::DType::f32: return "float32";
-    case spec::DType::i32: return "int32";
-    case spec::DType::i64: return "int64";
-    case spec::DType::f64: break;
+    case spec::DType::bf16:
+      return "bfloat16";
+    case spec::DType::f16:
+      return "float16";
+    case spec::DType::f32:
+      return "float32";
+    case spec::DType::i32:
+      return "int32";
+    case spec::DType::i64:
+      return "int64";
+    case spec::DType::f64:
+      break;
   }
-  throw std::runtime_error("FlashInfer Trace has no float64 tensors (its dtypes: float32, float16, bfloat16, "
-                           "float8_e4m3fn, float8_e5m2, float4_e2m1, int64, int32, int16, int8, bool)");
+  throw std::runtime_error(
+      "FlashInfer Trace has no float64 tensors (its dtypes: float32, float16, bfloat16, "
+      "float8_e4m3fn, float8_e5m2, float4_e2m1, int64, int32, int16, int8, bool)");
 }
 
 std::string python_dim(const std::string& expr) {

@@ -27,8 +27,8 @@ struct SymbolSource {
 
 struct PythonCall {
   std::vector<const spec::Tensor*> inputs, outputs;
-  std::vector<SymbolSource> symbols;           // in spec order
-  std::map<std::string, long long> fixed;      // symbol -> the only value the spec's shapes give it
+  std::vector<SymbolSource> symbols;               // in spec order
+  std::map<std::string, long long> fixed;          // symbol -> the only value the spec's shapes give it
   std::vector<std::string> int_arguments() const;  // symbols no input shape names (call arguments)
 };
 

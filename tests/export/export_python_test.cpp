@@ -24,11 +24,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "codegen/render.h"
 #include "export/expr_to_py.h"
@@ -70,9 +69,13 @@ void remove_unless_kept(const fs::path& p) {
   if (!keep || std::string(keep) != "1") fs::remove_all(p);
 }
 
-std::string quote(const fs::path& p) { return std::string(1, '\'').append(p.string()).append(1, '\''); }
+std::string quote(const fs::path& p) {
+  return std::string(1, '\'').append(p.string()).append(1, '\'');
+}
 
-fs::path source_dir() { return fs::path(TESSERA_SOURCE_DIR); }
+fs::path source_dir() {
+  return fs::path(TESSERA_SOURCE_DIR);
+}
 
 // The operators, loaded once (a package points at its operator).
 const tessera::spec::Operator& op(const std::string& name) {
@@ -102,11 +105,19 @@ ex::ExportPackage package(const std::string& name, const std::string& tmpl, std:
   EXPECT_NE(t, nullptr) << tmpl;
   c.program = *t;
   c.source = tessera::codegen::render(read(t->source), params);
-  c.images = {{"sm_90a", std::string("\x7f" "ELF dummy cubin sm_90a", 24)}};
-  if (name == "rmsnorm") c.images.push_back({"sm_103a", std::string("\x7f" "ELF dummy cubin sm_103a", 25)});
+  c.images = {{"sm_90a", std::string("\x7f"
+                                     "ELF dummy cubin sm_90a",
+                                     24)}};
+  if (name == "rmsnorm")
+    c.images.push_back({"sm_103a", std::string("\x7f"
+                                               "ELF dummy cubin sm_103a",
+                                               25)});
   c.ptx = "// dummy PTX\n";
   c.ptx_arch = "compute_90a";
-  c.figures = {{"device", "NVIDIA H200"}, {"driver", "13.0"}, {"geomean_speedup", 2.5}, {"max_rel_l2", 1.8e-3},
+  c.figures = {{"device", "NVIDIA H200"},
+               {"driver", "13.0"},
+               {"geomean_speedup", 2.5},
+               {"max_rel_l2", 1.8e-3},
                {"shapes", json::array()}};
   p.candidates.push_back(std::move(c));
   return p;
@@ -117,8 +128,17 @@ ex::ExportPackage rmsnorm_package() {
 }
 ex::ExportPackage kda_package() {
   return package("kda", "chunk_wgmma",
-                 {{"BV", 128}, {"SW", 8}, {"PREC", 2}, {"STG", 0}, {"GM", 2}, {"TRN", 1}, {"CH", 32}, {"UA", 1},
-                  {"RC", 1}, {"PIPE", 1}, {"LEAD", 100}},
+                 {{"BV", 128},
+                  {"SW", 8},
+                  {"PREC", 2},
+                  {"STG", 0},
+                  {"GM", 2},
+                  {"TRN", 1},
+                  {"CH", 32},
+                  {"UA", 1},
+                  {"RC", 1},
+                  {"PIPE", 1},
+                  {"LEAD", 100}},
                  7);
 }
 
@@ -133,7 +153,9 @@ fs::path export_all(const ex::ExportPackage& p, const std::string& tag) {
   return out;
 }
 
-bool has_python3() { return shell("python3 -c 'import sys' ").code == 0; }
+bool has_python3() {
+  return shell("python3 -c 'import sys' ").code == 0;
+}
 
 // The Python with torch (see the file's comment), or "" with `why` saying what is missing.
 std::string torch_python(std::string* why) {
@@ -151,8 +173,10 @@ std::string torch_python(std::string* why) {
   if (ready()) return found = py;
   const char* install = std::getenv("TESSERA_TEST_INSTALL_TORCH");
   if (!install || std::string(install) != "1") {
-    reason = "no Python with torch: set TESSERA_TEST_PYTHON, or TESSERA_TEST_INSTALL_TORCH=1 to install torch from "
-             "PyPI into " + venv.string() + " (about 5 GB; .ci/run does)";
+    reason =
+        "no Python with torch: set TESSERA_TEST_PYTHON, or TESSERA_TEST_INSTALL_TORCH=1 to install torch from "
+        "PyPI into " +
+        venv.string() + " (about 5 GB; .ci/run does)";
     return *why = reason, found;
   }
   fs::create_directories(venv.parent_path());
@@ -184,9 +208,17 @@ tessera::testing::ShellResult run_python(const std::string& python, const fs::pa
 // with spec::eval at random symbol values.
 TEST(ExportPython, TranslatedExpressionsAgreeWithTheSpecEvaluator) {
   if (!has_python3()) GTEST_SKIP() << "no python3";
-  std::vector<std::string> exprs = {"cdiv(M, 64) * (N > 4 ? 2 : 3)", "-2^2", "max(M, N) - min(M, 3)",
-                                    "M % 5 + mod(N, 4)", "(M <= N) && (N != 3) || 0", "floor(N / 3) + ceil(M / 7)",
-                                    "sqrt(N) * 2.5e-1", "1 - (M == N)", "M > 4 ? N > 4 ? 1 : 2 : 3", "1e-6", ".5 + M"};
+  std::vector<std::string> exprs = {"cdiv(M, 64) * (N > 4 ? 2 : 3)",
+                                    "-2^2",
+                                    "max(M, N) - min(M, 3)",
+                                    "M % 5 + mod(N, 4)",
+                                    "(M <= N) && (N != 3) || 0",
+                                    "floor(N / 3) + ceil(M / 7)",
+                                    "sqrt(N) * 2.5e-1",
+                                    "1 - (M == N)",
+                                    "M > 4 ? N > 4 ? 1 : 2 : 3",
+                                    "1e-6",
+                                    ".5 + M"};
   for (const char* name : {"rmsnorm", "kda"})
     for (auto& t : op(name).tensors)
       for (auto& e : t.shape) exprs.push_back(e);
@@ -267,9 +299,10 @@ TEST(ExportTorch, PackageFilesFollowTheSpec) {
 
   fs::path kout = export_all(kda_package(), "torch-kda");
   std::string kop = read(kout / "torch/tessera_kda/_op.py");
-  EXPECT_NE(kop.find("SCHEMA = \"kda(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor A_log, Tensor dt_bias, "
-                     "Tensor h0, Tensor cu_seqlens) -> (Tensor, Tensor)\""),
-            std::string::npos)
+  EXPECT_NE(
+      kop.find("SCHEMA = \"kda(Tensor q, Tensor k, Tensor v, Tensor g, Tensor beta, Tensor A_log, Tensor dt_bias, "
+               "Tensor h0, Tensor cu_seqlens) -> (Tensor, Tensor)\""),
+      std::string::npos)
       << kop;
   EXPECT_NE(kop.find("FIXED = {\"K\": 128, \"V\": 128}"), std::string::npos);
   EXPECT_NE(kop.find("if cu_seqlens.shape != ((NSEQ + 1),):"), std::string::npos) << kop;
@@ -299,15 +332,16 @@ TEST(ExportFlashinfer, FolderFollowsTheFormatsRules) {
   EXPECT_EQ(def["op_type"], "kda");
   // Inputs and outputs keep the spec's order (the format calls run() positionally).
   std::string raw = read(fi / "definitions/kda/kda_k128_v128.json");
-  std::vector<std::string> order = {"\"q\":", "\"k\":", "\"v\":", "\"g\":", "\"beta\":", "\"A_log\":", "\"dt_bias\":",
-                                    "\"h0\":", "\"cu_seqlens\":", "\"o\":", "\"ht\":"};
+  std::vector<std::string> order = {"\"q\":",       "\"k\":",  "\"v\":",          "\"g\":", "\"beta\":", "\"A_log\":",
+                                    "\"dt_bias\":", "\"h0\":", "\"cu_seqlens\":", "\"o\":", "\"ht\":"};
   size_t at = 0;
   for (auto& key : order) {
     size_t p = raw.find(key, at);
     ASSERT_NE(p, std::string::npos) << key;
     at = p;
   }
-  EXPECT_EQ(def["axes"]["K"], json({{"type", "const"}, {"value", 128}, {"description", def["axes"]["K"]["description"]}}));
+  EXPECT_EQ(def["axes"]["K"],
+            json({{"type", "const"}, {"value", 128}, {"description", def["axes"]["K"]["description"]}}));
   EXPECT_EQ(def["axes"]["H"]["type"], "var");
   EXPECT_EQ(def["axes"]["T"]["type"], "var");
   EXPECT_EQ(def["inputs"]["cu_seqlens"]["shape"], json({"cu_seqlens_len"}));
@@ -315,8 +349,9 @@ TEST(ExportFlashinfer, FolderFollowsTheFormatsRules) {
   EXPECT_EQ(def["outputs"]["ht"]["shape"], json({"NSEQ", "H", "V", "K"}));
   EXPECT_NE(std::find(def["constraints"].begin(), def["constraints"].end(), "cu_seqlens_len == (NSEQ + 1)"),
             def["constraints"].end());
-  static const std::set<std::string> dtypes = {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
-                                               "float4_e2m1", "int64", "int32", "int16", "int8", "bool"};
+  static const std::set<std::string> dtypes = {"float32",     "float16",     "bfloat16", "float8_e4m3fn",
+                                               "float8_e5m2", "float4_e2m1", "int64",    "int32",
+                                               "int16",       "int8",        "bool"};
   std::set<std::string> var_axes;
   for (auto& [name, a] : def["axes"].items()) {
     ASSERT_TRUE(a["type"] == "var" || (a["type"] == "const" && a["value"].is_number_integer() && a["value"] >= 0));
@@ -409,10 +444,11 @@ TEST(ExportFlashinfer, FolderFollowsTheFormatsRules) {
   std::string bind;
   for (auto& s : sol["sources"])
     if (s["path"] == "tessera_kda_binding.cpp") bind = s["content"];
-  EXPECT_NE(bind.find("void run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor g, torch::Tensor beta, "
-                      "torch::Tensor A_log, torch::Tensor dt_bias, torch::Tensor h0, torch::Tensor cu_seqlens, "
-                      "torch::Tensor o, torch::Tensor ht)"),
-            std::string::npos)
+  EXPECT_NE(
+      bind.find("void run(torch::Tensor q, torch::Tensor k, torch::Tensor v, torch::Tensor g, torch::Tensor beta, "
+                "torch::Tensor A_log, torch::Tensor dt_bias, torch::Tensor h0, torch::Tensor cu_seqlens, "
+                "torch::Tensor o, torch::Tensor ht)"),
+      std::string::npos)
       << bind;
   EXPECT_NE(bind.find("TORCH_CHECK(K == 128"), std::string::npos);
 
@@ -471,8 +507,8 @@ print("ok")
 )";
   fs::path dir = temp_dir("fib");
   write(dir / "check.py", script);
-  auto r = shell("CUDA_VISIBLE_DEVICES= " + py + " " + quote(dir / "check.py") + " " + quote(kout / "flashinfer") + " " +
-                 quote(rout / "flashinfer") + " " + quote(source_dir() / "tests/data/kda-vectors"));
+  auto r = shell("CUDA_VISIBLE_DEVICES= " + py + " " + quote(dir / "check.py") + " " + quote(kout / "flashinfer") +
+                 " " + quote(rout / "flashinfer") + " " + quote(source_dir() / "tests/data/kda-vectors"));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("kda_k128_v128 6 ['tessera_kda_c7']"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rmsnorm 4 ['tessera_rmsnorm_c42']"), std::string::npos) << r.out;
@@ -591,7 +627,8 @@ TEST(ExportFlashinfer, SolutionBuildsWithFlashinferBenchsTorchBuilder) {
   std::string cuda = cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda";
   if (!fs::exists(fs::path(cuda) / "include/cuda.h") || !fs::exists(fs::path(cuda) / "bin/nvcc"))
     GTEST_SKIP() << "no CUDA toolkit at " << cuda << " (set CUDA_HOME): torch's extension builder needs it";
-  if (shell(py + " -c 'import flashinfer_bench' ").code != 0) GTEST_SKIP() << "flashinfer_bench is not importable by " << py;
+  if (shell(py + " -c 'import flashinfer_bench' ").code != 0)
+    GTEST_SKIP() << "flashinfer_bench is not importable by " << py;
   fs::path out = export_all(rmsnorm_package(), "fib-build");
   std::string script = R"(import sys
 from flashinfer_bench.data import TraceSet
@@ -603,7 +640,8 @@ print("built", r.metadata.solution_name, r.metadata.misc["entry_symbol"], callab
 )";
   fs::path dir = temp_dir("fib-build-run");
   write(dir / "build.py", script);
-  auto r = shell("cd " + quote(dir) + " && CUDA_VISIBLE_DEVICES= TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=2 CUDA_HOME=" + quote(cuda) +
+  auto r = shell("cd " + quote(dir) +
+                 " && CUDA_VISIBLE_DEVICES= TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=2 CUDA_HOME=" + quote(cuda) +
                  " FIB_CACHE_PATH=" + quote(dir / "cache") + " " + py + " build.py " + quote(out / "flashinfer"));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("built tessera_rmsnorm_c42 run True"), std::string::npos) << r.out;
