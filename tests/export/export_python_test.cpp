@@ -648,3 +648,37 @@ print("built", r.metadata.solution_name, r.metadata.misc["entry_symbol"], callab
   remove_unless_kept(out);
   remove_unless_kept(dir);
 }
+
+// A per-shape package (two candidates, a dispatch rule): the Solution carries both
+// kernels' sources and is named after both; the torch package's version names both.
+TEST(ExportFlashinfer, PerShapePackagesCarryEveryCandidate) {
+  ex::ExportPackage p = kda_package();
+  ex::ExportPackage second = package("kda", "chunk_wgmma",
+                                     {{"BV", 128},
+                                      {"SW", 8},
+                                      {"PREC", 2},
+                                      {"STG", 0},
+                                      {"GM", 2},
+                                      {"TRN", 1},
+                                      {"CH", 64},
+                                      {"UA", 0},
+                                      {"RC", 0},
+                                      {"PIPE", 0},
+                                      {"LEAD", 0}},
+                                     8);
+  p.candidates.push_back(second.candidates[0]);
+  ex::DispatchRule rule;
+  rule.shape = "h64_1x8192";
+  rule.symbols = {{"T", 8192}, {"H", 64}, {"K", 128}, {"V", 128}, {"NSEQ", 1}};
+  rule.candidate = 1;
+  p.dispatch.push_back(rule);
+  fs::path out = export_all(p, "per-shape");
+  json sol = json::parse(read(out / "flashinfer/solutions/kda/tessera_kda_c7_c8.json"));
+  std::set<std::string> paths;
+  for (auto& s : sol["sources"]) paths.insert(s["path"]);
+  EXPECT_TRUE(paths.count("kernels/c7.cuh") && paths.count("kernels/c8.cuh"));
+  EXPECT_NE(read(out / "flashinfer/solutions/kda/tessera_kda_c7_c8.json").find("#define CH 64"), std::string::npos);
+  EXPECT_NE(read(out / "torch/pyproject.toml").find("version = \"1.0.7+c7.c8\""), std::string::npos);
+  EXPECT_NE(read(out / "torch/README.md").find("candidate c7, c8"), std::string::npos);
+  remove_unless_kept(out);
+}
