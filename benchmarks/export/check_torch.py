@@ -72,6 +72,59 @@ def overhead(op_fn, raw_fn, inputs, n=2000):
             "overhead_us_per_call": eager - graph}
 
 
+def one_shape(a, shape, spec, man, cand, pkg, lib, fn, outs_spec, timer, compile_it):
+    label = shape.get("name") or "x".join(str(shape[s]) for s in spec["symbols"])
+    inputs = common.make_inputs(spec, shape)
+    args = list(inputs.values())
+    got = fn(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    torch.cuda.synchronize()
+    r = {"shape": label, "symbols": common.shape_symbols(spec, shape), "served_by": pkg.candidate(**common.shape_symbols(spec, shape))}
+    ref, t_median = common.tessera_run(a.tessera, spec["name"], cand["id"], a.db, inputs, repeat=a.repeat)
+    r["identical_to_tessera_run"] = all(common.same_bits(g, ref[n]) for g, n in zip(got, outs_spec))
+    # A CUDA graph of the call, replayed; torch.compile over it.
+    g = torch.cuda.CUDAGraph()
+    st = torch.cuda.Stream()
+    st.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(st):
+        fn(*args)
+    torch.cuda.current_stream().wait_stream(st)
+    with torch.cuda.graph(g):
+        static = fn(*args)
+    static = static if isinstance(static, tuple) else (static,)
+    for s_ in static:
+        s_.fill_(0) if s_.is_floating_point() else None
+    g.replay()
+    torch.cuda.synchronize()
+    r["graph_replay_identical"] = all(torch.equal(x, y) for x, y in zip(static, got))
+    if compile_it:  # (compiling costs seconds; two shapes say enough)
+        compiled = torch.compile(lambda *xs: fn(*xs), fullgraph=True)
+        c = compiled(*args)
+        c = c if isinstance(c, tuple) else (c,)
+        r["torch_compile_identical"] = all(torch.equal(x, y) for x, y in zip(c, got))
+    r["torch_ms_cold_l2"] = timer.median_ms(lambda: fn(*args), n=a.repeat)
+    r["torch_ms_cold_l2_host_included"] = timer.median_ms(lambda: fn(*args), n=a.repeat, hide_host=False)
+    r["tessera_run_median_ms"] = t_median
+    r["manifest_median_ms"] = common.figure_ms(man, label)
+    if t_median:
+        r["ratio_to_tessera_run"] = r["torch_ms_cold_l2"] / t_median
+    # The C library alone (no dispatcher, no checks, outputs already there): the floor of a Python call.
+    outs = [torch.empty_like(x) for x in got]
+    named = dict(inputs)
+    for n_, x in zip(outs_spec, outs):
+        named[n_] = x
+    fields = [named[t["name"]].data_ptr() for t in spec["tensors"]]
+    sym = common.shape_symbols(spec, shape)
+    fields += [sym[s] for s in spec["symbols"]]
+    cargs = lib.Args(*fields, 0)
+    nbytes = lib.scratch_bytes(cargs)
+    scratch = torch.empty(max(nbytes, 1), dtype=torch.uint8, device="cuda")
+    cargs.scratch = scratch.data_ptr() if nbytes else 0
+    stream = torch.cuda.current_stream().cuda_stream
+    r.update(overhead(fn, lambda: lib.launch_raw(cargs, stream), inputs, n=500 if spec["name"] == "kda" else 2000))
+    return r
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--export", required=True)
@@ -97,55 +150,12 @@ def main():
         shapes = shapes + [{"name": "1x1024", "M": 1, "N": 1024}, {"name": "64x4096", "M": 64, "N": 4096}]
     for shape in shapes:
         label = shape.get("name") or "x".join(str(shape[s]) for s in spec["symbols"])
-        inputs = common.make_inputs(spec, shape)
-        args = list(inputs.values())
-        got = fn(*args)
-        got = got if isinstance(got, tuple) else (got,)
-        torch.cuda.synchronize()
-        r = {"shape": label, "symbols": common.shape_symbols(spec, shape), "served_by": pkg.candidate(**common.shape_symbols(spec, shape))}
-        ref, t_median = common.tessera_run(a.tessera, op, cand["id"], a.db, inputs, repeat=a.repeat)
-        r["identical_to_tessera_run"] = all(common.same_bits(g, ref[n]) for g, n in zip(got, outs_spec))
-        # A CUDA graph of the call, replayed; torch.compile over it.
-        g = torch.cuda.CUDAGraph()
-        st = torch.cuda.Stream()
-        st.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(st):
-            fn(*args)
-        torch.cuda.current_stream().wait_stream(st)
-        with torch.cuda.graph(g):
-            static = fn(*args)
-        static = static if isinstance(static, tuple) else (static,)
-        for s_ in static:
-            s_.fill_(0) if s_.is_floating_point() else None
-        g.replay()
-        torch.cuda.synchronize()
-        r["graph_replay_identical"] = all(torch.equal(x, y) for x, y in zip(static, got))
-        if len(results["shapes"]) < 2:  # (compiling costs seconds; two shapes say enough)
-            compiled = torch.compile(lambda *xs: fn(*xs), fullgraph=True)
-            c = compiled(*args)
-            c = c if isinstance(c, tuple) else (c,)
-            r["torch_compile_identical"] = all(torch.equal(x, y) for x, y in zip(c, got))
-        r["torch_ms_cold_l2"] = timer.median_ms(lambda: fn(*args), n=a.repeat)
-        r["torch_ms_cold_l2_host_included"] = timer.median_ms(lambda: fn(*args), n=a.repeat, hide_host=False)
-        r["tessera_run_median_ms"] = t_median
-        r["manifest_median_ms"] = common.figure_ms(man, label)
-        if t_median:
-            r["ratio_to_tessera_run"] = r["torch_ms_cold_l2"] / t_median
-        # The C library alone (no dispatcher, no checks, outputs already there): the floor of a Python call.
-        outs = [torch.empty_like(x) for x in got]
-        named = dict(inputs)
-        for n_, x in zip(outs_spec, outs):
-            named[n_] = x
-        fields = [named[t["name"]].data_ptr() for t in spec["tensors"]]
-        sym = common.shape_symbols(spec, shape)
-        fields += [sym[s] for s in spec["symbols"]]
-        cargs = lib.Args(*fields, 0)
-        nbytes = lib.scratch_bytes(cargs)
-        scratch = torch.empty(max(nbytes, 1), dtype=torch.uint8, device="cuda")
-        cargs.scratch = scratch.data_ptr() if nbytes else 0
-        stream = torch.cuda.current_stream().cuda_stream
-        r.update(overhead(fn, lambda: lib.launch_raw(cargs, stream), inputs, n=500 if op == "kda" else 2000))
-        ok = ok and r["identical_to_tessera_run"] and r["graph_replay_identical"] and r.get("torch_compile_identical", True)
+        try:
+            r = one_shape(a, shape, spec, man, cand, pkg, lib, fn, outs_spec, timer, len(results["shapes"]) < 2)
+        except Exception as e:
+            r = {"shape": label, "error": repr(e)[:2000]}
+        ok = ok and "error" not in r and r["identical_to_tessera_run"] and r["graph_replay_identical"] \
+            and r.get("torch_compile_identical", True)
         results["shapes"].append(r)
         print(label, {k: v for k, v in r.items() if k not in ("symbols",)}, flush=True)
     results["all_identical"] = ok

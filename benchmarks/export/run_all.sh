@@ -21,7 +21,7 @@ for s in $steps; do
   case "$s" in
     torch_rmsnorm) cmd=(python3 "$here/check_torch.py" --export "$rms" --tessera "$bin" --db "$rdb" --out "$out/$s.json") ;;
     torch_kda) cmd=(python3 "$here/check_torch.py" --export "$kda" --tessera "$bin" --db "$kdb" --out "$out/$s.json") ;;
-    fla) cmd=(python3 "$here/check_fla.py" --export "$kda" --tessera "$bin" --db "$kdb" --out "$out/$s.json") ;;
+    fla) cmd=(python3 "$here/check_fla.py" --export "$kda" --tessera "$bin" --db "$kdb" --tessera-medians "$out/torch_kda.json" --out "$out/$s.json") ;;
     flashinfer_kda) cmd=("$here/run_flashinfer.sh" "$kda" "$out/$s.json" --warmup-runs 3 --iterations 20 --num-trials 1) ;;
     flashinfer_rmsnorm) cmd=("$here/run_flashinfer.sh" "$rms" "$out/$s.json") ;;
     *) echo "unknown step $s"; exit 2 ;;
