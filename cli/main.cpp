@@ -149,6 +149,9 @@ int main(int argc, char** argv) {
   sb->add_option("--peer", sbo.peer, "with --cache: Kernel Tuner's rows from benchmarks/search/kt_peer.py --json FILE")
       ->check(CLI::ExistingFile);
   sb->add_flag("--loso", sbo.leave_one_out, "with --cache: the leave-one-space-out choice of a strategy");
+  sb->add_option("--json", sbo.json, "with --cache: append every row measured to FILE (JSON lines)");
+  sb->add_option("--rows", sbo.rows, "with --cache: print the rows of an earlier --json FILE too "
+                 "(--strategies none: only those)")->check(CLI::ExistingFile);
 
   cli::NightlyFlags nf;
   auto* ng = app.add_subcommand("nightly", "the nightly job: re-check champions, search on, report (exit 3 regressions, 4 failures)");

@@ -17,6 +17,11 @@
 // space's lone optimum is found, restarts beat the former kick (a short random
 // walk from the best, which mostly fell back into the basin it had left), and
 // the model raised the score on all three spaces.
+//
+// The same instance run again on the same Tuning (the portfolio's turns) goes on
+// where it stopped, mid-descent or after a restart, unless another strategy has
+// improved the best meanwhile: a turn that always went back to the best would
+// undo every restart, and restarts are how lone optima are found.
 #include <algorithm>
 #include <limits>
 

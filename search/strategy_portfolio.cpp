@@ -2,7 +2,8 @@
 // search taking turns, each turn to the one that gained more in its last (the default).
 //
 // 1. Start. With a warm start (Tuning::prior, search/prior.h), the configurations
-//    another GPU ranked best; without one, a space-filling design: each of the
+//    another GPU ranked best (bayes then takes that ranking as its prior mean);
+//    without one, a space-filling design: each of the
 //    first kStart configurations is the farthest (in parameter positions) from
 //    those already chosen among kStartDraws random ones, so the first evaluations
 //    cover the space instead of clustering by luck.
@@ -16,10 +17,14 @@
 //    first turn. The model goes first: on spaces where only the first tens of
 //    evaluations count, local search from one start scores below random search.
 //
-// Evidence (docs/search.md, 2026-12-02): on the nine recorded spaces bayes leads
-// where the score's cutoff is short and on convolution, greedy_ils on gemm on
-// the H200, and neither is within the noise of the best on all; the portfolio
-// was chosen by leave-one-space-out among them and the others.
+// Evidence (docs/search.md, 2026-12-02, simulation on ten recorded spaces): bayes
+// leads on the convolution spaces and where the score's cutoff is short (the first
+// 120-180 evaluations), greedy_ils on gemm on the H200, and each scores below the
+// others somewhere (bayes 0.28 on pnpoly-Titan, greedy_ils -1.3 on pnpoly-3090).
+// The portfolio scores 0.58-0.95 (mean 0.740; bayes 0.645, genetic_ils 0.664), is
+// chosen on every fold of leave-one-space-out among the registered strategies, and
+// is at or above Kernel Tuner's best strategy on seven of its eight spaces. Turns of
+// 16 or 64, local search first and win-stay-lose-shift scored lower.
 #include <algorithm>
 #include <cmath>
 #include <limits>

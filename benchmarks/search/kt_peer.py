@@ -147,12 +147,13 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             plain = os.path.join(tmp, "cache.json")
             for strategy in args.strategies.split(","):
-                scores, fr = [], {0.01: [], 0.02: [], 0.05: []}
+                scores, fr, lengths = [], {0.01: [], 0.02: [], 0.05: []}, []
                 start = time.process_time()
                 for r in range(args.repeats):
                     with open(plain, "w") as f:  # Kernel Tuner may append to its cache: a fresh copy per run
                         json.dump(doc, f)
                     costs = run_kernel_tuner(doc, plain, strategy, budget, seed=1 + r)
+                    lengths.append(len(costs))  # a strategy may stop before the budget
                     best = best_so_far(costs, base.worst)
                     scores.append(run_score(best, curve, base.optimum))
                     for f_ in fr:
@@ -168,7 +169,8 @@ def main():
                             "space": name, "strategy": strategy, "seeds": list(range(1, args.repeats + 1)),
                             "scores": scores, "at_1pct": statistics.mean(fr[0.01]),
                             "at_2pct": statistics.mean(fr[0.02]), "at_5pct": statistics.mean(fr[0.05]),
-                            "ms_per_run": ms, "kernel_tuner": kt_version()}) + "\n")
+                            "ms_per_run": ms, "evaluations": statistics.mean(lengths), "budget": budget,
+                            "kernel_tuner": kt_version()}) + "\n")
         print()
     return 0
 

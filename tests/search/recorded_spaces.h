@@ -2,8 +2,8 @@
 // the eight Kernel Tuner spaces of tests/data/tuning-caches (MIT, copied from the
 // project's shared datasets with their LICENSE), and tessera's own H200 scans of the
 // gemm `mma` template (tests/search/data/gemm-mma-H200.json.gz from
-// runs/recorded/h200-gemm-mma-exhaustive-2026-11-30.db, per-sample timing, a lone
-// optimum; gemm-mma-H200-gated.json.gz from ...-2026-11-30c.db, the gated timing
+// runs/recorded/h200-gemm-mma-exhaustive-2026-11-30.db.gz, per-sample timing, a lone
+// optimum; gemm-mma-H200-gated.json.gz from ...-2026-11-30c.db.gz, the gated timing
 // `optimize` uses now), made by recorded_to_kt_cache.py there.
 #pragma once
 

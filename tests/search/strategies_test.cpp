@@ -156,11 +156,14 @@ TEST_P(EveryStrategy, BatchesKeepEightWorkersBusy) {
 
 // The speculator (agent/speculator.h) compiles the neighbours (adjacent, exchanges,
 // hamming) of each result within Speculator::kNearBest (1.05) of the best while a
-// batch is judged, betting that local search asks for them next. On the recorded
-// spaces, most of what the default strategy proposes after its first batch is in that
-// set (5 seeds, 100 evaluations, 1 / 8 workers: convolution 81 / 78 %, dedispersion
-// 99 / 89 %, gemm 68 / 64 %; with new bests only 69 / 78, 73 / 80, 51 / 48 %). If a
-// strategy change breaks the bet, the speculator is wasted work and this test says so.
+// batch is judged, betting that local search asks for them next. The default
+// (portfolio) gives half its turns or more to a Gaussian-process model, whose
+// proposals are often elsewhere: on the ten recorded spaces (5 seeds, 100
+// evaluations, 1 and 8 workers) 39–60 % of what it proposes after its first batch
+// is in that set (genetic_ils, the former default: 64–99 % on the first three
+// spaces). Random proposals would hit ~5 % (a few hundred offered of thousands).
+// If a strategy change breaks the bet entirely, the speculator is wasted work and
+// this test says so.
 constexpr double kNearBest = 1.05;  // agent/speculator.h (this test does not link the agent)
 class Speculation final : public CostFunction {
  public:
@@ -200,7 +203,7 @@ TEST(Speculation, NeighboursOfNearBestResultsCoverMostOfTheDefaultStrategysNextB
         rate += spec.hit_rate() / 5;
         offered += static_cast<double>(spec.offered()) / 5;
       }
-      EXPECT_GE(rate, 0.6) << space << " with " << parallel << " workers (" << offered
+      EXPECT_GE(rate, 0.35) << space << " with " << parallel << " workers (" << offered
                            << " configurations offered per run of 100)";
     }
 }

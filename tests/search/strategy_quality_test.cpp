@@ -1,51 +1,166 @@
-// tests/search/strategy_quality_test.cpp — the default strategy beats random search
-// by a wide margin on the recorded spaces, by the score of search/scoring, and
-// finds the gemm space's lone optimum far more often than the former default.
+// tests/search/strategy_quality_test.cpp — the default strategy on every recorded
+// space: above random search everywhere, at or above Kernel Tuner's best strategy
+// on nearly all, and the warm start from another GPU getting within 3 % of the
+// optimum sooner on each pair of GPUs. Scores of search/scoring (0 = random search).
 //
-// Thresholds come from the tables in docs/search.md: the default strategy's mean
-// score minus about two standard errors of a 10-seed mean. Random search scores
-// about 0 by construction of the score; its check here pins that the baseline and
-// the runs are measured the same way.
+// Every bar comes from the tables of docs/search.md (2026-12-02, seeds 1..20) and is
+// checked on seeds 1..kSeeds, so each run is deterministic and the bars leave room
+// for the difference between a 5-seed and a 20-seed mean (its standard error is
+// sd / sqrt(5), 0.02–0.17 on these spaces), not for a worse strategy. These runs are
+// long (hundreds to two thousand evaluations of a model-based strategy), so they
+// live in their own test program, run by the Release tests but not under the
+// sanitizers (label `quality`, not `cpu`); strategies_test covers the same code there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 
-#include "search/bench.h"
+#include "search/prior.h"
+#include "search/scoring.h"
 #include "search/strategy.h"
 #include "tests/search/recorded_spaces.h"
 
 namespace tessera::search {
 namespace {
 
-constexpr int kSeeds = 10;
+constexpr int kSeeds = 5;
+// The warm start's gain in evaluations to within 3 % is smaller than a 5-seed
+// median's noise on convolution-Titan (20 seeds: 54 -> 48; seeds 1..5: 42 -> 45), so
+// its test takes 10 seeds (56 -> 44).
+constexpr int kWarmSeeds = 10;
+// Runs of the warm-start test where it compares evaluations to within 3 %: every
+// median it compares is below 80 either way.
+constexpr size_t kWarmBudget = 200;
 
-StrategyScore scored(const std::string& space, const std::string& strategy, int seeds = kSeeds) {
-  return score_strategies(space, testing::recorded_space(space), {strategy}, seeds).at(0);
+struct Runs {
+  double score = 0;                // mean over seeds
+  std::vector<double> to_within3;  // evaluations until within 3 % of the optimum (budget + 1: never)
+};
+
+// Runs of `strategy` on seeds 1..seeds with a budget of the score's cutoff, or `budget`
+// (then the score is of the runs as far as they went).
+Runs run(const std::string& space, const std::string& strategy, int seeds, std::shared_ptr<const Prior> prior = {},
+         size_t budget = 0) {
+  const Simulation& sim = testing::recorded_space(space);
+  RandomBaseline baseline(sim.sorted_costs(), sim.failed());
+  size_t cutoff = baseline.cutoff();
+  std::vector<double> curve = baseline.curve(cutoff);
+  if (budget == 0) budget = cutoff;
+  Runs out;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    Simulation replay = sim;
+    Tuning tuning(replay.space(), replay, Budget{budget, 1e30});
+    tuning.set_prior(prior);
+    make_strategy(strategy)->run(tuning, static_cast<uint64_t>(seed));
+    std::vector<double> best = best_so_far(tuning.history(), baseline.worst());
+    out.score += run_score(best, curve, baseline.optimum()) / seeds;
+    size_t n = 0;
+    while (n < best.size() && best[n] > 1.03 * baseline.optimum()) ++n;
+    out.to_within3.push_back(n < best.size() ? static_cast<double>(n + 1) : static_cast<double>(budget + 1));
+  }
+  return out;
 }
 
-TEST(StrategyQuality, DefaultStrategyOnConvolution) {
-  double best = scored("convolution-A100", default_strategy()).score;
-  double random = scored("convolution-A100", "random").score;
-  EXPECT_GT(best, 0.45);
-  EXPECT_GT(best - random, 0.4);
-  EXPECT_LT(std::abs(random), 0.45);  // random's sd is ~0.5 per run on this space
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-TEST(StrategyQuality, DefaultStrategyOnDedispersion) {
-  double best = scored("dedispersion-A100", default_strategy()).score;
-  double random = scored("dedispersion-A100", "random").score;
-  EXPECT_GT(best, 0.35);
-  EXPECT_GT(best - random, 0.3);
-  EXPECT_LT(std::abs(random), 0.35);
+// Per space, from the tables of docs/search.md (seeds 1..20): `bar` is the default's
+// 20-seed mean less three standard errors of a 5-seed mean (3 sd / sqrt 5, rounded
+// down), never below 0.25 (random search scores 0 in expectation; its 5-seed mean has a standard
+// deviation of 0.15–0.35 here, so 0.25 is clearly above it); `kt_best` is the best
+// mean of Kernel Tuner 1.5.0's strategies there (kt_peer.py: 20 seeds, bayes_opt 10),
+// NaN on tessera's own gemm scans, which Kernel Tuner's strategies were not run on.
+struct Bar {
+  const char* space;
+  double bar;
+  double kt_best;
+};
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+const Bar kBars[] = {
+    {"convolution-A100", 0.43, 0.682},         // 0.795 ± 0.265; Kernel Tuner genetic_algorithm
+    {"dedispersion-A100", 0.50, 0.580},        // 0.669 ± 0.126; genetic_algorithm
+    {"convolution-3060_laptop", 0.49, 0.456},  // 0.707 ± 0.159; dual_annealing
+    {"convolution-Titan", 0.70, 0.613},        // 0.857 ± 0.112; genetic_algorithm
+    {"gemm-2080_Ti", 0.44, 0.839},             // 0.750 ± 0.228; bayes_opt (5 runs)
+    {"gemm-3090", 0.89, 0.755},                // 0.945 ± 0.037; genetic_algorithm (10 runs)
+    {"pnpoly-3090", 0.25, 0.519},              // 0.703 ± 0.343; dual_annealing
+    {"pnpoly-Titan", 0.25, 0.281},             // 0.691 ± 0.374; genetic_algorithm
+    {"gemm-mma-H200", 0.44, kNone},            // 0.699 ± 0.187
+    {"gemm-mma-H200-gated", 0.25, kNone},      // 0.580 ± 0.262
+};
+
+// One test, so that the long runs are made once per process (ctest runs each test
+// in a process of its own).
+TEST(DefaultStrategy, AboveRandomSearchEverywhereAndAtOrAboveKernelTunersBestOnSevenOfEight) {
+  int at_or_above = 0, compared = 0;
+  std::string below;
+  for (const Bar& b : kBars) {
+    double score = run(b.space, default_strategy(), kSeeds).score;
+    EXPECT_GE(score, b.bar) << b.space;
+    EXPECT_GE(score, 0.25) << b.space;
+    if (std::isnan(b.kt_best)) continue;
+    // The issue's bar, 5-seed means against 20-seed ones: a space counts when the
+    // default is above Kernel Tuner's best less 0.05 (a third of the largest 5-seed
+    // standard error here); the 20-seed tables are the evidence, this pins them.
+    ++compared;
+    if (score >= b.kt_best - 0.05)
+      ++at_or_above;
+    else
+      below += std::string(" ") + b.space;
+  }
+  EXPECT_EQ(compared, 8);
+  EXPECT_GE(at_or_above, 7) << "below Kernel Tuner's best on:" << below;
 }
 
-// Issue 4's question on the H200 gemm scan: within 3% of the optimum (here: the
-// optimum itself, the next configuration is 4% below) with a budget of 10% of the
-// space. 50 seeds: the default does so in 50% of runs, genetic (the former
-// default) in 26%, random in 10%; a 50-seed share has a standard error of ~7%.
-TEST(StrategyQuality, DefaultStrategyFindsTheGemmOptimumWithTenPercent) {
-  EXPECT_GE(scored("gemm-mma-H200", default_strategy(), 50).within3_budget_10pct, 0.38);
-  EXPECT_LT(scored("gemm-mma-H200", "genetic", 50).within3_budget_10pct, 0.38);
+// The former default (genetic_ils) fails the same bars on at least two spaces (in
+// the 20-seed tables it is 0.395 on convolution-3060_laptop and 0.288 on
+// pnpoly-3090): the bars are not so low that any reasonable strategy passes them.
+TEST(DefaultStrategy, BarsRejectTheFormerDefault) {
+  int below = 0;
+  for (const Bar& b : kBars)
+    if (run(b.space, "genetic_ils", kSeeds).score < b.bar) ++below;
+  EXPECT_GE(below, 2);
+}
+
+// Warm start: the first candidates are the other GPU's best, and the model's prior
+// mean is its ranking. docs/search.md (10 seeds; conv-Titan 20): on three pairs the
+// median number of evaluations to get within 3 % of the optimum falls (conv
+// A100 -> 3060 laptop 34 -> 26, A100 -> Titan 54 -> 48, gemm 2080 Ti -> 3090 79 -> 47;
+// runs of kWarmBudget evaluations, a run that never gets there counts as
+// kWarmBudget + 1). On pnpoly 3090 -> Titan it rises (146 -> 189): the 3090's best
+// are good on the Titan but not within 3 %, and the search stays near them longer;
+// yet more runs are within 3 % after 10 % of the space (410 evaluations: 70 -> 80 %)
+// and the score over its long cutoff rises (0.86 -> 0.92). The test pins what holds:
+// sooner on the three, at least as often within 3 % at 10 % on all four.
+struct Pair {
+  const char* from;
+  const char* to;
+  bool sooner;  // within 3 % in fewer evaluations (median over seeds)
+};
+const Pair kPairs[] = {{"convolution-A100", "convolution-3060_laptop", true},
+                       {"convolution-A100", "convolution-Titan", true},
+                       {"gemm-2080_Ti", "gemm-3090", true},
+                       {"pnpoly-3090", "pnpoly-Titan", false}};
+
+TEST(WarmStart, WithinThreePercentSoonerOnThreePairsAndAtLeastAsOftenOnAll) {
+  for (const Pair& p : kPairs) {
+    const Simulation& target = testing::recorded_space(p.to);
+    auto prior = prior_from_kt_cache(target.space(), testing::recorded_cache(p.from));
+    size_t budget = p.sooner ? kWarmBudget : (target.size() + 9) / 10;
+    Runs cold = run(p.to, default_strategy(), kWarmSeeds, nullptr, budget);
+    Runs warm = run(p.to, default_strategy(), kWarmSeeds, prior, budget);
+    if (p.sooner) {
+      EXPECT_LT(median(warm.to_within3), median(cold.to_within3)) << p.from << " -> " << p.to;
+    }
+    auto reached = [&](const Runs& r) {
+      return std::count_if(r.to_within3.begin(), r.to_within3.end(), [&](double n) { return n <= budget; });
+    };
+    EXPECT_GE(reached(warm), reached(cold)) << p.from << " -> " << p.to << " within " << budget;
+  }
 }
 
 }  // namespace
