@@ -232,7 +232,7 @@ int tessera_run(const TesseraStep& s, CUstream stream, void** params) {
 // Side launches: the side stream waits for what `stream` holds so far (fork) and
 // `stream` waits for the side launches at the end (join); both are events, so they
 // are captured into CUDA graphs too.
-int tessera_fork(TesseraContext& cx, CUstream stream) {
+[[maybe_unused]] int tessera_fork(TesseraContext& cx, CUstream stream) {
   const TesseraDriver& d = tessera_driver();
   if (!cx.side) {
     int least = 0, greatest = 0;
@@ -247,7 +247,7 @@ int tessera_fork(TesseraContext& cx, CUstream stream) {
   return 0;
 }
 
-int tessera_join(TesseraContext& cx, CUstream stream) {
+[[maybe_unused]] int tessera_join(TesseraContext& cx, CUstream stream) {
   const TesseraDriver& d = tessera_driver();
   if (CUresult r = d.cuEventRecord(cx.join, cx.side)) return tessera_cuda(r, "cuEventRecord (join)");
   if (CUresult r = d.cuStreamWaitEvent(stream, cx.join, 0)) return tessera_cuda(r, "cuStreamWaitEvent (join)");
@@ -255,7 +255,7 @@ int tessera_join(TesseraContext& cx, CUstream stream) {
 }
 
 // A "tmap:" argument: dimensions innermost first, contiguous, zeros outside the tensor.
-int tessera_encode_tmap(TesseraContext&, CUtensorMap* m, CUtensorMapDataType type, size_t elem_bytes, int rank,
+[[maybe_unused]] int tessera_encode_tmap(TesseraContext&, CUtensorMap* m, CUtensorMapDataType type, size_t elem_bytes, int rank,
                         const double* dims_in, const unsigned* box_in, int swizzle, CUdeviceptr ptr) {
   cuuint64_t dims[5], strides[5];
   cuuint32_t box[5], estr[5];

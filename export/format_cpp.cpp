@@ -114,7 +114,8 @@ std::string bytes_array(const std::string& name, const std::string& data) {
 // The symbols, scalars and SMS of a call as doubles (v_<name>), for the expressions.
 std::string bind_values(const ExportPackage& p) {
   std::string out;
-  for (auto& s : p.op->symbols) out += fmt::format("  const double v_{0} = static_cast<double>(a->{0});\n", s);
+  for (auto& s : p.op->symbols)
+    out += fmt::format("  const double v_{0} = static_cast<double>(a->{0});\n  (void)v_{0};\n", s);
   out += "  const double v_SMS = static_cast<double>(cx.sms);\n  (void)v_SMS;\n";
   auto name = [&](const std::string& id) -> std::string {
     for (auto& s : p.op->symbols)

@@ -245,3 +245,27 @@ TEST(ExportCpp, KdaPerShapeChampionsExportWithDispatchRulesAndBuild) {
   EXPECT_NE(bad.find("no candidate #999999"), std::string::npos) << bad;
   fs::remove_all(dir);
 }
+
+// gemm's champion of the same run (the mma template), for Hopper and Blackwell: the
+// third operator, so that every operator's champion is exported here.
+TEST(ExportCpp, TheGemmChampionExportsForHopperAndBlackwellAndItsLibraryCompiles) {
+  fs::path dir = temp_dir("gemm");
+  fs::path db = recorded("h200-2026-11-30.db", dir);
+  auto board = json::parse(run_tessera("leaderboard gemm --json --limit 1 --db " + db.string()));
+  ASSERT_FALSE(board.empty());
+  int code = 0;
+  std::string out = run_tessera("export gemm --arch sm_90a,sm_103a --out " + (dir / "pkg").string() + " --db " + db.string(), &code);
+  ASSERT_EQ(code, 0) << out;
+  auto m = json::parse(read(dir / "pkg/manifest.json"));
+  auto& c = m["candidates"][0];
+  EXPECT_EQ(c["id"], board[0]["candidate"]);
+  EXPECT_EQ(c["archs"], json::array({"sm_90a", "sm_103a"}));
+  for (const char* arch : {"sm_90a", "sm_103a"})
+    EXPECT_EQ(read(dir / "pkg/kernels" / (c["name"].get<std::string>() + "." + arch + ".cubin")).substr(0, 4), "\x7f" "ELF");
+  std::string h = read(dir / "pkg/cpp/include/tessera_gemm.h");
+  EXPECT_LT(h.find("long long M;"), h.find("long long K;"));
+  auto cc = shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
+                  "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
+  EXPECT_EQ(cc.code, 0) << cc.out;
+  fs::remove_all(dir);
+}
