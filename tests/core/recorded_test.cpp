@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "agent/recorded.h"
+#include "agent/template_space.h"
 #include "search/strategy.h"
 
 using namespace tessera;
@@ -58,4 +60,27 @@ TEST(Recorded, GemmRunKeepsItsFailuresAndSearchBenchReplaysIt) {
   EXPECT_EQ(agent::search_bench_recorded(recorded_copy(), "gemm", "mma", 5, eight, {"greedy_ils"}, 8), 0);
   auto row = [](const std::string& text) { return text.substr(text.find("| greedy_ils |"), 60); };
   EXPECT_NE(row(one.str()), row(eight.str())) << one.str() << eight.str();
+}
+
+// The warm start of `optimize` (agent::warm_start_prior): results of the template on
+// another GPU model order the first candidates; on the same model they are history
+// (resumed), not a prior.
+TEST(Recorded, WarmStartComesFromAnotherGpuModelOnly) {
+  store::Store db(recorded_copy());
+  auto op = spec::load_operator(fs::path(TESSERA_SOURCE_DIR) / "targets/gemm");
+  const spec::Program& mma = *op.find_template("mma");
+  search::Space space = agent::template_space(mma);
+  EXPECT_EQ(agent::warm_start_prior(db, "gemm", mma, space, "NVIDIA H200", true), nullptr);
+  auto prior = agent::warm_start_prior(db, "gemm", mma, space, "NVIDIA B300", true);
+  ASSERT_NE(prior, nullptr);
+  EXPECT_NE(prior->source().find("NVIDIA H200 (50 results)"), std::string::npos) << prior->source();
+  // Its first candidate is the H200's best of that run.
+  auto rs = agent::recorded_space(db, "gemm", mma);
+  search::Config best;
+  double lowest = 1e300;
+  for (const search::Config& c : rs.simulation.space().valid_configs())
+    if (const search::Outcome* o = rs.simulation.recorded(c); o && o->ok && o->cost < lowest) lowest = o->cost, best = c;
+  ASSERT_FALSE(best.empty());
+  EXPECT_EQ(prior->ranked(1).at(0), best);
+  EXPECT_DOUBLE_EQ(prior->quantile(best), 0.0);
 }
