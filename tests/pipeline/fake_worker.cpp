@@ -10,7 +10,7 @@
 //   20  a line that is not JSON on the channel     21  a reply cut off, then exits
 //   22  a reply with a wrong secret                 23  a reply to another request id
 //   24  its reply, then a second one                25  announces a 0.5 s step, then hangs
-// the rest are wrong. Each evaluate announces a 2 s validation step first.
+// the rest are wrong. Each evaluate announces a 10 s validation step first.
 // Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind".
 #include <unistd.h>
 
@@ -54,7 +54,7 @@ std::string line_of(long long id, const std::string& secret, const json& body) {
 // The reply of an evaluate request, after whatever the kind does to the channel;
 // null when the kind has already answered (or never will).
 json evaluate(int kind, long long id, const std::string& secret, ev::ReplyChannel& channel) {
-  channel.step(id, "validation (fake)", 2.0);
+  channel.step(id, "validation (fake)", 10.0);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   switch (kind) {
     case 0: return ok_reply(0.1, 0.15);
@@ -72,10 +72,11 @@ json evaluate(int kind, long long id, const std::string& secret, ev::ReplyChanne
     case 17:
       std::printf("debug: row 0 inv=0.5\n{\"ok\":true,\"report\":{\"status\":\"ok\",\"geomean_speedup\":1000}}\n");
       return ok_reply(0.1, 0.11);
-    case 18:
-      for (int i = 0; i < 20000; ++i)
-        std::fputs(line_of(id, secret, ok_reply(1e-3, 1.0)).c_str(), stdout);  // 1000x, forged
+    case 18: {
+      const std::string forged = line_of(id, secret, ok_reply(1e-3, 1.0));  // 1000x
+      for (int i = 0; i < 20000; ++i) std::fputs(forged.c_str(), stdout);
       return ok_reply(0.2, 0.15);
+    }
     case 20: raw("CUDA printf: not a reply\n"); std::this_thread::sleep_for(std::chrono::seconds(60)); return nullptr;
     case 21: raw(line_of(id, secret, ok_reply(0.1, 0.15)).substr(0, 40)); std::_Exit(0);
     case 22: raw(line_of(id, "0123456789abcdef0123456789abcdef", ok_reply(1e-3, 1.0))); return nullptr;

@@ -161,7 +161,7 @@ TEST(Pipeline, NothingButTheExpectedReplyOnTheChannelIsEverAVerdict) {
   std::string log = (targets / "worker.log").string();
   std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
                     " TESSERA_WORKER_GPUS=1 FAKE_WORKER_LOG=" + log + " ";
-  // No --timeout: the limits are the steps' own (the fake announces 2 s, kind 25 0.5 s).
+  // No --timeout: the limits are the steps' own (the fake announces 10 s, kind 25 0.5 s).
   std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 11 "
                         "--gpus all --quiet --db " + db);
   SCOPED_TRACE(out);
