@@ -1,5 +1,6 @@
 // tests/gpu/export_test.cpp — an exported package run by a C++ program of the user's
-// (the cpp format's example, built with CMake against the package) gives the same
+// (the cpp format's example, built with CMake against the package) or through its torch
+// package (pip-installed, torch.ops.tessera.<op>) gives the same
 // outputs as `tessera run` with the same candidate, on inputs drawn from the spec's
 // distributions: rmsnorm's and kda's champions of recorded H200 runs.
 #include <gtest/gtest.h>
@@ -115,7 +116,73 @@ void export_and_compare(const std::string& op_name, const std::string& recorded,
   fs::remove_all(dir);
 }
 
+// The same with the torch package (pip-installed into the test's folder): the
+// operator torch.ops.tessera.<op> on the same inputs as `tessera run`.
+void torch_and_compare(const std::string& op_name, const std::string& recorded, const tessera::spec::Shape& shape) {
+  std::string why;
+  if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
+  if (shell("python3 -c 'import torch, numpy, setuptools'").code != 0)
+    GTEST_SKIP() << "python3 with torch, numpy and setuptools is not installed here: the torch package is not checked";
+  fs::path dir = temp_dir("torch-" + op_name);
+  fs::path src = tessera::testing::source_dir();
+  fs::path db = dir / "run.db";
+  fs::path rec = src / "runs/recorded" / recorded;
+  auto unpack = rec.extension() == ".gz" ? shell("gzip -dc '" + rec.string() + "' > '" + db.string() + "'")
+                                         : shell("cp '" + rec.string() + "' '" + db.string() + "'");
+  ASSERT_EQ(unpack.code, 0) << unpack.out;
+  std::string env = "TESSERA_TARGETS=" + (src / "targets").string() + " ";
+  auto board = json::parse(shell(env + binary() + " leaderboard " + op_name + " --json --limit 1 --db " + db.string()).out);
+  ASSERT_FALSE(board.empty());
+  long long id = board[0]["candidate"];
+  auto ex = shell(env + binary() + " export " + op_name + " --candidate " + std::to_string(id) +
+                  " --arch sm_90a --format torch --out " + (dir / "pkg").string() + " --db " + db.string());
+  ASSERT_EQ(ex.code, 0) << ex.out;
+  auto pip = shell("python3 -m pip install -q --no-index --no-deps --no-build-isolation --target '" + (dir / "site").string() +
+                   "' '" + (dir / "pkg/torch").string() + "'");
+  ASSERT_EQ(pip.code, 0) << pip.out;
+  auto op = tessera::spec::load_operator(src / "targets" / op_name);
+  for (const char* d : {"in", "o1", "o2"}) fs::create_directories(dir / d);
+  write_inputs(op, shape, dir / "in");
+  auto r1 = shell(env + binary() + " run " + op_name + " --candidate " + std::to_string(id) + " --inputs " +
+                  (dir / "in").string() + " --outputs " + (dir / "o1").string() + " --db " + db.string());
+  ASSERT_EQ(r1.code, 0) << r1.out;
+  json tensors = json::array();
+  for (auto& t : op.tensors) tensors.push_back({t.name, tessera::spec::dtype_name(t.dtype), t.output});
+  std::ofstream(dir / "call.py") << R"PY(import importlib, json, sys
+import numpy as np, torch
+pkg, indir, outdir, tensors = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+importlib.import_module("tessera_" + pkg)
+dt = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "f64": torch.float64,
+      "i32": torch.int32, "i64": torch.int64}
+args = [torch.from_numpy(np.load("%s/%s.npy" % (indir, n))).to(dt[d]).cuda() for n, d, out in tensors if not out]
+with torch.inference_mode():
+    res = getattr(torch.ops.tessera, pkg)(*args)
+torch.cuda.synchronize()
+res = res if isinstance(res, (tuple, list)) else (res,)
+for (n, d, out), t in zip([x for x in tensors if x[2]], res):
+    np.save("%s/%s.npy" % (outdir, n), (t.float() if d in ("bf16", "f16") else t).cpu().numpy())
+)PY";
+  auto r2 = shell("PYTHONPATH='" + (dir / "site").string() + "' python3 '" + (dir / "call.py").string() + "' " + op_name +
+                  " '" + (dir / "in").string() + "' '" + (dir / "o2").string() + "' '" + tensors.dump() + "'");
+  ASSERT_EQ(r2.code, 0) << r2.out;
+  compare_outputs(op, dir / "o1", dir / "o2");
+  fs::remove_all(dir);
+}
+
 }  // namespace
+
+TEST(Export, RmsnormFromTorchMatchesTesseraRun) {
+  tessera::spec::Shape s;
+  s.symbols = {{"M", 33}, {"N", 4097}};
+  torch_and_compare("rmsnorm", "h200-2026-11-30.db", s);
+}
+
+TEST(Export, KdaFromTorchMatchesTesseraRun) {
+  tessera::spec::Shape s;
+  s.symbols = {{"H", 8}, {"K", 128}, {"V", 128}, {"T", 1301}, {"NSEQ", 3}};
+  s.seqlens = {300, 1, 1000};
+  torch_and_compare("kda", "h200-kda-2026-12-01u.db.gz", s);
+}
 
 TEST(Export, RmsnormFromCppMatchesTesseraRun) {
   tessera::spec::Shape s;
