@@ -128,7 +128,7 @@ TEST(Pipeline, ResumedSearchSpendsItsBudgetOnNewCandidates) {
   // Idle cores compiled the neighbours of each new best ahead (agent/speculator.h);
   // the summary says how many real compiles the cache answered.
   EXPECT_NE(first.find("compiled ahead by the speculator"), std::string::npos);
-  EXPECT_EQ(first.find("0 offered)"), std::string::npos) << "a new best was found, so neighbours were offered";
+  EXPECT_EQ(first.find(" 0 offered)"), std::string::npos) << "a new best was found, so neighbours were offered";
   std::string off = run("TESSERA_SPECULATE=0 " + cmd);
   EXPECT_NE(off.find("(speculator off)"), std::string::npos) << off;
   fs::remove_all(targets);
