@@ -28,6 +28,7 @@
 
 #include "export/expr_to_c.h"
 #include "export/expr_to_py.h"
+#include "codegen/render.h"
 #include "export/package.h"
 #include "export/python_call.h"
 #include "export/templates.h"
@@ -39,13 +40,8 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// (codegen's reader, which names the file when it cannot read it)
+std::string read_file(const fs::path& p) { return codegen::read_file(p.string()); }
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "export/expr_to_py.h"
+#include "codegen/render.h"
 #include "export/package.h"
 #include "export/python_call.h"
 #include "export/templates.h"
@@ -27,13 +28,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// (codegen's reader, which names the file when it cannot read it)
+std::string read_file(const fs::path& p) { return codegen::read_file(p.string()); }
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;

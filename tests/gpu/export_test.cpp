@@ -74,25 +74,45 @@ void compare_outputs(const tessera::spec::Operator& op, const fs::path& a, const
   }
 }
 
+// The champion of a recorded database (unpacked into a fresh folder) exported in `format`.
+struct Exported {
+  fs::path dir, db;  // the folder (package in dir/pkg) and the database
+  std::string env;   // TESSERA_TARGETS=... for the commands
+  long long id = 0;  // the champion
+};
+
+void export_champion(const std::string& op_name, const std::string& recorded, const std::string& format,
+                     const std::string& tag, Exported* e) {
+  e->dir = temp_dir(tag);
+  fs::path src = tessera::testing::source_dir();
+  e->db = e->dir / "run.db";
+  fs::path rec = src / "runs/recorded" / recorded;
+  auto unpack = rec.extension() == ".gz" ? shell("gzip -dc '" + rec.string() + "' > '" + e->db.string() + "'")
+                                         : shell("cp '" + rec.string() + "' '" + e->db.string() + "'");
+  ASSERT_EQ(unpack.code, 0) << unpack.out;
+  e->env = "TESSERA_TARGETS=" + (src / "targets").string() + " ";
+  auto board =
+      json::parse(shell(e->env + binary() + " leaderboard " + op_name + " --json --limit 1 --db " + e->db.string()).out);
+  ASSERT_FALSE(board.empty());
+  e->id = board[0]["candidate"];
+  auto ex = shell(e->env + binary() + " export " + op_name + " --candidate " + std::to_string(e->id) +
+                  " --arch sm_90a --format " + format + " --out " + (e->dir / "pkg").string() + " --db " + e->db.string());
+  ASSERT_EQ(ex.code, 0) << ex.out;
+}
+
 // Exports the champion of `db` (a recorded database), builds the example, and runs both
 // on `shape`.
 void export_and_compare(const std::string& op_name, const std::string& recorded, const tessera::spec::Shape& shape) {
   std::string why;
   if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
-  fs::path dir = temp_dir(op_name);
-  fs::path src = tessera::testing::source_dir();
-  fs::path db = dir / "run.db";
-  fs::path rec = src / "runs/recorded" / recorded;
-  auto unpack = rec.extension() == ".gz" ? shell("gzip -dc '" + rec.string() + "' > '" + db.string() + "'")
-                                         : shell("cp '" + rec.string() + "' '" + db.string() + "'");
-  ASSERT_EQ(unpack.code, 0) << unpack.out;
-  std::string env = "TESSERA_TARGETS=" + (src / "targets").string() + " ";
-  auto board = json::parse(shell(env + binary() + " leaderboard " + op_name + " --json --limit 1 --db " + db.string()).out);
-  ASSERT_FALSE(board.empty());
-  long long id = board[0]["candidate"];
-  auto ex = shell(env + binary() + " export " + op_name + " --candidate " + std::to_string(id) +
-                  " --arch sm_90a --format cpp --out " + (dir / "pkg").string() + " --db " + db.string());
-  ASSERT_EQ(ex.code, 0) << ex.out;
+  Exported e;
+  export_champion(op_name, recorded, "cpp", op_name, &e);
+  if (::testing::Test::HasFatalFailure()) return;
+  const fs::path& dir = e.dir;
+  const fs::path& db = e.db;
+  const fs::path src = tessera::testing::source_dir();
+  const std::string& env = e.env;
+  const long long id = e.id;
   auto build = shell("cmake -S '" + (dir / "pkg/cpp/example").string() + "' -B '" + (dir / "b").string() +
                      "' -DCMAKE_BUILD_TYPE=Release && cmake --build '" + (dir / "b").string() + "' -j 8");
   ASSERT_EQ(build.code, 0) << build.out;
@@ -123,20 +143,14 @@ void torch_and_compare(const std::string& op_name, const std::string& recorded, 
   if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
   if (shell("python3 -c 'import torch, numpy, setuptools'").code != 0)
     GTEST_SKIP() << "python3 with torch, numpy and setuptools is not installed here: the torch package is not checked";
-  fs::path dir = temp_dir("torch-" + op_name);
-  fs::path src = tessera::testing::source_dir();
-  fs::path db = dir / "run.db";
-  fs::path rec = src / "runs/recorded" / recorded;
-  auto unpack = rec.extension() == ".gz" ? shell("gzip -dc '" + rec.string() + "' > '" + db.string() + "'")
-                                         : shell("cp '" + rec.string() + "' '" + db.string() + "'");
-  ASSERT_EQ(unpack.code, 0) << unpack.out;
-  std::string env = "TESSERA_TARGETS=" + (src / "targets").string() + " ";
-  auto board = json::parse(shell(env + binary() + " leaderboard " + op_name + " --json --limit 1 --db " + db.string()).out);
-  ASSERT_FALSE(board.empty());
-  long long id = board[0]["candidate"];
-  auto ex = shell(env + binary() + " export " + op_name + " --candidate " + std::to_string(id) +
-                  " --arch sm_90a --format torch --out " + (dir / "pkg").string() + " --db " + db.string());
-  ASSERT_EQ(ex.code, 0) << ex.out;
+  Exported e;
+  export_champion(op_name, recorded, "torch", "torch-" + op_name, &e);
+  if (::testing::Test::HasFatalFailure()) return;
+  const fs::path& dir = e.dir;
+  const fs::path& db = e.db;
+  const fs::path src = tessera::testing::source_dir();
+  const std::string& env = e.env;
+  const long long id = e.id;
   auto pip = shell("python3 -m pip install -q --no-index --no-deps --no-build-isolation --target '" + (dir / "site").string() +
                    "' '" + (dir / "pkg/torch").string() + "'");
   ASSERT_EQ(pip.code, 0) << pip.out;
