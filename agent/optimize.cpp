@@ -53,7 +53,13 @@ int optimize(const OptimizeOptions& o) {
   std::vector<const spec::Program*> tpls;
   for (auto& t : op.templates)
     if (o.template_name.empty() || t.name == o.template_name) tpls.push_back(&t);
-  if (tpls.empty()) {
+  if (op.templates.empty() && o.proposer == "search") {
+    std::cerr << fmt::format("tessera: operator '{}' has no template to search (an imported op_type tessera has no "
+                             "kernels for): give --proposer llm or hybrid, and the model writes them\n",
+                             o.op);
+    return 2;
+  }
+  if (tpls.empty() && !op.templates.empty()) {
     std::cerr << fmt::format("tessera: operator '{}' has no template '{}'\n", o.op, o.template_name);
     return 2;
   }

@@ -65,6 +65,15 @@ llm::PromptContext base_context(const spec::Operator& op, const Loop& loop, int 
   c.operator_math = op.description;
   c.spec_json = codegen::read_file((op.dir / "spec.json").string());
   if (!op.reference.source.empty()) c.reference_source = codegen::read_file(op.reference.source.string());
+  if (!op.reference.python.empty()) {
+    // An imported operator: the FlashInfer Trace definition, whose run tessera executes in float64.
+    auto def = nlohmann::ordered_json::parse(codegen::read_file(op.reference.python.string()));
+    std::string ref = def.value("reference", "");
+    def.erase("reference");
+    c.reference_source = "# The FlashInfer Trace definition this operator was imported from (its `run`, below, is\n"
+                         "# executed by tessera in float64 on the judge's inputs: positional, in the order of inputs)\n"
+                         "# " + def.dump() + "\n\n" + ref;
+  }
   c.tile_api = tile_api_summary();
   c.device = loop.device_summary();
   c.arch = loop.arch();

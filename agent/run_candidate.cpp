@@ -99,7 +99,7 @@ int run_candidate(const RunOptions& o) {
     params = json::parse(c->params_json.empty() ? "{}" : c->params_json);
   } else if (o.role == "reference" || o.role == "baseline") {
     const spec::Program& p = o.role == "reference" ? op.reference : op.baseline;
-    if (p.builtin.empty()) source = codegen::read_file(p.source.string());
+    if (p.builtin.empty() && p.python.empty()) source = codegen::read_file(p.source.string());
   } else {
     std::cerr << "tessera: role must be candidate, reference or baseline\n";
     return 2;
@@ -123,8 +123,10 @@ int run_candidate(const RunOptions& o) {
     if (!r.ok) throw std::runtime_error(what + " does not compile for " + arch + ":\n" + r.log);
     return (compiler.cache_dir() / "cubin" / (r.key + ".cubin")).string();
   };
-  std::string ref_src = codegen::read_file(op.reference.source.string());
-  std::string base_src = op.baseline.builtin.empty() ? codegen::read_file(op.baseline.source.string()) : "";
+  auto source_of = [](const spec::Program& p) {
+    return p.source.empty() ? std::string() : codegen::read_file(p.source.string());
+  };
+  std::string ref_src = source_of(op.reference), base_src = source_of(op.baseline);
   json inputs = json::object();
   for (auto& t : op.tensors)
     if (!t.output) inputs[t.name] = fs::absolute(fs::path(o.inputs_dir) / (t.name + ".npy")).string();

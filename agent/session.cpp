@@ -32,6 +32,8 @@ std::string spec_hash(const spec::Operator& op) {
   std::string all = codegen::read_file((op.dir / "spec.json").string());
   if (!op.reference.source.empty()) all += codegen::read_file(op.reference.source.string());
   if (!op.baseline.source.empty()) all += codegen::read_file(op.baseline.source.string());
+  for (auto* py : {&op.reference.python, &op.baseline.python})
+    if (!py->empty()) all += codegen::read_file(py->string());
   return codegen::content_hash(all);
 }
 
@@ -113,7 +115,7 @@ bool Session::start(std::string* err) {
   }
   // Reference and baseline for this architecture.
   for (auto* p : {&op_.reference, &op_.baseline}) {
-    if (!p->builtin.empty()) continue;
+    if (!p->builtin.empty() || !p->python.empty()) continue;  // (Python: the worker's reference process)
     codegen::CompileRequest req{codegen::read_file(p->source.string()), p->source.filename().string(), arch_, includes_, {}};
     auto res = compiler_.compile(req);
     if (!res.ok) {

@@ -3,7 +3,11 @@
 
 #include <string>
 
+#include "importer/target.h"
+
 namespace tessera::cli {
+
+int cmd_import(const importer::ImportOptions& o, bool json);
 
 int cmd_targets(bool json);
 int cmd_leaderboard(const std::string& db, const std::string& op, const std::string& status, int limit, bool json);

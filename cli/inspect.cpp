@@ -66,7 +66,9 @@ int cmd_targets(bool as_json) {
                      {"templates", tpls},
                      {"validation_shapes", op.validation_shapes.size()},
                      {"benchmark_shapes", op.benchmark_shapes.size()},
-                     {"baseline", op.baseline.builtin.empty() ? op.baseline.source.filename().string() : op.baseline.builtin}});
+                     {"baseline", !op.baseline.builtin.empty() ? op.baseline.builtin
+                                  : !op.baseline.python.empty() ? op.baseline.python.filename().string()
+                                                                : op.baseline.source.filename().string()}});
       if (!as_json)
         std::cout << fmt::format("{:<18} {} template(s), {} configurations, {} validation / {} benchmark shapes — {}\n",
                                  op.name, op.templates.size(), variants, op.validation_shapes.size(),

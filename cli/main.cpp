@@ -97,6 +97,17 @@ int main(int argc, char** argv) {
   exc->add_option("--out", ex.out, "output folder")->required();
   exc->add_option("--db", ex.db, "database (default $TESSERA_DB or runs/tessera.db)");
 
+  importer::ImportOptions im;
+  std::string im_path, im_out, im_workloads;
+  auto* imc = app.add_subcommand("import", "make an operator of a FlashInfer Trace definition (docs/import.md)");
+  imc->add_option("path", im_path, "a definition .json, a folder with definition.json, or a dataset folder")->required();
+  imc->add_option("--name", im.name, "the definition's name in a dataset folder (or the operator's new name)");
+  imc->add_option("--out", im_out, "where the operator folder goes (default: the targets folder)");
+  imc->add_option("--workloads", im_workloads, "workloads.jsonl to use instead of the dataset's");
+  imc->add_option("--max-shapes", im.max_benchmark_shapes, "benchmark shapes at most (chosen from the workloads)")
+      ->check(CLI::PositiveNumber);
+  imc->add_flag("--json", as_json);
+
   auto* tg = app.add_subcommand("targets", "operators tessera knows");
   tg->add_flag("--json", as_json);
 
@@ -214,6 +225,10 @@ int main(int argc, char** argv) {
       return exporter::run_export(ex);
     }
     if (*tg) return cli::cmd_targets(as_json);
+    if (*imc) {
+      im.path = im_path, im.out = im_out, im.workloads = im_workloads;
+      return cli::cmd_import(im, as_json);
+    }
     if (*dr) return cli::cmd_doctor(doc_db, as_json, measure);
     if (*wk) return evaluator::worker_main(gpu);
     if (*ng) return cli::cmd_nightly(nf);

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -262,12 +263,13 @@ std::string binding(const ExportPackage& p, const PythonCall& c, const std::stri
   std::string symbols, checks, fields;
   for (auto& s : c.symbols)
     symbols += fmt::format("  const int64_t {} = {}.size({});\n", s.symbol, s.tensor->name, s.dim);
-  auto name = [&](const std::string& id) -> std::string {
+  std::function<std::string(const std::string&)> name = [&](const std::string& id) -> std::string {
     for (auto& s : op.symbols)
       if (s == id) return "static_cast<double>(" + id + ")";
-    throw std::runtime_error("a shape names '" + id + "', which is no symbol");
+    for (auto& sc : op.scalars)  // (an imported definition's const axes are scalars)
+      if (sc.name == id) return "(" + expr_to_c(sc.expr, name) + ")";
+    throw std::runtime_error("a shape names '" + id + "', which is no symbol or scalar");
   };
-  for (auto* t : c.outputs) (void)t;
   for (auto& [s, v] : c.fixed)
     checks += fmt::format(
         "  TORCH_CHECK({0} == {1}, \"tessera {2}: {0} = \", {0}, \", the kernels are built for {0} = {1}\");\n", s, v,
@@ -366,11 +368,64 @@ ojson solution(const ExportPackage& p, const PythonCall& c, const Layout& l, con
 
 }  // namespace
 
+// An operator made by `tessera import`: the Solution is for the definition it came from,
+// which goes into the folder unchanged with the workloads it came with (those whose
+// safetensors blobs are absent are left out: flashinfer-bench could not run them).
+void write_flashinfer_imported(const ExportPackage& p, const PythonCall& c, const fs::path& out) {
+  const spec::Operator& op = *p.op;
+  const auto& im = *op.imported;
+  ojson def = ojson::parse(read_file(im.definition));
+  const std::string name = def.at("name"), op_type = def.at("op_type");
+  for (auto& [in, v] : def.at("inputs").items())
+    if (v.at("shape").is_null())
+      throw std::runtime_error(fmt::format("format flashinfer: input {} of {} is a scalar, which tessera's exported "
+                                           "binding does not take yet",
+                                           in, name));
+  Layout l;
+  l.definition = name;
+  fs::path dir = out / "flashinfer";
+  write_text(dir / "definitions" / op_type / (name + ".json"), read_file(im.definition));
+  std::string lines, left_out;
+  int kept = 0, dropped = 0;
+  if (!im.workloads.empty()) {
+    std::istringstream in(read_file(im.workloads));
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"safetensors\"") != std::string::npos) {
+        ++dropped;
+        continue;
+      }
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      lines += line + "\n";
+      ++kept;
+    }
+  }
+  if (dropped) left_out = fmt::format(" ({} workloads whose index tensors live in absent safetensors blobs are left out)", dropped);
+  write_text(dir / "workloads" / op_type / (name + ".jsonl"), lines);
+  std::string sol_name;
+  ojson sol = solution(p, c, l, out, &sol_name);
+  write_text(dir / "solutions" / op_type / (sol_name + ".json"), sol.dump(2) + "\n");
+  std::vector<std::string> cands;
+  for (auto& cand : p.candidates) cands.push_back(cand.name);
+  write_text(dir / "README.md",
+             fill_template("flashinfer/README.md",
+                           {{"DEFINITION", name},
+                            {"OP", op_type},
+                            {"CANDIDATES", join(cands, ", ")},
+                            {"COMMIT", p.tessera_commit},
+                            {"CREATED", p.created},
+                            {"WORKLOADS", fmt::format("the definition's own workloads ({})", kept)},
+                            {"BLOBS", left_out},
+                            {"SOLUTION", sol_name},
+                            {"NOTES", fmt::format("\nThe operator was imported from this definition "
+                                                  "(`tessera import`); the definition is the original, unchanged.\n")}}));
+}
+
 void write_flashinfer(const ExportPackage& p, const fs::path& out) {
   if (!p.op || p.candidates.empty()) throw std::runtime_error("write_flashinfer: an empty package");
   const spec::Operator& op = *p.op;
   PythonCall c = python_call(op);
   for (auto& t : op.tensors) flashinfer_dtype(t.dtype);  // (throws for float64)
+  if (op.imported) return write_flashinfer_imported(p, c, out);
   Layout l = layout(op, c);
   fs::path dir = out / "flashinfer";
   std::vector<std::string> tags = {"source:tessera", "op:" + op.name};
@@ -404,6 +459,7 @@ void write_flashinfer(const ExportPackage& p, const fs::path& out) {
                                                                        {"COMMIT", p.tessera_commit},
                                                                        {"CREATED", p.created},
                                                                        {"BLOBS", blobs},
+                                                                       {"WORKLOADS", "one workload for each of tessera's benchmark shapes"},
                                                                        {"SOLUTION", sol_name},
                                                                        {"NOTES", notes}}));
 }

@@ -148,11 +148,24 @@ Init read_init(const Reader& r, bool allow_constant = false) {
     in.b = r.num("high");
     if (!(in.b > in.a)) r.fail("high", "a value above 'low' (never a constant input)");
   } else if (in.dist == "cu_seqlens") {
+  } else if (in.dist == "offsets") {
+    in.last = r.str("last");
+    in.not_below = r.str("not_below", std::string());
+  } else if (in.dist == "indices") {
+    in.below = r.str("below");
+  } else if (in.dist == "values" && allow_constant) {
+    size_t n = r.array_size("values");
+    for (size_t i = 0; i < n; ++i) {
+      const json& v = r.j().at("values")[i];
+      if (!v.is_number_integer()) r.fail(fmt::format("values[{}]", i), "an integer");
+      in.values.push_back(v.get<long long>());
+    }
   } else if (in.dist == "constant" && allow_constant) {
     in.a = r.num("value");
   } else {
-    r.fail("dist", allow_constant ? "one of normal, uniform, randint, cu_seqlens, constant"
-                                  : "one of normal, uniform, randint, cu_seqlens (constant only in a shape's init_overrides)");
+    r.fail("dist", allow_constant ? "one of normal, uniform, randint, cu_seqlens, offsets, indices, constant, values"
+                                  : "one of normal, uniform, randint, cu_seqlens, offsets, indices (constant and values "
+                                    "only in a shape's init_overrides)");
   }
   return in;
 }
@@ -173,6 +186,11 @@ Shape read_shape(const Reader& r, const std::vector<std::string>& symbols, bool 
     }
     if (k == "init_overrides") {
       for (auto& [tn, tv] : v.items()) s.init_overrides[tn] = read_init(Reader(tv, r.file(), r.at(k + "." + tn)), true);
+      continue;
+    }
+    if (k == "flops" || k == "bytes") {
+      if (!v.is_number() || v.get<double>() < 0) r.fail(k, "a non-negative number (this shape's " + k + ")");
+      (k == "flops" ? s.flops : s.bytes) = v.get<double>();
       continue;
     }
     if (std::find(symbols.begin(), symbols.end(), k) == symbols.end())
@@ -250,6 +268,16 @@ Program read_program(const Reader& r, const fs::path& dir, bool is_template, boo
     if (p.builtin != "cublas_gemm") r.fail("builtin", "one of: cublas_gemm");
     return p;
   }
+  if (r.has("python") && !is_template) {
+    std::string py = r.str("python");
+    if (py.find("..") != std::string::npos || py.empty() || py[0] == '/')
+      r.fail("python", "a file name inside the target folder");
+    p.python = dir / py;
+    if (!fs::exists(p.python)) r.fail("python", "an existing file (" + p.python.string() + " not found)");
+    if (p.python.extension() != ".json" && p.python.extension() != ".py")
+      r.fail("python", "a FlashInfer Trace definition (.json) or a baseline (.py) with a run function");
+    return p;
+  }
   std::string src = r.str("source", require_source ? std::nullopt : std::optional<std::string>(""));
   if (src.find("..") != std::string::npos || (!src.empty() && src[0] == '/'))
     r.fail("source", "a file name inside the target folder");
@@ -293,7 +321,7 @@ Program read_program(const Reader& r, const fs::path& dir, bool is_template, boo
 
 // Checks that a program's expressions and argument names resolve.
 void check_program(const Operator& op, const Program& p, const std::string& file, const std::string& where) {
-  if (!p.builtin.empty()) return;
+  if (!p.builtin.empty() || !p.python.empty()) return;
   Bindings b = op.bindings(op.benchmark_shapes.empty() ? op.validation_shapes.at(0) : op.benchmark_shapes.at(0));
   for (auto& [name, vals] : p.params) b[name] = static_cast<double>(vals.front());
   b[kSmCountSymbol] = 132;  // (a representative SM count, for the checks only: the judge binds the device's)
@@ -350,6 +378,31 @@ void check_program(const Operator& op, const Program& p, const std::string& file
   }
 }
 
+// The index distributions' expressions evaluate, and their partners exist, at shape `s`.
+void check_index_inits(const Operator& op, const Shape& s, const Bindings& b, const std::string& file) {
+  std::set<std::string> offsets_before;
+  for (auto& t : op.tensors) {
+    if (t.output) continue;
+    Init in = t.init;
+    if (auto it = s.init_overrides.find(t.name); it != s.init_overrides.end()) in = it->second;
+    bool index = in.dist == "offsets" || in.dist == "indices" || in.dist == "values" || in.dist == "cu_seqlens";
+    if (index && t.dtype != DType::i32 && t.dtype != DType::i64)
+      throw SpecError(fmt::format("{}: tensor '{}': {} entries need dtype i32 or i64", file, t.name, in.dist));
+    std::string err;
+    if (in.dist == "offsets" && !check(in.last, b, &err))
+      throw SpecError(fmt::format("{}: tensor '{}'.init.last at shape {}: {}", file, t.name, s.label(), err));
+    if (in.dist == "indices" && !check(in.below, b, &err))
+      throw SpecError(fmt::format("{}: tensor '{}'.init.below at shape {}: {}", file, t.name, s.label(), err));
+    if (in.dist == "offsets" && !in.not_below.empty() && !offsets_before.count(in.not_below))
+      throw SpecError(fmt::format("{}: tensor '{}'.init.not_below: expected an offsets input listed before it, got '{}'",
+                                  file, t.name, in.not_below));
+    if (in.dist == "values" && static_cast<long long>(in.values.size()) != op.elements(t, b))
+      throw SpecError(fmt::format("{}: shape {}: init_overrides.{}: {} values for a tensor of {} entries", file,
+                                  s.label(), t.name, in.values.size(), op.elements(t, b)));
+    if (in.dist == "offsets") offsets_before.insert(t.name);
+  }
+}
+
 }  // namespace
 
 Program program_from_json(const json& j, const fs::path& dir, bool require_source) {
@@ -364,6 +417,10 @@ json program_to_json(const Program& p, const fs::path& dir) {
   json j = {{"name", p.name}};
   if (!p.builtin.empty()) {
     j["builtin"] = p.builtin;
+    return j;
+  }
+  if (!p.python.empty()) {
+    j["python"] = p.python.filename().string();
     return j;
   }
   if (!p.source.empty() && !dir.empty() && p.source.parent_path() == dir) j["source"] = p.source.filename().string();
@@ -417,8 +474,14 @@ long long Operator::elements(const Tensor& t, const Bindings& b) const {
   return n;
 }
 
-double Operator::flops_at(const Shape& s) const { return flops.empty() ? 0 : eval(flops, bindings(s)); }
-double Operator::bytes_at(const Shape& s) const { return bytes.empty() ? 0 : eval(bytes, bindings(s)); }
+double Operator::flops_at(const Shape& s) const {
+  if (s.flops) return *s.flops;
+  return flops.empty() ? 0 : eval(flops, bindings(s));
+}
+double Operator::bytes_at(const Shape& s) const {
+  if (s.bytes) return *s.bytes;
+  return bytes.empty() ? 0 : eval(bytes, bindings(s));
+}
 
 Operator load_operator(const fs::path& dir_in) {
   fs::path dir = fs::absolute(dir_in);
@@ -521,13 +584,32 @@ Operator load_operator(const fs::path& dir_in) {
         std::string err;
         if (!check(*f, b, &err)) throw SpecError(fmt::format("{}: flops/bytes: {}", file.string(), err));
       }
+      check_index_inits(op, s, b, file.string());
     }
+  }
+  if (r.has("imported")) {
+    Reader im = r.child("imported");
+    Operator::Imported imp;
+    imp.op_type = im.str("op_type", std::string());
+    for (auto [field, path] : {std::pair{"definition", &imp.definition}, std::pair{"workloads", &imp.workloads}}) {
+      std::string f = im.str(field, std::string());
+      if (f.empty()) continue;
+      if (f.find("..") != std::string::npos || f[0] == '/') im.fail(field, "a file name inside the target folder");
+      *path = dir / f;
+      if (!fs::exists(*path)) im.fail(field, "an existing file (" + path->string() + " not found)");
+    }
+    if (imp.definition.empty()) im.fail("definition", "the FlashInfer Trace definition the operator came from");
+    op.imported = imp;
   }
   op.reference = read_program(r.child("reference"), dir, false);
   if (!op.reference.builtin.empty()) r.fail("reference", "a source reference (a built-in cannot be the judge)");
+  if (!op.reference.python.empty() && op.reference.python.extension() != ".json")
+    r.fail("reference.python", "a FlashInfer Trace definition (.json): its run is the reference");
   op.baseline = read_program(r.child("baseline"), dir, false);
-  size_t ntp = r.array_size("templates");
-  if (ntp == 0) r.fail("templates", "at least one template");
+  if (!op.baseline.python.empty() && op.reference.python.empty())
+    r.fail("baseline.python", "a Python reference too (the reference process times a Python baseline)");
+  size_t ntp = r.array_size("templates", !op.imported);
+  if (ntp == 0 && !op.imported) r.fail("templates", "at least one template");
   for (size_t i = 0; i < ntp; ++i) {
     Program p = read_program(r.item("templates", i), dir, true);
     if (op.find_template(p.name)) r.item("templates", i).fail("name", "a unique template name");

@@ -24,8 +24,15 @@ const char* dtype_name(DType t);
 DType parse_dtype(const std::string& s);  // throws
 
 struct Init {
-  std::string dist = "normal";  // normal, uniform, randint, cu_seqlens
+  std::string dist = "normal";  // normal, uniform, randint, cu_seqlens, offsets, indices, values
   double a = 0, b = 1;          // normal: mean, std; uniform/randint: low, high
+  // offsets (integer tensors of n entries: 0 = o[0] <= o[1] <= .. <= o[n-1] = last, the
+  // n-1 segment lengths drawn varied from the seed): `last` is an expression over the
+  // shape's symbols; with `not_below` (another offsets input, earlier in the spec, of the
+  // same length) every segment is at least as long as that tensor's (a key range that
+  // covers its query range). indices: values in [0, below), distinct while they fit.
+  std::string last, not_below, below;
+  std::vector<long long> values;  // values: these exact entries (a shape's fixed index data)
 };
 
 struct Tolerance {
@@ -54,6 +61,9 @@ struct Shape {
   std::map<std::string, long long> symbols;
   std::vector<long long> seqlens;
   std::map<std::string, Init> init_overrides;
+  // The shape's FLOPs and bytes when the operator's formulas cannot know them (they
+  // depend on an index tensor's contents, fixed for this shape by init_overrides).
+  std::optional<double> flops, bytes;
   std::string label() const;  // name, or "M=..,N=.."
 };
 
@@ -110,6 +120,11 @@ struct Program {
   std::vector<KernelLaunch> launch;
   std::vector<Scratch> scratch;
   std::string builtin;  // e.g. "cublas_gemm" for a library baseline; then no source
+  // A program in Python, run by the worker's reference process instead of a launch plan
+  // (evaluator/python_reference.h): a FlashInfer Trace definition's JSON, whose `run` is
+  // the reference (executed in float64) or, as a baseline, the same `run` at its native
+  // precision; or, as a baseline, a .py file with its own `run` of the same signature.
+  std::filesystem::path python;  // absolute; empty for a kernel program
 };
 
 struct Operator {
@@ -125,7 +140,14 @@ struct Operator {
   std::string figure_of_merit = "time";  // "bandwidth" for memory-bound operators
   Program reference;
   Program baseline;
-  std::vector<Program> templates;
+  std::vector<Program> templates;  // empty only for an imported operator (LLM proposals only)
+  // Set for an operator made by `tessera import` (docs/import.md): the FlashInfer Trace
+  // definition it came from (a copy in the target folder), its workloads, its op_type.
+  struct Imported {
+    std::filesystem::path definition, workloads;
+    std::string op_type;
+  };
+  std::optional<Imported> imported;
 
   const Tensor* tensor(const std::string& name) const;
   const Program* find_template(const std::string& name) const;
