@@ -1,7 +1,7 @@
 // gemm_mma.cu — tessera gemm template: tensor-core GEMM with mma.sync (sm_80+ path).
 //
-// C[M,N] (bf16, row-major) = A[M,K] (bf16, row-major) · B, with B column-major, i.e.
-// given as b[N,K] row-major; fp32 accumulation.
+// C[M,N] (row-major) = A[M,K] (row-major) · B, with B column-major, i.e. given as b[N,K]
+// row-major (C = A · bᵀ); fp32 accumulation. Elements are bf16, or fp16 with F16 1.
 //
 // Structure: one block computes a BM x BN tile of C with (BM/WM) x (BN/WN) warps, each
 // warp a WM x WN sub-tile made of m16n8k16 mma.sync instructions. A and B k-slices of
@@ -11,17 +11,27 @@
 // GROUP_M tile-rows for L2 reuse.
 //
 // Parameters (#defined by tessera): BM, BN, BK (32 or 64), WM, WN (warp tile), STAGES,
-// GROUP_M, and optionally SPLITK (default 1).
+// GROUP_M, and optionally SPLITK (default 1) and F16 (default 0).
 //   SPLITK == 1: kernel `gemm_mma(a, b, c, M, N, K)` writes bf16 C.
 //   SPLITK  > 1: kernel `gemm_mma_splitk(a, b, ws, M, N, K)` with grid.z = SPLITK writes
 //                fp32 partial sums ws[SPLITK][M][N]; then `gemm_splitk_reduce(ws, c, M, N)`
 //                sums them into bf16 C.
+//   F16 == 1:    the same kernels for fp16 a, b and c, named with `_f16`: `gemm_mma_f16`,
+//                `gemm_mma_splitk_f16`, `gemm_splitk_reduce_f16` (same arguments, launch
+//                plans and constraints; mma.sync .f16 inputs, fp32 accumulation, C rounded
+//                to nearest). A module holds one element type's kernels only, so that a
+//                candidate's compile time and ptxas report (a spill anywhere rejects it)
+//                are those of what it launches.
+// The element type is a template parameter of the loader and the main loop (Elem<T>:
+// its mma and its rounding); the entry points' bodies are written once, their names
+// and pointer types come from F16 (GEMM_ENTRY, elem).
 //
 // Tails: any M, N, K >= 1. Rows/columns past M/N are zero-filled (cp.async src-size 0),
 // K tails are zero-filled per 16-byte chunk. When K % 8 != 0 (rows not 16-byte aligned)
 // or a pointer is not 16-byte aligned, a slow path loads elements one by one with bounds
 // checks and stores them to shared memory synchronously (same pipeline, no cp.async).
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include "tile/base.cuh"
 #include "tile/cp_async.cuh"
 #include "tile/mma.cuh"
@@ -31,6 +41,14 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
+#endif
+#ifndef F16
+#define F16 0
+#endif
+#if F16
+#define GEMM_ENTRY(name) name##_f16
+#else
+#define GEMM_ENTRY(name) name
 #endif
 
 namespace gemm_mma_impl {
@@ -52,20 +70,53 @@ static_assert(BK == 32 || BK == 64, "BK must be 32 or 64");
 static_assert((BM * CPR) % NTHREADS == 0 && (BN * CPR) % NTHREADS == 0, "loader divisibility");
 static_assert(STAGES >= 2, "STAGES >= 2");
 
+// What the element type changes: the mma instruction (the fragment layouts of
+// m16n8k16 .row.col are the same for bf16 and fp16) and the rounding of C.
+template <typename T>
+struct Elem;
+template <>
+struct Elem<__nv_bfloat16> {
+  using T2 = __nv_bfloat162;
+  static __device__ __forceinline__ void mma(tile::rt_c& d, const tile::rt_a& a, const tile::rt_b& b, int h) {
+    tile::mma(d, a, b, h);
+  }
+  static __device__ __forceinline__ __nv_bfloat16 round(float v) { return __float2bfloat16_rn(v); }
+  static __device__ __forceinline__ T2 round2(float v0, float v1) { return __floats2bfloat162_rn(v0, v1); }
+};
+template <>
+struct Elem<__half> {
+  using T2 = __half2;
+  // d += a * b_half(h), fp16 inputs, fp32 accumulate (tile::mma's bf16 form with .f16)
+  static __device__ __forceinline__ void mma(tile::rt_c& d, const tile::rt_a& a, const tile::rt_b& b, int h) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d.x[0]), "+f"(d.x[1]), "+f"(d.x[2]), "+f"(d.x[3])
+        : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "r"(b.x[2 * h]), "r"(b.x[2 * h + 1]));
+  }
+  static __device__ __forceinline__ __half round(float v) { return __float2half_rn(v); }
+  static __device__ __forceinline__ T2 round2(float v0, float v1) { return __floats2half2_rn(v0, v1); }
+};
+template <bool HALF>
+struct ElemOf { using T = __nv_bfloat16; };
+template <>
+struct ElemOf<true> { using T = __half; };
+using elem = ElemOf<(F16 != 0)>::T;  // this module's element type
+
 
 // Per-thread loader for one operand: ITERS 16-byte chunks of a ROWS x BK k-slice of a
-// row-major [rows_total][K] bf16 matrix. Row pointers and shared offsets are computed once.
-template <int ROWS, bool VEC>
+// row-major [rows_total][K] matrix of 2-byte T. Row pointers and shared offsets are computed once.
+template <typename T, int ROWS, bool VEC>
 struct Loader {
   static constexpr int ITERS = ROWS * CPR / NTHREADS;
   static constexpr int RSTEP = NTHREADS / CPR;  // rows between a thread's chunks (multiple of 8)
-  const __nv_bfloat16* g;  // matrix base
+  const T* g;              // matrix base
   long long row;           // this thread's first row
   long long rows_total;
   u32 soff;                // swizzled shared offset of the first chunk
   int kcol;                // chunk column inside the k-slice
 
-  __device__ __forceinline__ Loader(const __nv_bfloat16* g_, long long row0, long long rows_total_)
+  __device__ __forceinline__ Loader(const T* g_, long long row0, long long rows_total_)
       : g(g_), rows_total(rows_total_) {
     const int tid = (int)threadIdx.x;
     row = row0 + tid / CPR;
@@ -74,7 +125,7 @@ struct Loader {
   }
   __device__ __forceinline__ void load(u32 sbase, long long k0, long long K) const {
     const long long gk = k0 + kcol;
-    const __nv_bfloat16* p = g + row * K + gk;
+    const T* p = g + row * K + gk;
     if (VEC) {
 #pragma unroll
       for (int it = 0; it < ITERS; ++it) {
@@ -107,17 +158,17 @@ struct Loader {
 // Software pipeline: STAGES shared buffers filled by cp.async (one commit group per
 // k-tile) and two register fragment sets: fragments for step ks+1 are loaded before the
 // mma of step ks; the barrier that hands a stage over is taken at the last step of a tile.
-template <bool VEC>
-__device__ __forceinline__ void mainloop(tile::rt_c (&acc)[MI][2 * NJ], const __nv_bfloat16* a,
-                                         const __nv_bfloat16* b, long long M, long long N, long long K,
-                                         long long m0, long long n0, int kt_begin, int kt_end) {
+template <typename T, bool VEC>
+__device__ __forceinline__ void mainloop(tile::rt_c (&acc)[MI][2 * NJ], const T* a, const T* b, long long M,
+                                         long long N, long long K, long long m0, long long n0, int kt_begin,
+                                         int kt_end) {
   extern __shared__ __align__(1024) unsigned char smem[];
   const u32 sbase = tile::smem_addr(smem);
   const int warp = threadIdx.x >> 5;
   const int wm = warp / WARPS_N;
   const int wn = warp % WARPS_N;
-  const Loader<BM, VEC> la(a, m0, M);
-  const Loader<BN, VEC> lb(b, n0, N);
+  const Loader<T, BM, VEC> la(a, m0, M);
+  const Loader<T, BN, VEC> lb(b, n0, N);
   static_assert((NTHREADS / CPR) % 8 == 0, "loader row step must keep the swizzle phase");
   const u32 offa = tile::lane_off_a<BK>(wm * WM);
   const u32 offb = tile::lane_off_b<BK>(wn * WN);
@@ -185,22 +236,23 @@ __device__ __forceinline__ void mainloop(tile::rt_c (&acc)[MI][2 * NJ], const __
 #pragma unroll
       for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int j = 0; j < 2 * NJ; ++j) tile::mma(acc[i][j], fa[cur][i], fb[cur][j >> 1], j & 1);
+        for (int j = 0; j < 2 * NJ; ++j) Elem<T>::mma(acc[i][j], fa[cur][i], fb[cur][j >> 1], j & 1);
     }
   }
   tile::cp_async_wait<0>();
 }
 
 // Dispatches to the cp.async path or the unaligned element-wise path.
-__device__ __forceinline__ void compute(tile::rt_c (&acc)[MI][2 * NJ], const __nv_bfloat16* a,
-                                        const __nv_bfloat16* b, long long M, long long N, long long K,
-                                        long long m0, long long n0, int kt_begin, int kt_end) {
+template <typename T>
+__device__ __forceinline__ void compute(tile::rt_c (&acc)[MI][2 * NJ], const T* a, const T* b, long long M,
+                                        long long N, long long K, long long m0, long long n0, int kt_begin,
+                                        int kt_end) {
   const bool vec = ((K & 7) == 0) && ((reinterpret_cast<unsigned long long>(a) & 15) == 0) &&
                    ((reinterpret_cast<unsigned long long>(b) & 15) == 0);
   if (vec)
-    mainloop<true>(acc, a, b, M, N, K, m0, n0, kt_begin, kt_end);
+    mainloop<T, true>(acc, a, b, M, N, K, m0, n0, kt_begin, kt_end);
   else
-    mainloop<false>(acc, a, b, M, N, K, m0, n0, kt_begin, kt_end);
+    mainloop<T, false>(acc, a, b, M, N, K, m0, n0, kt_begin, kt_end);
 }
 
 // Maps the linear block id to a (tile_m, tile_n) pair, GROUP_M tile-rows at a time.
@@ -220,9 +272,10 @@ __device__ __forceinline__ void raster(long long M, long long N, long long& m0, 
 }  // namespace gemm_mma_impl
 
 #if SPLITK == 1
+// gemm_mma / gemm_mma_f16
 extern "C" __global__ void __launch_bounds__(gemm_mma_impl::NTHREADS)
-    gemm_mma(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, long long M, long long N,
-             long long K) {
+    GEMM_ENTRY(gemm_mma)(const gemm_mma_impl::elem* a, const gemm_mma_impl::elem* b, gemm_mma_impl::elem* c,
+                         long long M, long long N, long long K) {
   using namespace gemm_mma_impl;
   long long m0, n0;
   raster(M, N, m0, n0);
@@ -245,19 +298,20 @@ extern "C" __global__ void __launch_bounds__(gemm_mma_impl::NTHREADS)
         const long long col = cbase + j * 8;
         if (r >= M) continue;
         const float v0 = acc[i][j].x[2 * h], v1 = acc[i][j].x[2 * h + 1];
-        __nv_bfloat16* p = c + r * N + col;
+        elem* p = c + r * N + col;
         if (pair && col + 1 < N) {
-          *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v0, v1);
+          *reinterpret_cast<Elem<elem>::T2*>(p) = Elem<elem>::round2(v0, v1);
         } else {
-          if (col < N) p[0] = __float2bfloat16_rn(v0);
-          if (col + 1 < N) p[1] = __float2bfloat16_rn(v1);
+          if (col < N) p[0] = Elem<elem>::round(v0);
+          if (col + 1 < N) p[1] = Elem<elem>::round(v1);
         }
       }
 }
 #else
+// gemm_mma_splitk / gemm_mma_splitk_f16
 extern "C" __global__ void __launch_bounds__(gemm_mma_impl::NTHREADS)
-    gemm_mma_splitk(const __nv_bfloat16* a, const __nv_bfloat16* b, float* ws, long long M, long long N,
-                    long long K) {
+    GEMM_ENTRY(gemm_mma_splitk)(const gemm_mma_impl::elem* a, const gemm_mma_impl::elem* b, float* ws,
+                                long long M, long long N, long long K) {
   using namespace gemm_mma_impl;
   long long m0, n0;
   raster(M, N, m0, n0);
@@ -296,9 +350,10 @@ extern "C" __global__ void __launch_bounds__(gemm_mma_impl::NTHREADS)
       }
 }
 
-// c[i] = sum_z ws[z][i], 4 consecutive elements per thread.
+// c[i] = sum_z ws[z][i], 4 consecutive elements per thread (gemm_splitk_reduce / _f16).
 extern "C" __global__ void __launch_bounds__(256)
-    gemm_splitk_reduce(float* ws, __nv_bfloat16* c, long long M, long long N) {
+    GEMM_ENTRY(gemm_splitk_reduce)(float* ws, gemm_mma_impl::elem* c, long long M, long long N) {
+  using E = gemm_mma_impl::Elem<gemm_mma_impl::elem>;
   const long long total = M * N;
   const long long i0 = ((long long)blockIdx.x * 256 + threadIdx.x) * 4;
   if (i0 >= total) return;
@@ -309,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(256)
       const float4 v = *reinterpret_cast<const float4*>(ws + (long long)z * total + i0);
       s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
     }
-    __nv_bfloat162 lo = __floats2bfloat162_rn(s.x, s.y), hi = __floats2bfloat162_rn(s.z, s.w);
+    E::T2 lo = E::round2(s.x, s.y), hi = E::round2(s.z, s.w);
     if ((reinterpret_cast<unsigned long long>(c) & 7) == 0) {
       uint2 w;
       w.x = *reinterpret_cast<unsigned*>(&lo);
@@ -322,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(256)
     for (long long i = i0; i < i0 + 4 && i < total; ++i) {
       float s = 0.f;
       for (int z = 0; z < SPLITK; ++z) s += ws[(long long)z * total + i];
-      c[i] = __float2bfloat16_rn(s);
+      c[i] = E::round(s);
     }
   }
 }
