@@ -24,7 +24,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path targets() { return fs::path(TESSERA_SOURCE_DIR) / "targets"; }
+fs::path targets() {
+  return fs::path(TESSERA_SOURCE_DIR) / "targets";
+}
 
 const char* const kArchs[] = {"sm_90a", "sm_100a", "sm_103a"};
 
@@ -135,14 +137,15 @@ TEST(ImportTemplates, Fp16GemmCompilesForEveryArch) {
 TEST(ImportTemplates, Fp16GemmIssuesTheFp16Mma) {
   auto op = spec::load_operator(targets() / "gemm");
   const std::string source = codegen::read_file((targets() / "gemm" / "gemm_mma.cu").string());
-  std::map<std::string, long long> params = {{"BM", 128}, {"BN", 128}, {"BK", 32}, {"WM", 64},
+  std::map<std::string, long long> params = {{"BM", 128}, {"BN", 128},   {"BK", 32},    {"WM", 64},
                                              {"WN", 64},  {"STAGES", 4}, {"GROUP_M", 8}};
   const std::string f16 = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
   const std::string bf16 = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
   for (int half : {1, 0}) {
     auto p = params;
     if (half) p["F16"] = 1;
-    auto r = codegen::compile_ptx({codegen::render(source, p), "t.cu", "compute_90", {op.dir, targets() / "common"}, {}});
+    auto r =
+        codegen::compile_ptx({codegen::render(source, p), "t.cu", "compute_90", {op.dir, targets() / "common"}, {}});
     ASSERT_TRUE(r.ok) << r.log;
     const std::string& ptx = r.cubin;
     SCOPED_TRACE(half ? "F16 1" : "default");

@@ -30,8 +30,11 @@ codegen::CompileResult compile_target(const std::string& op, const std::string& 
                                       const std::string& arch) {
   static codegen::Compiler compiler(fs::temp_directory_path() / "tessera-import-kernels");
   const fs::path dir = tessera::testing::source_dir() / "targets" / op;
-  return compiler.compile({codegen::render(codegen::read_file((dir / file).string()), params), file, arch,
-                           {dir, tessera::testing::source_dir() / "targets/common"}, {}});
+  return compiler.compile({codegen::render(codegen::read_file((dir / file).string()), params),
+                           file,
+                           arch,
+                           {dir, tessera::testing::source_dir() / "targets/common"},
+                           {}});
 }
 
 std::uint16_t to_bf16(float f) {  // round to nearest even (finite inputs)
@@ -87,12 +90,15 @@ bool open_gpu(Gpu& g, std::string* why) {
 
 void launch(Gpu& g, CUfunction f, long long gx, long long gy, long long gz, int block, long long smem, void** args) {
   if (smem > 48 * 1024)
-    TESSERA_CU(g.dev->drv(), cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
+    TESSERA_CU(g.dev->drv(),
+               cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
   const int grid[3] = {static_cast<int>(gx), static_cast<int>(gy), static_cast<int>(gz)}, blk[3] = {block, 1, 1};
   g.dev->launch(f, grid, blk, static_cast<unsigned>(smem), args);
 }
 
-long long cdiv(long long a, long long b) { return (a + b - 1) / b; }
+long long cdiv(long long a, long long b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace
 
