@@ -1,5 +1,6 @@
 // evaluator/judge.cpp — how a candidate is run, checked and timed.
 #include "evaluator/judge.h"
+#include "spec/index_init.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "codegen/compiler.h"
 #include "evaluator/batch_filter.h"
 #include "evaluator/builtin_kernels.h"
+#include "evaluator/judge_python.h"
 #include "evaluator/npy.h"
 #include "evaluator/tensor_map.h"
 
@@ -114,7 +116,8 @@ constexpr double kBatchTolerance = 0.15;
 
 class Judge::PlanRunner {
  public:
-  PlanRunner(Device& dev, const spec::Operator& op, Cublas* cublas) : dev_(dev), op_(op), cublas_(cublas) {}
+  PlanRunner(Device& dev, const spec::Operator& op, Cublas* cublas, PythonSide* python)
+      : dev_(dev), op_(op), cublas_(cublas), python_(python) {}
 
   OutputSet make_outputs(const LoadedProgram& p, const Judge::Workspace& ws, bool f64) {
     OutputSet o;
@@ -146,6 +149,14 @@ class Judge::PlanRunner {
   }
 
   void run(const LoadedProgram& p, const Judge::Workspace& ws, OutputSet& outs) {
+    if (!p.program.python.empty()) {
+      // (only the reference runs here; a Python baseline is timed by the reference process)
+      if (!python_ || outs.dtype.empty() || outs.dtype.begin()->second != DType::f64)
+        throw std::logic_error("a Python program runs here only as the float64 reference");
+      dev_.sync();
+      python_->reference(ws.shape, ws.b, ws.inputs, outs.bufs);
+      return;
+    }
     if (p.program.builtin == "cublas_gemm") {
       if (!cublas_) throw std::runtime_error("the cublas_gemm baseline needs cuBLAS, which could not be loaded");
       auto sym = [&](const char* n) { return static_cast<long long>(ws.b.at(n)); };
@@ -270,6 +281,7 @@ class Judge::PlanRunner {
   Device& dev_;
   const spec::Operator& op_;
   Cublas* cublas_;
+  PythonSide* python_;
   CUevent fork_ = nullptr, join_ = nullptr;  // (side launches: see run)
 };
 
@@ -285,6 +297,7 @@ Judge::Judge(Device& dev, const spec::Operator& op, LoadedProgram reference, Loa
   auto res = compiler.compile(req);
   if (!res.ok) throw std::runtime_error("the evaluator's own generator kernels failed to compile:\n" + res.log);
   builtins_ = std::make_unique<Module>(dev_.driver(), res.cubin);
+  if (!reference_.program.python.empty()) python_ = std::make_unique<PythonSide>(op_, dev_.info());
   if (baseline_.program.builtin == "cublas_gemm") {
     std::string why;
     cublas_ = Cublas::load(dev_.stream(), &why);
@@ -301,6 +314,7 @@ std::unique_ptr<Judge::Workspace> make_workspace(Device& dev, Module& builtins, 
   auto ws = std::make_unique<Judge::Workspace>();
   ws->shape = s;
   ws->b = op.bindings(s);
+  std::map<std::string, std::vector<long long>> host;  // index inputs made so far (not_below reads them)
   int idx = 0;
   for (auto& t : op.tensors) {
     long long n = op.elements(t, ws->b);
@@ -310,17 +324,16 @@ std::unique_ptr<Judge::Workspace> make_workspace(Device& dev, Module& builtins, 
     Buffer buf(&dev, static_cast<size_t>(n) * spec::dtype_size(t.dtype));
     spec::Init init = t.init;
     if (auto it = s.init_overrides.find(t.name); it != s.init_overrides.end()) init = it->second;
-    if (init.dist == "cu_seqlens") {
-      std::vector<long long> cu(1, 0);
-      for (auto l : s.seqlens) cu.push_back(cu.back() + l);
-      if (static_cast<long long>(cu.size()) != n)
-        throw std::runtime_error(fmt::format("tensor '{}': cu_seqlens needs {} elements at shape {}, the spec gives {}",
-                                             t.name, cu.size(), s.label(), n));
-      if (t.dtype == DType::i64) buf.upload(cu.data(), cu.size() * 8);
-      else {
-        std::vector<int32_t> c32(cu.begin(), cu.end());
-        buf.upload(c32.data(), c32.size() * 4);
+    if (spec::host_generated(init)) {
+      std::vector<long long> v = spec::generate_index(t, init, s, ws->b, n, mix(seed, static_cast<unsigned long long>(idx)), host);
+      if (t.dtype == DType::i64) buf.upload(v.data(), v.size() * 8);
+      else if (t.dtype == DType::i32) {
+        std::vector<int32_t> v32(v.begin(), v.end());
+        buf.upload(v32.data(), v32.size() * 4);
+      } else {
+        throw std::runtime_error(fmt::format("tensor '{}': {} entries must be i32 or i64", t.name, init.dist));
       }
+      host[t.name] = std::move(v);
     } else if (n > 0) {
       CUfunction f = builtins.function(std::string("tessera_fill_") + spec::dtype_name(t.dtype));
       int dist = init.dist == "normal" ? 0 : init.dist == "uniform" ? 1 : init.dist == "randint" ? 2 : 3;
@@ -361,7 +374,7 @@ nlohmann::json Judge::run_inputs(const LoadedProgram& p, const spec::Shape& s,
     buf.upload(it->second.data(), want);
     ws->inputs.emplace(t.name, std::move(buf));
   }
-  PlanRunner runner(dev_, op_, cublas_.get());
+  PlanRunner runner(dev_, op_, cublas_.get(), python_.get());
   OutputSet outs = runner.make_outputs(p, *ws, is_reference);
   runner.poison(outs);
   runner.run(p, *ws, outs);
@@ -430,7 +443,7 @@ double Judge::reference_seconds(const spec::Shape& s, const JudgeSettings& st) {
   announce(fmt::format("the float64 reference on {} (the yardstick of the candidate's time limit)", s.label()),
            st.trusted_step_s);
   auto ws = make_workspace(dev_, *builtins_, op_, s, st.seed_base);
-  PlanRunner runner(dev_, op_, cublas_.get());
+  PlanRunner runner(dev_, op_, cublas_.get(), python_.get());
   OutputSet ref = runner.make_outputs(reference_, *ws, true);
   runner.poison(ref);
   dev_.sync();
@@ -451,7 +464,7 @@ ShapeCheck Judge::validate_one(const LoadedProgram& cand, const spec::Shape& s, 
   announce(fmt::format("validation of the candidate on {} (seed {})", s.label(), seed),
            st.step_floor_s + (1 + 2 * st.step_factor) * reference_seconds(s, st));
   auto ws = make_workspace(dev_, *builtins_, op_, s, seed);
-  PlanRunner runner(dev_, op_, cublas_.get());
+  PlanRunner runner(dev_, op_, cublas_.get(), python_.get());
   // Pristine copies of the inputs, compared byte for byte on the device at the end.
   std::map<std::string, Buffer> pristine;
   for (auto& [name, buf] : ws->inputs) {
@@ -551,7 +564,7 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
   ShapeTiming tm;
   tm.shape = s.label();
   auto ws = make_workspace(dev_, *builtins_, op_, s, st.bench_seed);
-  PlanRunner runner(dev_, op_, cublas_.get());
+  PlanRunner runner(dev_, op_, cublas_.get(), python_.get());
   std::string key = fmt::format("{}#{}", s.label(), st.bench_seed);
   announce(fmt::format("the float64 reference and the baseline on {}", s.label()), st.trusted_step_s);
   if (!bench_ref_.count(key)) {
@@ -575,20 +588,30 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     dev_.release(b);
     return ms;
   };
+  // A Python baseline (judge_python.h) is timed once per shape in the reference process;
+  // then only the candidate is timed here, and the batches have no baseline to filter by.
+  const bool py_base = python_ && python_->has_baseline();
+  const Timing* py_timing = nullptr;
+  if (py_base) {
+    announce(fmt::format("the baseline on {}, timed in the reference process", s.label()), st.trusted_step_s);
+    py_timing = &python_->baseline(key, ws->b, ws->inputs, st.min_samples, st.max_samples, st.target_rse,
+                                   st.max_seconds_per_shape);
+  }
+  const LoadedProgram* base = py_base ? nullptr : &baseline_;
   dev_.reset_persisting_l2();
   try {
     // Warm-ups (module load, first touch), the baseline's first: its time is the
     // yardstick of the timing step's limit. The step may take two timing attempts
     // (graph, then events) of up to the time cap plus one batch each, and the
     // candidate may be step_factor times as slow as the baseline.
-    double base_s = std::max(timed(baseline_, bo), 1e-3) * 1e-3;
+    double base_s = std::max(py_base ? py_timing->median_ms : timed(baseline_, bo), 1e-3) * 1e-3;
     announce(fmt::format("timing of the candidate on {}", s.label()),
              st.step_floor_s + 2 * st.max_seconds_per_shape +
                  2.0 * (std::max(1, st.graph_rounds) + 3) * (1 + st.step_factor) * base_s);
     timed(cand, co);
     // The method is chosen once per shape, from the baseline (the same program for
     // every candidate), so that all candidates of a shape are timed alike.
-    double warm_b = timed(baseline_, bo);
+    double warm_b = py_base ? py_timing->median_ms : timed(baseline_, bo);
     std::string method_key = fmt::format("{}#{}", key, st.graph_below_ms);
     if (!graph_shape_.count(method_key)) graph_shape_[method_key] = st.graph_below_ms > 0 && warm_b < st.graph_below_ms;
     bool graph = graph_shape_.at(method_key);
@@ -600,23 +623,24 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     // for the default method (events, write flush), which nearly all of them are.
     std::string best_key = fmt::format("{}#{}", method_key, st.l2_flush);
     double prior = base_best_.count(best_key) ? base_best_.at(best_key) : 0;
-    if (!prior && !graph && st.l2_flush == "write" && st.baseline_prior_ms.count(tm.shape))
+    if (!prior && !graph && !py_base && st.l2_flush == "write" && st.baseline_prior_ms.count(tm.shape))
       prior = st.baseline_prior_ms.at(tm.shape);
     BatchSelection sel;
-    if (graph && time_batched(runner, cand, baseline_, *ws, co, bo, st, true, prior, cs, bs, &sel, &why)) {
+    if (graph && time_batched(runner, cand, base, *ws, co, bo, st, true, prior, cs, bs, &sel, &why)) {
       tm.method = "graph";
     } else {
-      time_batched(runner, cand, baseline_, *ws, co, bo, st, false, prior, cs, bs, &sel, &why);
+      time_batched(runner, cand, base, *ws, co, bo, st, false, prior, cs, bs, &sel, &why);
       tm.method = graph ? "events (graph capture failed: " + why + ")" : "events";
     }
     if (st.l2_flush == "read") tm.method += ", read flush";  // not compared with write-flush figures
+    if (py_base) tm.method += "; baseline: " + python_->baseline_what() + ", timed in the reference process";
     dev_.sync();
     tm.batches = sel.total;
     tm.batches_set_aside = sel.total - sel.kept;
     tm.disturbed = prior > 0 && summarize(bs).median_ms > (1 + kBatchTolerance) * prior;
     dump_samples(tm.shape, tm.method, sel);
     tm.candidate = summarize(cs);
-    tm.baseline = summarize(bs);
+    tm.baseline = py_base ? *py_timing : summarize(bs);
     if (tm.baseline.median_ms > 0 && (!base_best_.count(best_key) || tm.baseline.median_ms < base_best_.at(best_key)))
       base_best_[best_key] = tm.baseline.median_ms;
   } catch (DriverError& e) {
@@ -658,7 +682,7 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
 // graph nodes) and replayed, so no launch of a short program waits for the CPU.
 // Batches repeat until the stopping rule holds. Returns false (with why) when
 // capture or instantiation fails; the stream is left usable and nothing is kept.
-bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram& base, const Workspace& ws,
+bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram* base, const Workspace& ws,
                          OutputSet& co, OutputSet& bo, const JudgeSettings& st, bool graph, double prior_ms,
                          std::vector<double>& cs, std::vector<double>& bs, BatchSelection* sel, std::string* why) {
   Driver& d = dev_.drv();
@@ -694,10 +718,11 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
       record(ev[4 * r]);
       runner.run(cand, ws, co);
       record(ev[4 * r + 1]);
+      if (!base) continue;  // (a baseline timed elsewhere)
       runner.poison(bo);
       flush(st);
       record(ev[4 * r + 2]);
-      runner.run(base, ws, bo);
+      runner.run(*base, ws, bo);
       record(ev[4 * r + 3]);
     }
     if (!graph) release_gate(want);
@@ -733,7 +758,7 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
       for (int r = 1; r < rounds; ++r, ++taken) {
         float a = 0, b = 0;
         TESSERA_CU(d, cuEventElapsedTime(&a, ev[4 * r], ev[4 * r + 1]));
-        TESSERA_CU(d, cuEventElapsedTime(&b, ev[4 * r + 2], ev[4 * r + 3]));
+        if (base) TESSERA_CU(d, cuEventElapsedTime(&b, ev[4 * r + 2], ev[4 * r + 3]));
         cb.back().push_back(a);
         bb.back().push_back(b);
       }
@@ -745,7 +770,7 @@ bool Judge::time_batched(PlanRunner& runner, const LoadedProgram& cand, const Lo
       if (settling && !sel->prior_met) continue;  // wait for the machine to come back
       if (kept >= st.max_samples || taken >= 4 * st.max_samples) break;
       if (kept >= st.min_samples && summarize(sel->candidate_ms).rse < st.target_rse &&
-          summarize(sel->baseline_ms).rse < st.target_rse)
+          (!base || summarize(sel->baseline_ms).rse < st.target_rse))
         break;
     }
     if (dumping) raw_batches_ = {cb, bb};

@@ -23,6 +23,8 @@
 
 namespace tessera::evaluator {
 
+class PythonSide;  // evaluator/judge_python.h
+
 // A compiled program ready to run: its launch plan plus the cubin (or a builtin).
 struct LoadedProgram {
   spec::Program program;
@@ -100,7 +102,8 @@ class Judge {
   std::vector<std::pair<double, unsigned long long>> batch_clocks_;
   std::pair<std::vector<std::vector<double>>, std::vector<std::vector<double>>> raw_batches_;
   void dump_samples(const std::string& shape, const std::string& method, const BatchSelection& sel);
-  bool time_batched(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram& base, const Workspace& ws,
+  // (base null: a baseline timed elsewhere, the candidate alone is timed)
+  bool time_batched(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram* base, const Workspace& ws,
                     OutputSet& co, OutputSet& bo, const JudgeSettings& st, bool graph, double prior_ms,
                     std::vector<double>& cs, std::vector<double>& bs, BatchSelection* sel, std::string* why);
   std::map<std::string, double> base_best_;  // lowest baseline median per (shape, seed, method, flush)
@@ -110,6 +113,7 @@ class Judge {
   LoadedProgram reference_, baseline_;
   std::unique_ptr<Module> builtins_;
   std::unique_ptr<Cublas> cublas_;
+  std::unique_ptr<PythonSide> python_;  // an operator whose reference is Python (judge_python.h)
   // Error of a device output against a device float64 reference, reduced on the GPU.
   // ref_dt is float64 (a reference) or the output's own dtype (two runs of one candidate).
   OutputError device_compare(const std::string& name, const Buffer& got, spec::DType dt, const Buffer& ref,

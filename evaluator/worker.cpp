@@ -79,7 +79,7 @@ struct Session {
 LoadedProgram load_program(Device& dev, const spec::Program& p, const std::string& cubin_path) {
   LoadedProgram lp;
   lp.program = p;
-  if (p.builtin.empty()) lp.module = std::make_shared<Module>(dev.driver(), codegen::read_file(cubin_path));
+  if (p.builtin.empty() && p.python.empty()) lp.module = std::make_shared<Module>(dev.driver(), codegen::read_file(cubin_path));
   return lp;
 }
 

@@ -108,6 +108,7 @@ void rmsnorm(const Definition& d, OpTraits& tr) {
     // (the residual kernel keeps the float sum of a row in shared memory: 4 bytes an element)
     k["smem"] = fmt::format("SMEM_ROW * ROWS * {} * 4", H);
     t["name"] = "rows_residual";
+    t["params"]["RESIDUAL"] = {1};  // (rmsnorm_rows.cu builds the residual kernel)
   }
   t["source"] = "rmsnorm_rows.cu";
   tr.templates.push_back(t);
@@ -136,6 +137,7 @@ void gemm(const Definition& d, OpTraits& tr) {
   for (const char* name : {"mma", "mma_splitk"}) {
     ojson t = project_template("gemm", name, names, kernel);
     t["source"] = "gemm_mma.cu";
+    if (f16) t["params"]["F16"] = {1};  // (gemm_mma.cu builds the float16 kernels)
     tr.templates.push_back(t);
   }
   tr.notes.push_back(fmt::format("gemm: tuned with tessera's mma and mma_splitk templates ({} kernels)",

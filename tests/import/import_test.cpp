@@ -143,6 +143,7 @@ TEST(Import, ShapesFollowTheWorkloads) {
   auto tpl = op.find_template("mma");
   ASSERT_NE(tpl, nullptr);
   EXPECT_EQ(tpl->launch[0].kernel, "gemm_mma_f16");
+  EXPECT_EQ(tpl->params.at("F16"), std::vector<long long>{1});
   EXPECT_EQ(tpl->launch[0].args, (std::vector<std::string>{"A", "B", "C", "M", "N", "K"}));
   EXPECT_EQ(op.tensor("C")->tol.rel_l2, 5e-3);  // float16 output
   // fused_add_rmsnorm: the residual kernel, eps read from the reference
@@ -150,6 +151,8 @@ TEST(Import, ShapesFollowTheWorkloads) {
   spec::Operator fo = spec::load_operator(f.dir);
   ASSERT_EQ(fo.templates.size(), 1u);
   EXPECT_EQ(fo.templates[0].launch[0].kernel, "rmsnorm_rows_residual");
+  EXPECT_EQ(fo.templates[0].params.at("RESIDUAL"), std::vector<long long>{1});
+  EXPECT_EQ(fo.templates[0].launch[0].smem, "SMEM_ROW * ROWS * hidden_size * 4");
   EXPECT_EQ(fo.templates[0].launch[0].args,
             (std::vector<std::string>{"hidden_states", "residual", "weight", "output", "batch_size", "hidden_size", "eps"}));
   spec::Bindings b = fo.bindings(fo.benchmark_shapes[0]);
