@@ -76,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(256)
     kend = last + shift + 1 < Lk ? last + shift + 1 : Lk;
     if (kend < 0) kend = 0;
   }
-  double m = -INFINITY, l = 0.0, acc[16];
+  double m = -__builtin_huge_val(), l = 0.0, acc[16];
 #pragma unroll
   for (int j = 0; j < 16; ++j) acc[j] = 0.0;
 
@@ -91,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(256)
       Vs[rr * (int)D + d] = ok ? bf(v[at]) : 0.0;
     }
     __syncthreads();
-    double x[4], tmax = -INFINITY;
+    double x[4], tmax = -__builtin_huge_val();
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int c = cl + 8 * j;
@@ -99,17 +99,17 @@ extern "C" __global__ void __launch_bounds__(256)
       double s = 0.0;
       for (int d = 0; d < D; ++d) s = fma(Qs[r * DP + d], Ks[c * DP + d], s);
       const bool keep = gj < Lk && (!CAUSAL || gj <= i + shift);
-      x[j] = keep ? s * (double)scale : -INFINITY;
+      x[j] = keep ? s * (double)scale : -__builtin_huge_val();
       tmax = fmax(tmax, x[j]);
     }
 #pragma unroll
     for (int w = 1; w < 8; w <<= 1) tmax = fmax(tmax, __shfl_xor_sync(0xffffffffu, tmax, w));
     const double mnew = fmax(m, tmax);
-    const double alpha = mnew == -INFINITY ? 1.0 : exp(m - mnew);
+    const double alpha = mnew == -__builtin_huge_val() ? 1.0 : exp(m - mnew);
     double psum = 0.0;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const double p = x[j] == -INFINITY ? 0.0 : exp(x[j] - mnew);
+      const double p = x[j] == -__builtin_huge_val() ? 0.0 : exp(x[j] - mnew);
       Ps[r * (BK + 1) + cl + 8 * j] = p;
       psum += p;
     }
@@ -134,5 +134,5 @@ extern "C" __global__ void __launch_bounds__(256)
     const int d = cl + 8 * j;
     if (d < D) o[row * D + d] = l > 0.0 ? acc[j] / l : 0.0;
   }
-  if (cl == 0) lse[row] = l > 0.0 ? (m + log(l)) * 1.4426950408889634 : -INFINITY;
+  if (cl == 0) lse[row] = l > 0.0 ? (m + log(l)) * 1.4426950408889634 : -__builtin_huge_val();
 }
