@@ -15,6 +15,7 @@
 #include "agent/template_space.h"
 #include "codegen/render.h"
 #include "evaluator/driver.h"
+#include "evaluator/python_reference.h"
 #include "evaluator/report.h"
 #include "evaluator/worker.h"
 #include "search/neighbourhood.h"
@@ -112,6 +113,17 @@ bool Session::start(std::string* err) {
     no_gpu_reason_ = fmt::format("--arch {} is not the GPU's architecture ({})", arch_,
                                  workers_[0]->device.value("arch", "?"));
     workers_.clear();
+  }
+  // A Python reference (an imported operator): say now, not once per candidate, when the
+  // workers' reference process cannot start (no Python, no torch, no CUDA in torch).
+  if (!op_.reference.python.empty() && !workers_.empty() && !fake_worker) {
+    std::string why;
+    int ordinal = workers_[0]->device.value("ordinal", 0);
+    if (!evaluator::PythonReference::start(fmt::format("cuda:{}", ordinal), &why)) {
+      *err = fmt::format("{} is judged by its definition's Python run ({}), and the reference process cannot start: {}",
+                         op_.name, op_.reference.python.string(), why);
+      return false;
+    }
   }
   // Reference and baseline for this architecture.
   for (auto* p : {&op_.reference, &op_.baseline}) {

@@ -30,16 +30,22 @@ PythonSide::PythonSide(const spec::Operator& op, const DeviceInfo& dev) : op_(op
   for (auto& [name, _] : def.at("inputs").items()) inputs_.push_back(name);
   for (auto& t : op.tensors)
     if (t.output) outputs_.push_back({t.name, t.shape});
+  device_ = fmt::format("cuda:{}", dev.ordinal);
+  has_baseline_ = !op.baseline.python.empty();
+  ensure();
+}
+
+void PythonSide::ensure() {
+  if (ref_ && ref_->alive()) return;
   std::string why;
-  ref_ = PythonReference::start(fmt::format("cuda:{}", dev.ordinal), &why);
+  ref_ = PythonReference::start(device_, &why);
   if (!ref_)
     throw std::runtime_error(fmt::format("the reference of {} is Python ({}'s run), and the reference process cannot "
                                          "start: {}",
-                                         op.name, def_path.string(), why));
+                                         op_.name, op_.reference.python.string(), why));
   std::filesystem::path base_py;
-  if (!op.baseline.python.empty() && op.baseline.python.extension() == ".py") base_py = op.baseline.python;
-  ref_->load(def_path, base_py);
-  has_baseline_ = !op.baseline.python.empty();
+  if (!op_.baseline.python.empty() && op_.baseline.python.extension() == ".py") base_py = op_.baseline.python;
+  ref_->load(op_.reference.python, base_py);
 }
 
 std::vector<PythonTensor> PythonSide::tensors(const spec::Bindings& b, const std::map<std::string, Buffer>& inputs,
@@ -79,6 +85,7 @@ void PythonSide::reference(const spec::Shape& s, const spec::Bindings& b, const 
   }
   std::string key = s.label();
   bool compare = !compared_.count(key);
+  ensure();  // (a process that died or timed out is started again for the next request)
   ReferenceRun r = ref_->run(in, want, compare);
   if (compare && !r.cached) {
     compared_.insert(key);
@@ -104,6 +111,7 @@ const Timing& PythonSide::baseline(const std::string& key, const spec::Bindings&
   if (it != baseline_ms_.end()) return it->second;
   std::vector<std::vector<unsigned char>> storage;
   auto in = tensors(b, inputs, storage);
+  ensure();
   auto samples = ref_->time_baseline(in, l2_bytes_, min_samples, max_samples, target_rse, max_seconds, &baseline_what_);
   return baseline_ms_[key] = summarize(samples);
 }

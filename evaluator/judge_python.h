@@ -42,10 +42,12 @@ class PythonSide {
   bool has_baseline() const { return has_baseline_; }
 
  private:
+  void ensure();  // the process started and the definition loaded
   std::vector<PythonTensor> tensors(const spec::Bindings& b, const std::map<std::string, Buffer>& inputs,
                                     std::vector<std::vector<unsigned char>>& storage) const;
   const spec::Operator& op_;
   std::unique_ptr<PythonReference> ref_;
+  std::string device_;
   std::vector<std::string> inputs_;                                // the definition's input order
   std::vector<std::pair<std::string, std::vector<std::string>>> outputs_;  // name, shape expressions
   long long l2_bytes_ = 0;

@@ -269,3 +269,43 @@ TEST(ExportCpp, TheGemmChampionExportsForHopperAndBlackwellAndItsLibraryCompiles
   EXPECT_EQ(cc.code, 0) << cc.out;
   fs::remove_all(dir);
 }
+
+// An operator made by `tessera import` exports a Solution for the definition it came from
+// (unchanged, with its own workloads), and its C++ package builds: the champion of the
+// recorded H200 run of fused_add_rmsnorm_h4096 (docs/import.md).
+TEST(ExportImported, TheSolutionIsForTheOriginalDefinitionAndTheConsumerBuilds) {
+  fs::path dir = temp_dir("imported");
+  fs::path db = recorded("h200-import-2026-12-02.db.gz", dir);
+  const fs::path src = TESSERA_SOURCE_DIR;
+  fs::create_directories(dir / "targets");
+  fs::create_directory_symlink(src / "targets/common", dir / "targets/common");
+  const fs::path def = src / "tests/data/flashinfer-trace/definitions/rmsnorm/fused_add_rmsnorm_h4096.json";
+  auto im = shell("TESSERA_TARGETS='" + (src / "targets").string() + "' " + TESSERA_BINARY + " import '" + def.string() +
+                  "' --out '" + (dir / "targets").string() + "'");
+  ASSERT_EQ(im.code, 0) << im.out;
+  const std::string env = "TESSERA_TARGETS='" + (dir / "targets").string() + "' ";
+  auto ex = shell(env + TESSERA_BINARY + " export fused_add_rmsnorm_h4096 --best --arch sm_90a --format cpp,flashinfer --out '" +
+                  (dir / "pkg").string() + "' --db '" + db.string() + "'");
+  ASSERT_EQ(ex.code, 0) << ex.out;
+  const fs::path fi = dir / "pkg/flashinfer";
+  EXPECT_EQ(read(fi / "definitions/rmsnorm/fused_add_rmsnorm_h4096.json"), read(def)) << "the definition, unchanged";
+  EXPECT_EQ(read(fi / "workloads/rmsnorm/fused_add_rmsnorm_h4096.jsonl"),
+            read(src / "tests/data/flashinfer-trace/workloads/rmsnorm/fused_add_rmsnorm_h4096.jsonl"));
+  std::vector<fs::path> sols;
+  for (auto& e : fs::directory_iterator(fi / "solutions/rmsnorm")) sols.push_back(e.path());
+  ASSERT_EQ(sols.size(), 1u);
+  auto sol = json::parse(read(sols[0]));
+  EXPECT_EQ(sol["definition"], "fused_add_rmsnorm_h4096");
+  EXPECT_EQ(sol["spec"]["binding"], "torch");
+  EXPECT_EQ(sol["spec"]["destination_passing_style"], true);
+  std::string binding = sol["sources"][0]["content"];
+  size_t a = binding.find("torch::Tensor hidden_states"), b = binding.find("torch::Tensor residual"),
+         c = binding.find("torch::Tensor weight"), d = binding.find("torch::Tensor output");
+  ASSERT_NE(a, std::string::npos) << binding;
+  EXPECT_TRUE(a < b && b < c && c < d) << "run's positional order, then the output: " << binding;
+  EXPECT_NE(binding.find("4096"), std::string::npos) << "the const axis checked in the binding";
+  std::string cmake = "cmake -G Ninja -DCMAKE_BUILD_TYPE=Release -S '" + (dir / "pkg/cpp/example").string() + "' -B '";
+  auto b1 = shell(cmake + (dir / "b1").string() + "' && cmake --build '" + (dir / "b1").string() + "'");
+  ASSERT_EQ(b1.code, 0) << b1.out;
+  fs::remove_all(dir);
+}
