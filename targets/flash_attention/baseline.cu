@@ -8,7 +8,7 @@
 // Launch: grid (HQ, cdiv(TQ, 64) + B), block 128, dynamic shared memory (64 + 2*64)*D*2.
 #include "fa_mma.cuh"
 
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(128, 1)
     flash_attention_baseline(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                              const int* cu_q, const int* cu_k, __nv_bfloat16* o, float* lse, long long B,
                              long long TQ, long long TK, long long HQ, long long HKV, long long D, long long CAUSAL,

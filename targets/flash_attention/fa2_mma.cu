@@ -17,7 +17,7 @@
 
 #define TESSERA_SMEM_fa2_mma ((BLOCK_M + 2 * STAGES * BLOCK_N) * 128 * 2)
 
-extern "C" __global__ void __launch_bounds__(WARPS * 32)
+extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
     fa2_mma(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const int* cu_q,
             const int* cu_k, __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ,
             long long HKV, long long D, long long CAUSAL, float scale) {

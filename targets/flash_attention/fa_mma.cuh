@@ -26,6 +26,9 @@ namespace fa {
 
 using tile::u32;
 
+// -inf (NVRTC has no INFINITY)
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
+
 // ldmatrix .trans: four 8x8 b16 matrices, each lane receiving column-major pieces.
 __device__ __forceinline__ void ldmatrix_x4_trans(u32 (&d)[4], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -96,7 +99,7 @@ __device__ __forceinline__ void attend_tile(WarpRows<D>& w, const st_rows<BN, D>
       tile::mma(s[2 * j], w.qa[kd], kb, 0);
       tile::mma(s[2 * j + 1], w.qa[kd], kb, 1);
     }
-  float mx[2] = {-__builtin_huge_valf(), -__builtin_huge_valf()};
+  float mx[2] = {neg_inf(), neg_inf()};
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -104,7 +107,7 @@ __device__ __forceinline__ void attend_tile(WarpRows<D>& w, const st_rows<BN, D>
       float x = s[j].x[e] * scale_log2;
       if constexpr (MASKED) {
         const int key = mk.key0 + j * 8 + 2 * (lane & 3) + (e & 1);
-        if (key >= mk.lk || key > mk.limit[e >> 1]) x = -__builtin_huge_valf();
+        if (key >= mk.lk || key > mk.limit[e >> 1]) x = neg_inf();
       }
       s[j].x[e] = x;
       mx[e >> 1] = fmaxf(mx[e >> 1], x);
@@ -115,7 +118,7 @@ __device__ __forceinline__ void attend_tile(WarpRows<D>& w, const st_rows<BN, D>
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
     const float mnew = fmaxf(w.m[r], mx[r]);
-    muse[r] = mnew == -__builtin_huge_valf() ? 0.f : mnew;  // a row with nothing kept yet: p = 0, no NaN
+    muse[r] = mnew == neg_inf() ? 0.f : mnew;  // a row with nothing kept yet: p = 0, no NaN
     alpha[r] = exp2f(w.m[r] - muse[r]);
     w.m[r] = mnew;
   }
@@ -201,7 +204,7 @@ __device__ __forceinline__ void store_rows(WarpRows<D>& w, const Problem& p, lon
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
       *reinterpret_cast<u32*>(out + n * 8) = tile::pack_bf16x2(w.o[n].x[2 * r] * inv, w.o[n].x[2 * r + 1] * inv);
-    if ((lane & 3) == 0) p.lse[row] = w.l[r] > 0.f ? w.m[r] + log2f(w.l[r]) : -__builtin_huge_valf();
+    if ((lane & 3) == 0) p.lse[row] = w.l[r] > 0.f ? w.m[r] + log2f(w.l[r]) : neg_inf();
   }
 }
 
@@ -243,7 +246,7 @@ __device__ __forceinline__ void attend_block(const Problem& p) {
   if constexpr (Stages == 1) tile::cp_async_commit();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   WarpRows<D> w;
-  w.m[0] = w.m[1] = -__builtin_huge_valf();
+  w.m[0] = w.m[1] = neg_inf();
   w.l[0] = w.l[1] = 0.f;
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) tile::zero(w.o[n]);

@@ -26,6 +26,9 @@ constexpr int BQ = 32;   // query rows per block
 constexpr int BK = 32;   // keys per tile
 constexpr int NT = 256;  // threads
 
+// -inf (NVRTC has neither INFINITY nor __builtin_huge_val)
+__device__ __forceinline__ double neg_inf() { return __longlong_as_double(0xfff0000000000000ULL); }
+
 __device__ __forceinline__ double bf(const __nv_bfloat16 x) { return (double)__bfloat162float(x); }
 
 // The block's (sequence, first query row of the sequence); false when past the last tile.
@@ -43,6 +46,8 @@ __device__ bool find_tile(const int* cu_q, long long B, long long tile, long lon
 }
 
 }  // namespace fa_ref
+
+using fa_ref::neg_inf;
 
 extern "C" __global__ void __launch_bounds__(256)
     flash_attention_reference(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
@@ -76,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(256)
     kend = last + shift + 1 < Lk ? last + shift + 1 : Lk;
     if (kend < 0) kend = 0;
   }
-  double m = -__builtin_huge_val(), l = 0.0, acc[16];
+  double m = neg_inf(), l = 0.0, acc[16];
 #pragma unroll
   for (int j = 0; j < 16; ++j) acc[j] = 0.0;
 
@@ -91,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(256)
       Vs[rr * (int)D + d] = ok ? bf(v[at]) : 0.0;
     }
     __syncthreads();
-    double x[4], tmax = -__builtin_huge_val();
+    double x[4], tmax = neg_inf();
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int c = cl + 8 * j;
@@ -99,17 +104,17 @@ extern "C" __global__ void __launch_bounds__(256)
       double s = 0.0;
       for (int d = 0; d < D; ++d) s = fma(Qs[r * DP + d], Ks[c * DP + d], s);
       const bool keep = gj < Lk && (!CAUSAL || gj <= i + shift);
-      x[j] = keep ? s * (double)scale : -__builtin_huge_val();
+      x[j] = keep ? s * (double)scale : neg_inf();
       tmax = fmax(tmax, x[j]);
     }
 #pragma unroll
     for (int w = 1; w < 8; w <<= 1) tmax = fmax(tmax, __shfl_xor_sync(0xffffffffu, tmax, w));
     const double mnew = fmax(m, tmax);
-    const double alpha = mnew == -__builtin_huge_val() ? 1.0 : exp(m - mnew);
+    const double alpha = mnew == neg_inf() ? 1.0 : exp(m - mnew);
     double psum = 0.0;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const double p = x[j] == -__builtin_huge_val() ? 0.0 : exp(x[j] - mnew);
+      const double p = x[j] == neg_inf() ? 0.0 : exp(x[j] - mnew);
       Ps[r * (BK + 1) + cl + 8 * j] = p;
       psum += p;
     }
@@ -134,5 +139,5 @@ extern "C" __global__ void __launch_bounds__(256)
     const int d = cl + 8 * j;
     if (d < D) o[row * D + d] = l > 0.0 ? acc[j] / l : 0.0;
   }
-  if (cl == 0) lse[row] = l > 0.0 ? (m + log(l)) * 1.4426950408889634 : -__builtin_huge_val();
+  if (cl == 0) lse[row] = l > 0.0 ? (m + log(l)) * 1.4426950408889634 : neg_inf();
 }

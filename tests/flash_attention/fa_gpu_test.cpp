@@ -109,11 +109,11 @@ fa_test::Problem problem(std::vector<int> cu_q, std::vector<int> cu_k, int hq, i
 
 // A problem's inputs on the device and its two outputs (double for the reference, O bf16
 // and LSE f32 for the kernels).
-struct Run {
+struct Attempt {
   const fa_test::Problem& p;
   std::vector<double> q, k, v;
   evaluator::Buffer bq, bk, bv, bcq, bck, bo, blse, bo64, blse64;
-  Run(Gpu& g, const fa_test::Problem& pr, unsigned seed)
+  Attempt(Gpu& g, const fa_test::Problem& pr, unsigned seed)
       : p(pr),
         bq(g.dev.get(), bytes(pr.tq() * pr.hq, 2)),
         bk(g.dev.get(), bytes(pr.tk() * pr.hkv, 2)),
@@ -235,7 +235,7 @@ TEST(FlashAttentionGpu, ReferenceMatchesCpuFloat64) {
   unsigned seed = 1;
   for (auto& c : tiny_cases()) {
     SCOPED_TRACE(c.name);
-    Run run(g, c.p, seed++);
+    Attempt run(g, c.p, seed++);
     run.launch(g, ref, true);
     const auto got = run.reference_result();
     const auto want = fa_test::attention_cpu(c.p, run.q, run.k, run.v);
@@ -280,7 +280,7 @@ TEST(FlashAttentionGpu, KernelsMatchTheReference) {
   for (auto& c : larger_cases()) cases.push_back(c);
   unsigned seed = 100;
   for (auto& c : cases) {
-    Run run(g, c.p, seed++);
+    Attempt run(g, c.p, seed++);
     run.launch(g, ref, true);
     const auto want = run.reference_result();
     for (auto& k : kernels) {

@@ -25,7 +25,7 @@ namespace {
 fs::path targets() { return fs::path(TESSERA_SOURCE_DIR) / "targets"; }
 spec::Operator load() { return spec::load_operator(targets() / "flash_attention"); }
 
-std::vector<int> offsets_of(const spec::Operator& op, const spec::Shape& s, const std::string& name) {
+std::vector<int> offsets_of(const spec::Shape& s, const std::string& name) {
   if (auto it = s.init_overrides.find(name); it != s.init_overrides.end())
     return std::vector<int>(it->second.values.begin(), it->second.values.end());
   EXPECT_EQ(s.symbols.at("B"), 1) << s.label() << ": a batch of several needs fixed offsets";
@@ -79,7 +79,7 @@ TEST(FlashAttentionSpec, BenchmarkShapesAndFlops) {
   std::set<std::string> names;
   for (auto& s : op.benchmark_shapes) {
     names.insert(s.name);
-    const auto cq = offsets_of(op, s, "cu_seqlens_q"), ck = offsets_of(op, s, "cu_seqlens_k");
+    const auto cq = offsets_of(s, "cu_seqlens_q"), ck = offsets_of(s, "cu_seqlens_k");
     ASSERT_EQ(static_cast<long long>(cq.size()), s.symbols.at("B") + 1) << s.name;
     EXPECT_EQ(cq.back(), s.symbols.at("TQ")) << s.name;
     EXPECT_EQ(ck.back(), s.symbols.at("TK")) << s.name;
