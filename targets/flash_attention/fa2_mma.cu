@@ -3,7 +3,10 @@
 //
 // Parameters (#defined by tessera):
 //   BLOCK_M  query rows per block (64, 128)
-//   WARPS    warps per block, each owning 16 query rows: BLOCK_M == 16 * WARPS
+//   WARPS    warps per block, each owning 16 query rows (BLOCK_M == 16 * WARPS: Q held in
+//            registers) or 32 (BLOCK_M == 32 * WARPS: two 16-row groups share every K and
+//            V fragment, Q read from shared memory per key tile; fits 255 registers at
+//            D 128 only with BLOCK_N 32 and STAGES 2)
 //   BLOCK_N  keys per K/V tile (32, 64; 128 spills at D 128: S, O and Q fragments
 //           do not fit 255 registers)
 //   STAGES   K/V shared-memory buffers in the cp.async pipeline (2, 3, 4)

@@ -269,7 +269,8 @@ TEST(FlashAttentionGpu, KernelsMatchTheReference) {
   for (Params p : std::vector<Params>{{{"BLOCK_M", 64}, {"WARPS", 4}, {"BLOCK_N", 64}, {"STAGES", 2}},
                                       {{"BLOCK_M", 128}, {"WARPS", 8}, {"BLOCK_N", 64}, {"STAGES", 3}},
                                       {{"BLOCK_M", 64}, {"WARPS", 4}, {"BLOCK_N", 32}, {"STAGES", 4}},
-                                      {{"BLOCK_M", 128}, {"WARPS", 8}, {"BLOCK_N", 32}, {"STAGES", 2}}}) {
+                                      {{"BLOCK_M", 128}, {"WARPS", 8}, {"BLOCK_N", 32}, {"STAGES", 2}},
+                                      {{"BLOCK_M", 128}, {"WARPS", 4}, {"BLOCK_N", 32}, {"STAGES", 2}}}) {
     kernels.push_back(compile_kernel(g, "fa2_mma.cu", "fa2_mma", p));
     kernels.back().bm = p["BLOCK_M"];
     kernels.back().threads = static_cast<int>(p["WARPS"] * 32);
