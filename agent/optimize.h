@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/proposer_llm.h"
+#include "evaluator/l2_flush.h"
 
 namespace tessera::agent {
 
@@ -26,7 +27,7 @@ struct OptimizeOptions {
   bool quiet = false;
   int seeds = 3;                       // validation seeds per shape
   double max_seconds_per_shape = 1.0;  // timing cap per benchmark shape
-  std::string l2_flush = "write";      // write | read: how L2 is evicted before each timed launch
+  evaluator::L2Flush l2_flush = evaluator::L2Flush::write;  // how L2 is evicted before each timed launch
   double graph_below_ms = 0.02;        // programs shorter than this are timed as a replayed graph (0: never)
   std::string proposer = "search";     // search | llm | hybrid (search first, then the model)
   LlmOptions llm;                      // --llm-* (proposer llm or hybrid)

@@ -77,7 +77,7 @@ struct RecheckOptions {
   int top = 5;               // candidates re-checked, the champion included
   std::vector<long long> candidates;  // these instead of the top N (each keeps its leaderboard rank; 0 unranked)
   NoiseModel noise;
-  std::string l2_flush = "write";  // see OptimizeOptions
+  evaluator::L2Flush l2_flush = evaluator::L2Flush::write;  // see OptimizeOptions
   unsigned long long seed = 1;
   bool quiet = false;
 };

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   std::string db = cli::default_db();
   bool as_json = false;
 
+  // Typed choices: read as words, checked by CLI11, made enums once after parsing.
+  std::string opt_l2_flush = "write", rc_l2_flush = "write";
   agent::OptimizeOptions opt;
   opt.db = db;
   auto* o = app.add_subcommand("optimize", "search for faster variants of an operator");
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
   o->add_option("--graph-below-ms", opt.graph_below_ms,
                 "time programs shorter than this (ms) by replaying a captured graph of launches; 0: never")
       ->check(CLI::NonNegativeNumber);
-  o->add_option("--l2-flush", opt.l2_flush,
+  o->add_option("--l2-flush", opt_l2_flush,
                 "evict L2 before each timed launch by a memset (write, default) or by reading a buffer (read)")
       ->check(CLI::IsMember({"write", "read"}));
   o->add_flag("--quiet,-q", opt.quiet, "no progress output");
@@ -184,7 +186,7 @@ int main(int argc, char** argv) {
   rc->add_option("--db", rf.db);
   rc->add_option("--gpus", rf.gpus, "GPUs: all or a list like 0,1");
   rc->add_option("--noise-threshold", rf.noise_threshold, "smallest relative change reported")->check(CLI::Range(0.0, 1.0));
-  rc->add_option("--l2-flush", rf.l2_flush, "write (default) or read, as for optimize")
+  rc->add_option("--l2-flush", rc_l2_flush, "write (default) or read, as for optimize")
       ->check(CLI::IsMember({"write", "read"}));
   rc->add_flag("--json", rf.json);
   rc->add_flag("--quiet,-q", rf.quiet);
@@ -214,6 +216,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  opt.l2_flush = evaluator::parse_l2_flush(opt_l2_flush);
+  rf.l2_flush = evaluator::parse_l2_flush(rc_l2_flush);
   try {
     if (*o) return agent::optimize(opt);
     if (*lb && lb_per_shape) return cli::cmd_leaderboard_per_shape(lb_db, lb_op, as_json);

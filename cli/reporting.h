@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "evaluator/l2_flush.h"
 #include "store/store.h"
 
 namespace tessera::cli {
@@ -33,7 +34,7 @@ struct RecheckFlags {
   int top = 1;
   std::vector<long long> candidates;
   double noise_threshold = 0.05;
-  std::string l2_flush = "write";
+  evaluator::L2Flush l2_flush = evaluator::L2Flush::write;
   bool quiet = false, json = false;
 };
 int cmd_recheck(const RecheckFlags& f);

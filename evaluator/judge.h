@@ -18,19 +18,15 @@
 #include "evaluator/batch_filter.h"
 #include "evaluator/cublas.h"
 #include "evaluator/device.h"
+#include "evaluator/l2_flush.h"
+#include "evaluator/nvml.h"
+#include "evaluator/plan_runner.h"
 #include "evaluator/report.h"
 #include "spec/spec.h"
 
 namespace tessera::evaluator {
 
 class PythonSide;  // evaluator/judge_python.h
-
-// A compiled program ready to run: its launch plan plus the cubin (or a builtin).
-struct LoadedProgram {
-  spec::Program program;
-  std::map<std::string, long long> params;
-  std::shared_ptr<Module> module;  // null for a builtin
-};
 
 struct JudgeSettings {
   int seeds = 3;                  // fresh seeds per validation shape
@@ -46,10 +42,9 @@ struct JudgeSettings {
   // replaying a captured graph, for every candidate alike (0: never).
   double graph_below_ms = 0.02;
   int graph_rounds = 10;  // A/B pairs per batch (enqueued, or captured as one graph)
-  // How L2 is evicted before each timed launch: "write" (a memset of twice its
-  // size; leaves dirty lines) or "read" (a kernel reads a buffer twice its size;
-  // leaves clean lines). An experiment knob: "write" is the default.
-  std::string l2_flush = "write";
+  // How L2 is evicted before each timed launch (evaluator/l2_flush.h); an experiment
+  // knob: write is the default.
+  L2Flush l2_flush = L2Flush::write;
   // The baseline's usual median per shape label on this device (from the store; may
   // be empty). During the first half of the time cap, batches whose baseline runs
   // more than 15 % above it are set aside, so a process that starts while the machine
@@ -81,9 +76,6 @@ class Judge {
                             const std::map<std::string, std::vector<unsigned char>>& inputs, bool is_reference,
                             int repeat, const std::string& outputs_dir);
 
-  struct Workspace;  // inputs of one (shape, seed)
-  class PlanRunner;  // runs a program's launch plan on a workspace
-  struct OutputSet;  // outputs and scratch of one program run
 
  private:
   ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed,
@@ -102,10 +94,23 @@ class Judge {
   std::vector<std::pair<double, unsigned long long>> batch_clocks_;
   std::pair<std::vector<std::vector<double>>, std::vector<std::vector<double>>> raw_batches_;
   void dump_samples(const std::string& shape, const std::string& method, const BatchSelection& sel);
-  // (base null: a baseline timed elsewhere, the candidate alone is timed)
-  bool time_batched(PlanRunner& runner, const LoadedProgram& cand, const LoadedProgram* base, const Workspace& ws,
-                    OutputSet& co, OutputSet& bo, const JudgeSettings& st, bool graph, double prior_ms,
-                    std::vector<double>& cs, std::vector<double>& bs, BatchSelection* sel, std::string* why);
+  // What one shape's timing runs: the runner, the candidate and the baseline (null: a
+  // baseline timed elsewhere, the candidate alone is timed), the inputs, their outputs.
+  struct TimedPair {
+    PlanRunner& runner;
+    const LoadedProgram& cand;
+    const LoadedProgram* base;
+    const Workspace& ws;
+    OutputSet& co;
+    OutputSet& bo;
+  };
+  // The samples of the batches kept, which those were, and why a graph capture failed.
+  struct Batches {
+    std::vector<double> cs, bs;
+    BatchSelection sel;
+    std::string why;
+  };
+  bool time_batched(const TimedPair& p, const JudgeSettings& st, bool graph, double prior_ms, Batches* out);
   std::map<std::string, double> base_best_;  // lowest baseline median per (shape, seed, method, flush)
 
   Device& dev_;
@@ -120,7 +125,7 @@ class Judge {
                              spec::DType ref_dt, long long n, const spec::Tolerance& tol);
   // Evicts L2 the way the settings say (a stream operation, capturable).
   void flush(const JudgeSettings& st);
-  Buffer flush_sink_;  // one word per block of the read flush
+  std::map<L2Flush, std::unique_ptr<L2Evictor>> evictors_;
   Buffer gate_word_;   // tessera_gate's word: a batch runs once the host has queued all of it
   unsigned gate_value_ = 0;
   // Holds the stream behind tessera_gate (at most 0.1 s) until release_gate(value):
@@ -144,9 +149,5 @@ struct ContextLost : std::runtime_error {
   explicit ContextLost(EvalReport r) : std::runtime_error(r.message), report(std::move(r)) {}
 };
 
-// Reads the SM clock in MHz / the GPU temperature in °C through NVML (loaded at
-// run time) when present; 0 when unreadable.
-double sm_clock_mhz(int ordinal);
-double gpu_temperature_c(int ordinal);
 
 }  // namespace tessera::evaluator

@@ -33,7 +33,7 @@ json settings_json(const JudgeSettings& s) {
           {"max_seconds_per_shape", s.max_seconds_per_shape},
           {"graph_below_ms", s.graph_below_ms},
           {"graph_rounds", s.graph_rounds},
-          {"l2_flush", s.l2_flush},
+          {"l2_flush", l2_flush_name(s.l2_flush)},
           {"baseline_prior_ms", s.baseline_prior_ms},
           {"step_floor_s", s.step_floor_s},
           {"step_factor", s.step_factor},
@@ -53,7 +53,7 @@ JudgeSettings settings_from_json(const json& j) {
   s.max_seconds_per_shape = j.value("max_seconds_per_shape", s.max_seconds_per_shape);
   s.graph_below_ms = j.value("graph_below_ms", s.graph_below_ms);
   s.graph_rounds = j.value("graph_rounds", s.graph_rounds);
-  s.l2_flush = j.value("l2_flush", s.l2_flush);
+  s.l2_flush = parse_l2_flush(j.value("l2_flush", std::string(l2_flush_name(s.l2_flush))));
   s.step_floor_s = j.value("step_floor_s", s.step_floor_s);
   s.step_factor = j.value("step_factor", s.step_factor);
   s.trusted_step_s = j.value("trusted_step_s", s.trusted_step_s);
