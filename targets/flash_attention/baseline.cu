@@ -9,10 +9,9 @@
 #include "fa_mma.cuh"
 
 extern "C" __global__ void __launch_bounds__(128, 1)
-    flash_attention_baseline(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
-                             const int* cu_q, const int* cu_k, __nv_bfloat16* o, float* lse, long long B,
-                             long long TQ, long long TK, long long HQ, long long HKV, long long D, long long CAUSAL,
-                             float scale) {
+    flash_attention_baseline(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const int* cu_q,
+                             const int* cu_k, __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK,
+                             long long HQ, long long HKV, long long D, long long CAUSAL, float scale) {
   const fa::Problem p{q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, CAUSAL != 0, scale * 1.4426950408889634f};
   fa::attend<64, 64, 4, 1>(p, D);
 }

@@ -21,9 +21,9 @@
 #define TESSERA_SMEM_fa2_mma ((BLOCK_M + 2 * STAGES * BLOCK_N) * 128 * 2)
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 1)
-    fa2_mma(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const int* cu_q,
-            const int* cu_k, __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ,
-            long long HKV, long long D, long long CAUSAL, float scale) {
+    fa2_mma(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const int* cu_q, const int* cu_k,
+            __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ, long long HKV,
+            long long D, long long CAUSAL, float scale) {
   const fa::Problem p{q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, CAUSAL != 0, scale * 1.4426950408889634f};
   fa::attend<BLOCK_M, BLOCK_N, WARPS, STAGES>(p, D);
 }

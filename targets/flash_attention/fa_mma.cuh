@@ -29,7 +29,9 @@ namespace fa {
 using tile::u32;
 
 // -inf (NVRTC has no INFINITY)
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
+__device__ __forceinline__ float neg_inf() {
+  return __int_as_float(0xff800000u);
+}
 
 // ldmatrix .trans: four 8x8 b16 matrices, each lane receiving column-major pieces.
 __device__ __forceinline__ void ldmatrix_x4_trans(u32 (&d)[4], u32 addr) {
@@ -168,8 +170,7 @@ __device__ __forceinline__ void attend_tile(WarpRows<D, MI>& w, const st_rows<BM
       qf[0] = w.qa[kd];
     } else {
 #pragma unroll
-      for (int g = 0; g < MI; ++g)
-        tile::ldmatrix_x4(qf[g].x, qs.at(offq, wrow + g * 16, kd * 16));
+      for (int g = 0; g < MI; ++g) tile::ldmatrix_x4(qf[g].x, qs.at(offq, wrow + g * 16, kd * 16));
     }
 #pragma unroll
     for (int j = 0; j < BN / 16; ++j) {

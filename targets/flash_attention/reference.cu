@@ -27,9 +27,13 @@ constexpr int BK = 32;   // keys per tile
 constexpr int NT = 256;  // threads
 
 // -inf (NVRTC has neither INFINITY nor __builtin_huge_val)
-__device__ __forceinline__ double neg_inf() { return __longlong_as_double(0xfff0000000000000ULL); }
+__device__ __forceinline__ double neg_inf() {
+  return __longlong_as_double(0xfff0000000000000ULL);
+}
 
-__device__ __forceinline__ double bf(const __nv_bfloat16 x) { return (double)__bfloat162float(x); }
+__device__ __forceinline__ double bf(const __nv_bfloat16 x) {
+  return (double)__bfloat162float(x);
+}
 
 // The block's (sequence, first query row of the sequence); false when past the last tile.
 __device__ bool find_tile(const int* cu_q, long long B, long long tile, long long* seq, long long* row0) {
@@ -50,9 +54,9 @@ __device__ bool find_tile(const int* cu_q, long long B, long long tile, long lon
 using fa_ref::neg_inf;
 
 extern "C" __global__ void __launch_bounds__(256)
-    flash_attention_reference(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
-                              const int* cu_q, const int* cu_k, double* o, double* lse, long long B, long long TQ,
-                              long long TK, long long HQ, long long HKV, long long D, long long CAUSAL, float scale) {
+    flash_attention_reference(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const int* cu_q,
+                              const int* cu_k, double* o, double* lse, long long B, long long TQ, long long TK,
+                              long long HQ, long long HKV, long long D, long long CAUSAL, float scale) {
   using namespace fa_ref;
   extern __shared__ double sm[];
   const int DP = (int)D + 1;

@@ -66,7 +66,7 @@ bool open_gpu(Gpu& g, std::string* why) {
 struct Kernel {
   std::unique_ptr<evaluator::Module> mod;
   CUfunction f = nullptr;
-  long long bm = 64;       // query rows per block (grid y: cdiv(TQ, bm) + B)
+  long long bm = 64;  // query rows per block (grid y: cdiv(TQ, bm) + B)
   int threads = 128;
   long long smem_rows = 0;  // mma kernels: (BLOCK_M + 2*STAGES*BLOCK_N); the reference: 0
   std::string label;

@@ -22,8 +22,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path targets() { return fs::path(TESSERA_SOURCE_DIR) / "targets"; }
-spec::Operator load() { return spec::load_operator(targets() / "flash_attention"); }
+fs::path targets() {
+  return fs::path(TESSERA_SOURCE_DIR) / "targets";
+}
+spec::Operator load() {
+  return spec::load_operator(targets() / "flash_attention");
+}
 
 std::vector<int> offsets_of(const spec::Shape& s, const std::string& name) {
   if (auto it = s.init_overrides.find(name); it != s.init_overrides.end())
@@ -134,7 +138,8 @@ TEST(FlashAttentionCpuReference, KnownAnswers) {
   p.cu_q = {0, 3};
   p.cu_k = {0, 1};
   q.assign(3 * 2 * 64, 0.5);
-  r = fa_test::attention_cpu(p, q, std::vector<double>(k.begin(), k.begin() + 64), std::vector<double>(v.begin(), v.begin() + 64));
+  r = fa_test::attention_cpu(p, q, std::vector<double>(k.begin(), k.begin() + 64),
+                             std::vector<double>(v.begin(), v.begin() + 64));
   EXPECT_TRUE(std::isinf(r.lse[0]) && r.lse[0] < 0);
   EXPECT_TRUE(std::isinf(r.lse[2 * 1 + 1]));
   EXPECT_NEAR(r.lse[2 * 2], 0.0, 1e-14);  // the last row keeps the one key
@@ -151,7 +156,7 @@ TEST(FlashAttentionKernels, CompileWithoutSpills) {
     return compiler.compile({src, "fa.cu", arch, {op.dir, targets() / "common"}, {}});
   };
   const std::pair<const spec::Program*, const char*> fixed[] = {{&op.reference, "flash_attention_reference"},
-                                                                 {&op.baseline, "flash_attention_baseline"}};
+                                                                {&op.baseline, "flash_attention_baseline"}};
   for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"})
     for (auto [prog, kernel] : fixed) {
       auto r = compile(codegen::read_file(prog->source.string()), arch);
