@@ -59,7 +59,9 @@ std::string torch_python(std::string* why) {
   fs::path venv = std::getenv("TESSERA_TEST_VENV") ? fs::path(std::getenv("TESSERA_TEST_VENV"))
                                                    : fs::path(home ? home : "/tmp") / ".cache/tessera/test-venv-torch";
   std::string py = (venv / "bin/python").string();
-  auto ready = [&] { return shell(quote(py) + " -c 'import torch' ").code == 0; };
+  // (the same venv, readiness and packages as tests/export/export_python_test.cpp's: the two
+  // may run at once, and one must never find the other's venv wanting and remake it)
+  auto ready = [&] { return shell(quote(py) + " -c 'import torch, numpy, pydantic, safetensors' ").code == 0; };
   if (ready()) return found = py;
   const char* install = std::getenv("TESSERA_TEST_INSTALL_TORCH");
   if (!install || std::string(install) != "1") {
@@ -71,8 +73,11 @@ std::string torch_python(std::string* why) {
   }
   fs::create_directories(venv.parent_path());
   std::string cmd = "flock " + quote(venv.string() + ".lock") + " sh -c \"" + quote(py) +
-                    " -c 'import torch' 2>/dev/null || { rm -rf " + quote(venv.string()) + " && python3 -m venv " +
-                    quote(venv.string()) + " && " + quote((venv / "bin/pip").string()) + " install -q torch numpy; }\"";
+                    " -c 'import torch, numpy, pydantic, safetensors' 2>/dev/null || { rm -rf " + quote(venv.string()) +
+                    " && python3 -m venv " + quote(venv.string()) + " && " + quote((venv / "bin/pip").string()) +
+                    " install -q torch numpy pydantic safetensors docstring-parser einops packaging setuptools && " +
+                    quote((venv / "bin/pip").string()) +
+                    " install -q --no-deps flashinfer-bench==0.1.2 fla-core==0.6.0; }\"";
   auto r = shell(cmd);
   if (r.code != 0 || !ready()) {
     reason = "installing torch into " + venv.string() + " failed: " + r.out.substr(0, 2000);
