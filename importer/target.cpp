@@ -355,7 +355,7 @@ ImportResult build_target(const Located& where, const Definition& d, const std::
       expr = "1";
       notes.push_back(fmt::format("input '{}': no workload gives it; tessera uses 1", t.name));
     }
-    scalars[t.name] = {{"dtype", t.dtype == "float32" ? "f32" : "f32"}, {"expr", expr}};
+    scalars[t.name] = {{"dtype", "f32"}, {"expr", expr}};  // (kernels take a float; the reference a Python float)
   }
   for (auto& [k, v] : traits.extra_scalars) scalars[k] = v;
   spec["symbols"] = symbols;
