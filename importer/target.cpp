@@ -191,60 +191,66 @@ Located locate(const ImportOptions& o) {
 
 namespace {
 
+// The bytes a workload's tensors take (the rank by which benchmark shapes are picked).
+double workload_bytes(const Definition& d, const std::map<std::string, long long>& axes) {
+  double b = 0;
+  for (auto* part : {&d.inputs, &d.outputs})
+    for (auto& t : *part) {
+      if (!t.shape) continue;
+      double n = 1;
+      for (auto& a : *t.shape) n *= static_cast<double>(axes.count(a) ? axes.at(a) : d.axis(a)->value);
+      b += n * static_cast<double>(format_size(t.dtype));
+    }
+  return b;
+}
+
+// Fixed index data for a benchmark shape: the workload's blob when it is present under the
+// dataset's root, else generated (valid for its axes) from the workload's uuid.
+void fix_indices(const Located& where, const Definition& d, const Relations& rel,
+                 const std::vector<const TensorDef*>& index_inputs, ShapeRow& row, const Workload* w, int* blobs_read,
+                 int* blobs_missing) {
+  spec::Bindings b;
+  for (auto& [k, v] : row.axes) b[k] = static_cast<double>(v);
+  for (auto& a : d.axes)
+    if (a.is_const) b[a.name] = static_cast<double>(a.value);
+  std::map<std::string, std::vector<long long>> made;
+  for (auto* t : index_inputs) {
+    long long n = 1;
+    for (auto& a : *t->shape) n *= static_cast<long long>(b.at(a));
+    if (w && w->inputs.count(t->name) && w->inputs.at(t->name).type == "safetensors") {
+      fs::path blob = where.root / w->inputs.at(t->name).path;
+      if (fs::exists(blob)) {
+        made[t->name] = read_safetensors_ints(blob, w->inputs.at(t->name).tensor_key);
+        ++*blobs_read;
+        continue;
+      }
+      ++*blobs_missing;
+    }
+    spec::Tensor st;
+    st.name = t->name;
+    spec::Init in;
+    ojson ij = index_init(d, *t, rel);
+    in.dist = ij["dist"];
+    in.last = ij.value("last", "");
+    in.not_below = ij.value("not_below", "");
+    in.below = ij.value("below", "");
+    spec::Shape s;
+    s.symbols = row.axes;
+    made[t->name] = spec::generate_index(st, in, s, b, n, fnv(row.origin + t->name), made);
+  }
+  row.fixed = made;
+}
+
 // Benchmark and validation shapes (docs/import.md, "Shapes").
 void shapes(const Located& where, const Definition& d, const std::vector<Workload>& wl, const Relations& rel,
             int max_bench, const std::vector<const TensorDef*>& index_inputs, ojson& spec,
             std::vector<std::string>& notes, const OpTraits& traits) {
-  auto bytes_of = [&](const std::map<std::string, long long>& axes) {
-    double b = 0;
-    for (auto* part : {&d.inputs, &d.outputs})
-      for (auto& t : *part) {
-        if (!t.shape) continue;
-        double n = 1;
-        for (auto& a : *t.shape) n *= static_cast<double>(axes.count(a) ? axes.at(a) : d.axis(a)->value);
-        b += n * static_cast<double>(format_size(t.dtype));
-      }
-    return b;
-  };
-  // Fixed index data for a benchmark shape: the workload's blob, else generated from its uuid.
   int blobs_missing = 0, blobs_read = 0;
-  auto fix_indices = [&](ShapeRow& row, const Workload* w) {
-    spec::Bindings b;
-    for (auto& [k, v] : row.axes) b[k] = static_cast<double>(v);
-    for (auto& a : d.axes)
-      if (a.is_const) b[a.name] = static_cast<double>(a.value);
-    std::map<std::string, std::vector<long long>> made;
-    for (auto* t : index_inputs) {
-      long long n = 1;
-      for (auto& a : *t->shape) n *= static_cast<long long>(b.at(a));
-      if (w && w->inputs.count(t->name) && w->inputs.at(t->name).type == "safetensors") {
-        fs::path blob = where.root / w->inputs.at(t->name).path;
-        if (fs::exists(blob)) {
-          made[t->name] = read_safetensors_ints(blob, w->inputs.at(t->name).tensor_key);
-          ++blobs_read;
-          continue;
-        }
-        ++blobs_missing;
-      }
-      spec::Tensor st;
-      st.name = t->name;
-      spec::Init in;
-      ojson ij = index_init(d, *t, rel);
-      in.dist = ij["dist"];
-      in.last = ij.value("last", "");
-      in.not_below = ij.value("not_below", "");
-      in.below = ij.value("below", "");
-      spec::Shape s;
-      s.symbols = row.axes;
-      made[t->name] = spec::generate_index(st, in, s, b, n, fnv(row.origin + t->name), made);
-    }
-    row.fixed = made;
-  };
   std::vector<ShapeRow> rows;
   std::set<std::map<std::string, long long>> seen;
   for (auto& w : wl) {
     if (!seen.insert(w.axes).second) continue;
-    ShapeRow r{w.axes, {}, w.uuid, bytes_of(w.axes)};
+    ShapeRow r{w.axes, {}, w.uuid, workload_bytes(d, w.axes)};
     rows.push_back(r);
   }
   std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.bytes < b.bytes; });
@@ -268,7 +274,7 @@ void shapes(const Located& where, const Definition& d, const std::vector<Workloa
     const Workload* w = nullptr;
     for (auto& x : wl)
       if (x.uuid == r.origin) w = &x;
-    if (!index_inputs.empty()) fix_indices(r, w);
+    if (!index_inputs.empty()) fix_indices(where, d, rel, index_inputs, r, w, &blobs_read, &blobs_missing);
   }
   if (blobs_missing)
     notes.push_back(fmt::format("{} index tensors of the benchmark workloads live in safetensors blobs that are not "
