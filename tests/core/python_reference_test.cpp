@@ -32,6 +32,7 @@
 #include <sstream>
 
 #include "tests/support/shell.h"
+#include "tests/support/torch_python.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -47,44 +48,7 @@ std::string quote(const std::string& s) {
   return "'" + s + "'";
 }
 
-// The Python with torch (see the file's comment), or "" with `why` saying what is missing.
-std::string torch_python(std::string* why) {
-  static std::string found, reason;
-  static bool done = false;
-  if (done) return *why = reason, found;
-  done = true;
-  if (const char* p = std::getenv("TESSERA_TEST_PYTHON"); p && *p) return found = p;
-  if (shell("python3 -c 'import torch' ").code == 0) return found = "python3";
-  const char* home = std::getenv("HOME");
-  fs::path venv = std::getenv("TESSERA_TEST_VENV") ? fs::path(std::getenv("TESSERA_TEST_VENV"))
-                                                   : fs::path(home ? home : "/tmp") / ".cache/tessera/test-venv-torch";
-  std::string py = (venv / "bin/python").string();
-  // (the same venv, readiness and packages as tests/export/export_python_test.cpp's: the two
-  // may run at once, and one must never find the other's venv wanting and remake it)
-  auto ready = [&] { return shell(quote(py) + " -c 'import torch, numpy, pydantic, safetensors' ").code == 0; };
-  if (ready()) return found = py;
-  const char* install = std::getenv("TESSERA_TEST_INSTALL_TORCH");
-  if (!install || std::string(install) != "1") {
-    reason =
-        "no Python with torch: set TESSERA_TEST_PYTHON, or TESSERA_TEST_INSTALL_TORCH=1 to install torch from PyPI "
-        "into " +
-        venv.string() + " (.ci/run does)";
-    return *why = reason, found;
-  }
-  fs::create_directories(venv.parent_path());
-  std::string cmd = "flock " + quote(venv.string() + ".lock") + " sh -c \"" + quote(py) +
-                    " -c 'import torch, numpy, pydantic, safetensors' 2>/dev/null || { rm -rf " + quote(venv.string()) +
-                    " && python3 -m venv " + quote(venv.string()) + " && " + quote((venv / "bin/pip").string()) +
-                    " install -q torch numpy pydantic safetensors docstring-parser einops packaging setuptools && " +
-                    quote((venv / "bin/pip").string()) +
-                    " install -q --no-deps flashinfer-bench==0.1.2 fla-core==0.6.0; }\"";
-  auto r = shell(cmd);
-  if (r.code != 0 || !ready()) {
-    reason = "installing torch into " + venv.string() + " failed: " + r.out.substr(0, 2000);
-    return *why = reason, found;
-  }
-  return found = py;
-}
+using tessera::testing::torch_python;
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
