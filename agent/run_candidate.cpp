@@ -121,7 +121,7 @@ int run_candidate(const RunOptions& o) {
     if (src.empty()) return "";
     auto r = compiler.compile({src, what, arch, includes, {}});
     if (!r.ok) throw std::runtime_error(what + " does not compile for " + arch + ":\n" + r.log);
-    return (compiler.cache_dir() / "cubin" / (r.key + ".cubin")).string();
+    return compiler.cubin_path(r.key).string();
   };
   auto source_of = [](const spec::Program& p) {
     return p.source.empty() ? std::string() : codegen::read_file(p.source.string());

@@ -38,55 +38,70 @@ std::string spec_hash(const spec::Operator& op) {
   return codegen::content_hash(all);
 }
 
-bool Session::start(std::string* err) {
-  spec_hash_ = spec_hash(op_);
-  includes_ = {op_.dir, spec::targets_dir() / "common"};
-  // GPUs: counted without a context; kernels only ever run in workers.
-  std::vector<int> ordinals;
-  // Test seam: $TESSERA_WORKER_CMD replaces the worker executable and
-  // $TESSERA_WORKER_GPUS says how many GPUs it serves, so the agent's GPU path
-  // (pipeline, timeouts, crashes, several workers) is tested without a GPU.
-  const char* fake_worker = std::getenv("TESSERA_WORKER_CMD");
-  std::string worker_exe = fake_worker && *fake_worker ? fake_worker : evaluator::self_exe();
-  if (o_.gpus != "none") {
-    std::string why;
-    auto drv = fake_worker && *fake_worker ? nullptr : evaluator::Driver::load(&why);
-    int n = 0;
-    if (fake_worker && *fake_worker) {
-      const char* g = std::getenv("TESSERA_WORKER_GPUS");
-      n = g ? std::atoi(g) : 1;
-    } else if (drv) {
-      try {
-        n = evaluator::device_count(*drv);
-      } catch (std::exception& e) {
-        why = e.what();
-      }
-      if (n == 0 && why.empty()) why = "the driver sees no GPU";
-    }
-    if (o_.gpus == "all") {
-      for (int i = 0; i < n; ++i) ordinals.push_back(i);
-    } else {
-      size_t pos = 0;
-      std::string g = o_.gpus;
-      while (pos <= g.size()) {
-        size_t c = g.find(',', pos);
-        std::string tok = g.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-        if (!tok.empty()) {
-          int k = std::stoi(tok);
-          if (k < 0 || k >= n) {
-            *err = fmt::format("--gpus: GPU {} does not exist ({} found{})", k, n, why.empty() ? "" : ": " + why);
-            return false;
-          }
-          ordinals.push_back(k);
-        }
-        if (c == std::string::npos) break;
-        pos = c + 1;
-      }
-    }
-    if (ordinals.empty()) no_gpu_reason_ = why.empty() ? "no GPU found" : why;
-  } else {
-    no_gpu_reason_ = "--gpus none";
+// Test seam: $TESSERA_WORKER_CMD replaces the worker executable and
+// $TESSERA_WORKER_GPUS says how many GPUs it serves, so the agent's GPU path
+// (pipeline, timeouts, crashes, several workers) is tested without a GPU.
+static std::string fake_worker_cmd() {
+  const char* fake = std::getenv("TESSERA_WORKER_CMD");
+  return fake && *fake ? fake : "";
+}
+
+// The GPUs there are, counted without a context (kernels only ever run in workers);
+// *why says why there are none.
+static int count_gpus(std::string* why) {
+  if (!fake_worker_cmd().empty()) {
+    const char* g = std::getenv("TESSERA_WORKER_GPUS");
+    return g ? std::atoi(g) : 1;
   }
+  auto drv = evaluator::Driver::load(why);
+  if (!drv) return 0;
+  int n = 0;
+  try {
+    n = evaluator::device_count(*drv);
+  } catch (std::exception& e) {
+    *why = e.what();
+  }
+  if (n == 0 && why->empty()) *why = "the driver sees no GPU";
+  return n;
+}
+
+// The ordinals --gpus names, each checked against the GPUs there are; sets
+// no_gpu_reason_ when there are none to use.
+bool Session::choose_gpus(std::vector<int>* ordinals, std::string* err) {
+  if (o_.gpus == "none") {
+    no_gpu_reason_ = "--gpus none";
+    return true;
+  }
+  std::string why;
+  int n = count_gpus(&why);
+  if (o_.gpus == "all") {
+    for (int i = 0; i < n; ++i) ordinals->push_back(i);
+  } else {
+    size_t pos = 0;
+    const std::string& g = o_.gpus;
+    while (pos <= g.size()) {
+      size_t c = g.find(',', pos);
+      std::string tok = g.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+      if (!tok.empty()) {
+        int k = std::stoi(tok);
+        if (k < 0 || k >= n) {
+          *err = fmt::format("--gpus: GPU {} does not exist ({} found{})", k, n, why.empty() ? "" : ": " + why);
+          return false;
+        }
+        ordinals->push_back(k);
+      }
+      if (c == std::string::npos) break;
+      pos = c + 1;
+    }
+  }
+  if (ordinals->empty()) no_gpu_reason_ = why.empty() ? "no GPU found" : why;
+  return true;
+}
+
+// One worker process per ordinal, each greeted once (its device description).
+bool Session::start_workers(const std::vector<int>& ordinals, std::string* err) {
+  std::string fake = fake_worker_cmd();
+  std::string worker_exe = fake.empty() ? evaluator::self_exe() : fake;
   fs::path logdir = fs::path(o_.db).parent_path() / "logs";
   std::error_code ec;
   fs::create_directories(logdir, ec);
@@ -103,6 +118,11 @@ bool Session::start(std::string* err) {
     w->device = r.body.at("device");
     workers_.push_back(std::move(w));
   }
+  return true;
+}
+
+// --arch, else the first GPU's, else sm_90a; the workers go when it is not the GPU's.
+bool Session::choose_arch(std::string* err) {
   arch_ = o_.arch;
   if (arch_.empty()) arch_ = workers_.empty() ? "sm_90a" : workers_[0]->device.value("arch", "sm_90a");
   if (!codegen::arch_supported(arch_)) {
@@ -114,59 +134,119 @@ bool Session::start(std::string* err) {
                                  workers_[0]->device.value("arch", "?"));
     workers_.clear();
   }
-  // A Python reference (an imported operator): say now, not once per candidate, when the
-  // workers' reference process cannot start (no Python, no torch, no CUDA in torch).
-  if (!op_.reference.python.empty() && !workers_.empty() && !fake_worker) {
-    std::string why;
-    int ordinal = workers_[0]->device.value("ordinal", 0);
-    if (!evaluator::PythonReference::start(fmt::format("cuda:{}", ordinal), &why)) {
-      *err = fmt::format("{} is judged by its definition's Python run ({}), and the reference process cannot start: {}",
-                         op_.name, op_.reference.python.string(), why);
-      return false;
-    }
-  }
-  // Reference and baseline for this architecture.
+  return true;
+}
+
+// A Python reference (an imported operator): says now, not once per candidate, when the
+// workers' reference process cannot start (no Python, no torch, no CUDA in torch).
+bool Session::check_python_reference(std::string* err) const {
+  if (op_.reference.python.empty() || workers_.empty() || !fake_worker_cmd().empty()) return true;
+  std::string why;
+  int ordinal = workers_[0]->device.value("ordinal", 0);
+  if (evaluator::PythonReference::start(fmt::format("cuda:{}", ordinal), &why)) return true;
+  *err = fmt::format("{} is judged by its definition's Python run ({}), and the reference process cannot start: {}",
+                     op_.name, op_.reference.python.string(), why);
+  return false;
+}
+
+// The reference's and the baseline's cubins for this architecture (none for a
+// builtin or a Python one: the worker's reference process runs that).
+bool Session::compile_reference_and_baseline(std::string* err) {
   for (auto* p : {&op_.reference, &op_.baseline}) {
-    if (!p->builtin.empty() || !p->python.empty()) continue;  // (Python: the worker's reference process)
-    codegen::CompileRequest req{codegen::read_file(p->source.string()), p->source.filename().string(), arch_, includes_, {}};
+    if (!p->builtin.empty() || !p->python.empty()) continue;
+    codegen::CompileRequest req{codegen::read_file(p->source.string()), p->source.filename().string(), arch_,
+                                includes_, {}};
     auto res = compiler_.compile(req);
     if (!res.ok) {
       *err = fmt::format("{} of {} does not compile for {}:\n{}", p == &op_.reference ? "the reference" : "the baseline",
                          op_.name, arch_, res.log);
       return false;
     }
-    (p == &op_.reference ? ref_cubin_ : base_cubin_) = (compiler_.cache_dir() / "cubin" / (res.key + ".cubin")).string();
+    (p == &op_.reference ? ref_cubin_ : base_cubin_) = compiler_.cubin_path(res.key).string();
   }
-  std::string device = workers_.empty() ? "" : workers_[0]->device.value("name", "");
-  std::string driver = workers_.empty() ? "" : std::to_string(workers_[0]->device.value("driver", 0));
-  if (!workers_.empty()) {
-    auto c = db_.ceilings(device, driver);
-    if (!c) {
-      if (!o_.quiet) std::cerr << "measuring the device's ceilings (copy bandwidth, bf16 tensor-core rate)...\n";
-      auto r = workers_[0]->client->request({{"type", "ceilings"}}, 300);
-      if (r.kind == evaluator::WorkerReply::Kind::ok && r.body.value("ok", false)) {
-        store::DeviceCeilings dc{device, driver, store::hostname(), "", r.body.value("copy_bytes_per_s", 0.0),
-                                 r.body.value("bf16_flops_per_s", 0.0)};
-        db_.put_ceilings(dc);
-        c = dc;
-      }
+  return true;
+}
+
+// The device's ceilings (copy bandwidth, bf16 tensor-core rate): stored ones, else
+// measured by the first worker and stored; none when that fails.
+void Session::load_ceilings(const std::string& device, const std::string& driver) {
+  auto c = db_.ceilings(device, driver);
+  if (!c) {
+    if (!o_.quiet) std::cerr << "measuring the device's ceilings (copy bandwidth, bf16 tensor-core rate)...\n";
+    auto r = workers_[0]->client->request({{"type", "ceilings"}}, 300);
+    if (r.kind == evaluator::WorkerReply::Kind::ok && r.body.value("ok", false)) {
+      store::DeviceCeilings dc{device, driver, store::hostname(), "", r.body.value("copy_bytes_per_s", 0.0),
+                               r.body.value("bf16_flops_per_s", 0.0)};
+      db_.put_ceilings(dc);
+      c = dc;
     }
-    if (c) copy_bw_ = c->copy_bytes_per_s, tc_flops_ = c->bf16_flops_per_s;
-    baseline_prior_ = db_.baseline_medians(op_.name, device, spec_hash_);
-    // Idle cores compile what the search will probably ask for next (speculator.h);
-    // TESSERA_SPECULATE=0 turns it off (to measure what it gives).
-    const char* spec_env = std::getenv("TESSERA_SPECULATE");
-    if (!spec_env || std::string(spec_env) != "0")
-      speculator_ = std::make_unique<Speculator>([this](const codegen::CompileRequest& r) { compiler_.compile(r); },
-                                                 std::max(1u, std::thread::hardware_concurrency() / 2));
   }
-  store::RunInfo ri{op_.name, o_.strategy.empty() ? default_strategy() : o_.strategy, o_.proposer, arch_,
-                    workers_.empty() ? "(no GPU)" : device, store::hostname(),
-                    json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}, {"proposer", o_.proposer}}.dump(),
+  if (c) copy_bw_ = c->copy_bytes_per_s, tc_flops_ = c->bf16_flops_per_s;
+}
+
+// Idle cores compile what the search will probably ask for next (speculator.h);
+// TESSERA_SPECULATE=0 turns it off (to measure what it gives).
+void Session::start_speculator() {
+  const char* spec_env = std::getenv("TESSERA_SPECULATE");
+  if (spec_env && std::string(spec_env) == "0") return;
+  speculator_ = std::make_unique<Speculator>([this](const codegen::CompileRequest& r) { compiler_.compile(r); },
+                                             std::max(1u, std::thread::hardware_concurrency() / 2));
+}
+
+// The run's row: what was asked for and where it runs.
+void Session::begin_run(const std::string& device) {
+  store::RunInfo ri{op_.name,
+                    o_.strategy.empty() ? default_strategy() : o_.strategy,
+                    o_.proposer,
+                    arch_,
+                    workers_.empty() ? "(no GPU)" : device,
+                    store::hostname(),
+                    json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}, {"proposer", o_.proposer}}
+                        .dump(),
                     static_cast<long long>(o_.budget)};
   run_id_ = db_.begin_run(ri);
   total_budget_ = o_.budget;
+}
+
+store::CompileInfo compile_info(const codegen::CompileResult& r) {
+  store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
+  for (auto& [_, kr] : r.kernels)
+    ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
+  return ci;
+}
+
+bool Session::start(std::string* err) {
+  spec_hash_ = spec_hash(op_);
+  includes_ = {op_.dir, spec::targets_dir() / "common"};
+  std::vector<int> ordinals;
+  if (!choose_gpus(&ordinals, err) || !start_workers(ordinals, err) || !choose_arch(err)) return false;
+  if (!check_python_reference(err) || !compile_reference_and_baseline(err)) return false;
+  std::string device = workers_.empty() ? "" : workers_[0]->device.value("name", "");
+  if (!workers_.empty()) {
+    std::string driver = std::to_string(workers_[0]->device.value("driver", 0));
+    load_ceilings(device, driver);
+    baseline_prior_ = db_.baseline_medians(op_.name, device, spec_hash_);
+    start_speculator();
+  }
+  begin_run(device);
   return true;
+}
+
+std::string Session::device_name() const {
+  return workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+}
+
+store::EvaluationInfo Session::verdict(long long id, const std::string& device, const std::string& status,
+                                       const std::string& message) const {
+  store::EvaluationInfo e;
+  e.candidate_id = id;
+  e.run_id = run_id_;
+  e.device = device;
+  e.host = store::hostname();
+  e.status = status;
+  e.message = message;
+  e.spec_hash = spec_hash_;
+  return e;
 }
 
 // Until the worker announces its first step (operator, reference and baseline
@@ -201,7 +281,7 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
   std::vector<search::Outcome> out(batch.size());
   std::string tsrc = codegen::read_file(tpl.source.string());
   bool applicable = tpl.arch.empty() || std::count(tpl.arch.begin(), tpl.arch.end(), arch_) > 0;
-  std::string device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+  std::string device = device_name();
   std::vector<codegen::CompileRequest> reqs;
   std::vector<std::pair<size_t, long long>> to_compile;
   std::vector<long long> ids(batch.size());
@@ -223,42 +303,17 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
     ids[i] = db_.add_candidate(ci, src);
     recorded_ids_.push_back(ids[i]);
     if (!applicable) {
-      store::EvaluationInfo e;
-      e.candidate_id = ids[i];
-      e.run_id = run_id_;
-      e.device = device;
-      e.status = st::not_applicable;
-      e.message = fmt::format("template '{}' does not support {}", tpl.name, arch_);
-      e.spec_hash = spec_hash_;
-      db_.add_evaluation(e);
+      db_.add_evaluation(
+          verdict(ids[i], device, st::not_applicable, fmt::format("template '{}' does not support {}", tpl.name, arch_)));
       out[i] = {false, 0, st::not_applicable, 0};
       progress(ids[i], st::not_applicable, 0, "");
       continue;
     }
-    if (!workers_.empty()) {
-      if (auto prev = db_.last_evaluation(ids[i], device, spec_hash_); prev && prev->status != st::timeout &&
-                                                                        prev->status != st::crashed &&
-                                                                        prev->status != st::protocol_error) {
-        out[i] = {prev->status == st::ok, prev->status == st::ok ? 1.0 / prev->geomean_speedup : 0,
-                  prev->status == st::ok ? "" : prev->status, 0, true};
-        progress(ids[i], prev->status, prev->geomean_speedup, "resumed");
-        if (prev->status == st::ok) note_best(tpl, batch[i], out[i].cost);
-        continue;
-      }
-    }
+    if (!workers_.empty() && resume(ids[i], tpl, batch[i], device, &out[i])) continue;
     reqs.push_back({src, fmt::format("{}_{}.cu", op_.name, tpl.name), arch_, includes_, {}});
     to_compile.push_back({i, ids[i]});
   }
-  // The rest of the current best's neighbourhood is the likeliest next batch when
-  // this one brings no improvement: have it compiled while this one is judged.
-  if (speculator_) {
-    std::optional<search::Config> best;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      if (auto it = template_best_.find(template_key(tpl)); it != template_best_.end()) best = it->second.second;
-    }
-    if (best) speculate_around(tpl, *best);
-  }
+  speculate_around_best(tpl);
   // Compile on every core and judge as the cubins arrive: the GPUs start on
   // the first variant while the rest still compile (the pipeline of issue 4).
   WorkQueue queue;
@@ -292,6 +347,30 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
   return out;
 }
 
+bool Session::resume(long long id, const spec::Program& tpl, const search::Config& c, const std::string& device,
+                     search::Outcome* out) {
+  auto prev = db_.last_evaluation(id, device, spec_hash_);
+  if (!prev || prev->status == st::timeout || prev->status == st::crashed || prev->status == st::protocol_error)
+    return false;
+  *out = {prev->status == st::ok, prev->status == st::ok ? 1.0 / prev->geomean_speedup : 0,
+          prev->status == st::ok ? "" : prev->status, 0, true};
+  progress(id, prev->status, prev->geomean_speedup, "resumed");
+  if (prev->status == st::ok) note_best(tpl, c, out->cost);
+  return true;
+}
+
+// The rest of the current best's neighbourhood is the likeliest next batch when
+// this one brings no improvement: have it compiled while this one is judged.
+void Session::speculate_around_best(const spec::Program& tpl) {
+  if (!speculator_) return;
+  std::optional<search::Config> best;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (auto it = template_best_.find(template_key(tpl)); it != template_best_.end()) best = it->second.second;
+  }
+  if (best) speculate_around(tpl, *best);
+}
+
 std::optional<Session::Pending> Session::after_compile(long long id, size_t i, const codegen::CompileResult& r,
                                                        const std::map<std::string, long long>& params,
                                                        const std::string& device, std::vector<search::Outcome>& out) {
@@ -300,8 +379,7 @@ std::optional<Session::Pending> Session::after_compile(long long id, size_t i, c
     ++compiles_;
     cache_hits_ += r.cache_hit ? 1 : 0;
   }
-  store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
-  for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
+  store::CompileInfo ci = compile_info(r);
   db_.add_compile(id, ci);
   auto record = [&](const char* status, const std::string& msg) {
     // A candidate already judged on a GPU keeps that verdict as its latest:
@@ -314,15 +392,7 @@ std::optional<Session::Pending> Session::after_compile(long long id, size_t i, c
         return;
       }
     }
-    store::EvaluationInfo e;
-    e.candidate_id = id;
-    e.run_id = run_id_;
-    e.device = device;
-    e.host = store::hostname();
-    e.status = status;
-    e.message = msg;
-    e.spec_hash = spec_hash_;
-    db_.add_evaluation(e);
+    db_.add_evaluation(verdict(id, device, status, msg));
     out[i] = {false, 0, status, r.seconds};
     progress(id, status, 0, msg);
   };
@@ -338,7 +408,7 @@ std::optional<Session::Pending> Session::after_compile(long long id, size_t i, c
     record(st::compiled, "");
     return std::nullopt;
   }
-  return Pending{id, params, (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i};
+  return Pending{id, params, compiler_.cubin_path(r.key).string(), i};
 }
 
 bool Session::note_best(const spec::Program& tpl, const search::Config& c, double cost) {
@@ -430,14 +500,7 @@ Judged Session::reject(const std::string& name, const std::string& source, const
   ci.plan_json = plan_json;
   ci.run_id = run_id_;
   long long id = db_.add_candidate(ci, source);
-  store::EvaluationInfo e;
-  e.candidate_id = id;
-  e.run_id = run_id_;
-  e.device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
-  e.status = status;
-  e.message = message;
-  e.spec_hash = spec_hash_;
-  db_.add_evaluation(e);
+  db_.add_evaluation(verdict(id, device_name(), status, message));
   progress(id, status, 0, message);
   return {id, status, message, 0};
 }
@@ -474,7 +537,7 @@ json per_gpu_figures(const std::vector<std::unique_ptr<Worker>>& workers, double
   return out;
 }
 
-int Session::finish() {
+double Session::close_run() {
   double wall = std::chrono::duration<double>(Clock::now() - t0_).count();
   double busy = 0;
   for (auto& w : workers_) busy += w->busy_s;
@@ -482,6 +545,11 @@ int Session::finish() {
   db_.finish_run(run_id_, "finished", frac);
   if (!workers_.empty()) db_.set_run_per_gpu(run_id_, per_gpu_figures(workers_, wall));
   if (tty_ && !o_.quiet) std::cerr << "\n";
+  return wall;
+}
+
+int Session::finish() {
+  double wall = close_run();
   std::string counts;
   for (auto& [k, v] : status_counts_) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, k);
   std::cout << fmt::format("{}: {} candidates in {:.0f} s ({}){}\n", op_.name, done_, wall, counts,

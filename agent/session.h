@@ -46,6 +46,10 @@ struct Worker {
 // One {"gpu", "name", "evaluated", "busy", "waited_s", "tail_s"} per worker, for runs.settings.
 json per_gpu_figures(const std::vector<std::unique_ptr<Worker>>& workers, double wall_s);
 
+// A compile's row in the store: spill bytes (stores and loads) summed over the kernels,
+// the largest static shared memory of one.
+store::CompileInfo compile_info(const codegen::CompileResult& r);
+
 // Hash of what makes results comparable: the spec, its reference and baseline.
 std::string spec_hash(const spec::Operator& op);
 
@@ -94,6 +98,28 @@ class Session final : public Loop {
     std::deque<Pending> items;
     size_t producing = 0;
   };
+  // The steps of start(), in order.
+  bool choose_gpus(std::vector<int>* ordinals, std::string* err);
+  bool start_workers(const std::vector<int>& ordinals, std::string* err);
+  bool choose_arch(std::string* err);
+  bool check_python_reference(std::string* err) const;
+  bool compile_reference_and_baseline(std::string* err);
+  void load_ceilings(const std::string& device, const std::string& driver);
+  void start_speculator();
+  void begin_run(const std::string& device);
+  // The device name verdicts are recorded under: the first GPU's, "(no GPU)" without one.
+  std::string device_name() const;
+  // A verdict of this run on `device` under this spec version, from this host; the
+  // judge's figures (timings, clocks, driver) are the caller's to add.
+  store::EvaluationInfo verdict(long long id, const std::string& device, const std::string& status,
+                                const std::string& message) const;
+  // A verdict stored for candidate `id` on `device` under this spec version stands for
+  // this run's (a timeout, crash or protocol error is judged again): true, and *out set.
+  bool resume(long long id, const spec::Program& tpl, const search::Config& c, const std::string& device,
+              search::Outcome* out);
+  void speculate_around_best(const spec::Program& tpl);
+  // Marks the run finished with its GPU-busy fraction and per-GPU figures; returns its wall time (s).
+  double close_run();
   std::optional<Pending> after_compile(long long id, size_t i, const codegen::CompileResult& r,
                                        const std::map<std::string, long long>& params, const std::string& device,
                                        std::vector<search::Outcome>& out);

@@ -108,15 +108,8 @@ void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::
 
 search::Outcome Session::record_report(long long id, const json& body, Worker& w, bool* retry_impossible) {
   evaluator::EvalReport rep = body.get<evaluator::EvalReport>();
-  store::EvaluationInfo e;
-  e.candidate_id = id;
-  e.run_id = run_id_;
-  e.device = w.device.value("name", "");
+  store::EvaluationInfo e = verdict(id, w.device.value("name", ""), rep.status, rep.message);
   e.driver = std::to_string(w.device.value("driver", 0));
-  e.host = store::hostname();
-  e.spec_hash = spec_hash_;
-  e.status = rep.status;
-  e.message = rep.message;
   e.max_rel_l2 = rep.max_rel_l2;
   e.seconds = body.value("__seconds", rep.seconds);
   e.printed = body.value("__printed", "");

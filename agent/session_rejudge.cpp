@@ -24,7 +24,7 @@ namespace st = evaluator::status;
 
 
 void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
-  std::string device = workers_.empty() ? "(no GPU)" : workers_[0]->device.value("name", "");
+  std::string device = device_name();
   res->run_id = run_id_;
   res->device = device;
   res->no_gpu_reason = workers_.empty() ? no_gpu_reason_ : "";
@@ -73,9 +73,7 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
   for (size_t k = 0; k < results.size(); ++k) {
     size_t i = slots[k];
     auto& r = results[k];
-    store::CompileInfo ci{r.ok, r.seconds, r.log, r.max_registers(), 0, 0, r.key};
-    for (auto& [_, kr] : r.kernels) ci.spill_bytes += kr.spill_stores + kr.spill_loads, ci.smem = std::max(ci.smem, kr.static_smem);
-    db_.add_compile(ids[i], ci);
+    db_.add_compile(ids[i], compile_info(r));
     res->items[i].status = r.ok ? st::compiled : st::compile_error;
     if (!r.ok) res->items[i].note = r.log.substr(0, 2000);
     if (workers_.empty()) {
@@ -83,18 +81,11 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
       continue;  // only the compile is recorded: a stored timing is not replaced by "compiled"
     }
     if (!r.ok) {
-      store::EvaluationInfo e;
-      e.candidate_id = ids[i];
-      e.run_id = run_id_;
-      e.device = device;
-      e.status = st::compile_error;
-      e.message = res->items[i].note;
-      e.spec_hash = spec_hash_;
-      db_.add_evaluation(e);
+      db_.add_evaluation(verdict(ids[i], device, st::compile_error, res->items[i].note));
       progress(ids[i], st::compile_error, 0, "");
       continue;
     }
-    work[tpls[i]].push_back({ids[i], params[i], (compiler_.cache_dir() / "cubin" / (r.key + ".cubin")).string(), i});
+    work[tpls[i]].push_back({ids[i], params[i], compiler_.cubin_path(r.key).string(), i});
   }
   for (auto& [tpl, pending] : work) {
     WorkQueue queue;  // everything is compiled already: the queue is full and closed
@@ -102,12 +93,7 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
     judge_on_workers(*tpl, queue, out);
     for (auto& p : pending) res->items[p.slot].status = out[p.slot].ok ? std::string(st::ok) : out[p.slot].failure;
   }
-  double wall = std::chrono::duration<double>(Clock::now() - t0_).count();
-  double busy = 0;
-  for (auto& w : workers_) busy += w->busy_s;
-  db_.finish_run(run_id_, "finished", workers_.empty() ? 0 : busy / (wall * static_cast<double>(workers_.size())));
-  if (!workers_.empty()) db_.set_run_per_gpu(run_id_, per_gpu_figures(workers_, wall));
-  if (tty_ && !o_.quiet) std::cerr << "\n";
+  double wall = close_run();
   for (auto& w : workers_)
     if (!o_.quiet)
       std::cerr << fmt::format("GPU {} ({}): {} re-checked, busy {:.0f}% of wall time\n", w->client->gpu(),

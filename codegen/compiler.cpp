@@ -92,6 +92,8 @@ Compiler::Compiler(fs::path cache_dir) : cache_dir_(std::move(cache_dir)) {
   fs::create_directories(cache_dir_ / "cubin", ec);
 }
 
+fs::path Compiler::cubin_path(const std::string& key) const { return cache_dir_ / "cubin" / (key + ".cubin"); }
+
 namespace {
 
 void write_atomically(const fs::path& p, const std::string& bytes) {
@@ -130,11 +132,11 @@ CompileResult Compiler::compile(const CompileRequest& req) const {
     for (auto& f : files) keytext += "\n" + f.string() + ":" + content_hash(read_file(f.string()));
   }
   res.key = content_hash(keytext) + "-" + req.arch;
-  fs::path cubin_path = cache_dir_ / "cubin" / (res.key + ".cubin");
+  fs::path cubin_file = cubin_path(res.key);
   fs::path log_path = cache_dir_ / "cubin" / (res.key + ".log");
   fs::path fail_path = cache_dir_ / "cubin" / (res.key + ".failed");
-  if (fs::exists(cubin_path) && fs::exists(log_path)) {
-    res.cubin = read_file(cubin_path.string());
+  if (fs::exists(cubin_file) && fs::exists(log_path)) {
+    res.cubin = read_file(cubin_file.string());
     res.log = read_file(log_path.string());
     res.ok = !res.cubin.empty();
     res.cache_hit = true;
@@ -177,7 +179,7 @@ CompileResult Compiler::compile(const CompileRequest& req) const {
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.kernels = parse_resource_report(res.log);
   if (res.ok) {
-    write_atomically(cubin_path, res.cubin);
+    write_atomically(cubin_file, res.cubin);
     write_atomically(log_path, res.log);
   } else {
     write_atomically(fail_path, res.log);

@@ -49,6 +49,9 @@ class Compiler {
   // Compiles all requests on `threads` threads (0: all cores); results in order.
   std::vector<CompileResult> compile_many(const std::vector<CompileRequest>& reqs, unsigned threads = 0) const;
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
+  // Where compile() keeps the cubin of a result with this cache key (CompileResult::key):
+  // the file a worker loads.
+  std::filesystem::path cubin_path(const std::string& key) const;
 
  private:
   std::filesystem::path cache_dir_;
