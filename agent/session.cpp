@@ -1,6 +1,8 @@
 // agent/session.cpp — a session's life: start (workers, reference and baseline
 // cubins, ceilings, the run row), one batch of template configurations through the
 // compile pipeline, progress, the Loop interface for proposers, and the summary.
+#include "agent/session.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <iostream>
 #include <thread>
 
-#include "agent/session.h"
 #include "agent/recorded.h"
 #include "agent/template_space.h"
 #include "codegen/render.h"
@@ -24,7 +25,9 @@
 namespace tessera::agent {
 
 // Per template (name and source file: an LLM program may reuse a spec template's name).
-static std::string template_key(const spec::Program& tpl) { return tpl.name + '\n' + tpl.source.string(); }
+static std::string template_key(const spec::Program& tpl) {
+  return tpl.name + '\n' + tpl.source.string();
+}
 
 namespace fs = std::filesystem;
 namespace st = evaluator::status;
@@ -107,8 +110,8 @@ bool Session::start_workers(const std::vector<int>& ordinals, std::string* err) 
   fs::create_directories(logdir, ec);
   for (int g : ordinals) {
     auto w = std::make_unique<Worker>();
-    w->client = std::make_unique<evaluator::WorkerClient>(
-        worker_exe, g, (logdir / fmt::format("worker-gpu{}.log", g)).string());
+    w->client = std::make_unique<evaluator::WorkerClient>(worker_exe, g,
+                                                          (logdir / fmt::format("worker-gpu{}.log", g)).string());
     auto r = w->client->request({{"type", "hello"}}, 120);
     if (r.kind != evaluator::WorkerReply::Kind::ok || !r.body.value("ok", false)) {
       *err = fmt::format("worker for GPU {} did not start: {}", g,
@@ -130,8 +133,8 @@ bool Session::choose_arch(std::string* err) {
     return false;
   }
   if (!workers_.empty() && arch_ != workers_[0]->device.value("arch", "")) {
-    no_gpu_reason_ = fmt::format("--arch {} is not the GPU's architecture ({})", arch_,
-                                 workers_[0]->device.value("arch", "?"));
+    no_gpu_reason_ =
+        fmt::format("--arch {} is not the GPU's architecture ({})", arch_, workers_[0]->device.value("arch", "?"));
     workers_.clear();
   }
   return true;
@@ -154,12 +157,12 @@ bool Session::check_python_reference(std::string* err) const {
 bool Session::compile_reference_and_baseline(std::string* err) {
   for (auto* p : {&op_.reference, &op_.baseline}) {
     if (!p->builtin.empty() || !p->python.empty()) continue;
-    codegen::CompileRequest req{codegen::read_file(p->source.string()), p->source.filename().string(), arch_,
-                                includes_, {}};
+    codegen::CompileRequest req{
+        codegen::read_file(p->source.string()), p->source.filename().string(), arch_, includes_, {}};
     auto res = compiler_.compile(req);
     if (!res.ok) {
-      *err = fmt::format("{} of {} does not compile for {}:\n{}", p == &op_.reference ? "the reference" : "the baseline",
-                         op_.name, arch_, res.log);
+      *err = fmt::format("{} of {} does not compile for {}:\n{}",
+                         p == &op_.reference ? "the reference" : "the baseline", op_.name, arch_, res.log);
       return false;
     }
     (p == &op_.reference ? ref_cubin_ : base_cubin_) = compiler_.cubin_path(res.key).string();
@@ -175,7 +178,11 @@ void Session::load_ceilings(const std::string& device, const std::string& driver
     if (!o_.quiet) std::cerr << "measuring the device's ceilings (copy bandwidth, bf16 tensor-core rate)...\n";
     auto r = workers_[0]->client->request({{"type", "ceilings"}}, 300);
     if (r.kind == evaluator::WorkerReply::Kind::ok && r.body.value("ok", false)) {
-      store::DeviceCeilings dc{device, driver, store::hostname(), "", r.body.value("copy_bytes_per_s", 0.0),
+      store::DeviceCeilings dc{device,
+                               driver,
+                               store::hostname(),
+                               "",
+                               r.body.value("copy_bytes_per_s", 0.0),
                                r.body.value("bf16_flops_per_s", 0.0)};
       db_.put_ceilings(dc);
       c = dc;
@@ -195,15 +202,15 @@ void Session::start_speculator() {
 
 // The run's row: what was asked for and where it runs.
 void Session::begin_run(const std::string& device) {
-  store::RunInfo ri{op_.name,
-                    o_.strategy.empty() ? default_strategy() : o_.strategy,
-                    o_.proposer,
-                    arch_,
-                    workers_.empty() ? "(no GPU)" : device,
-                    store::hostname(),
-                    json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}, {"proposer", o_.proposer}}
-                        .dump(),
-                    static_cast<long long>(o_.budget)};
+  store::RunInfo ri{
+      op_.name,
+      o_.strategy.empty() ? default_strategy() : o_.strategy,
+      o_.proposer,
+      arch_,
+      workers_.empty() ? "(no GPU)" : device,
+      store::hostname(),
+      json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}, {"proposer", o_.proposer}}.dump(),
+      static_cast<long long>(o_.budget)};
   run_id_ = db_.begin_run(ri);
   total_budget_ = o_.budget;
 }
@@ -267,13 +274,16 @@ void Session::progress(long long id, const std::string& status, double speedup, 
   double el = std::chrono::duration<double>(Clock::now() - t0_).count();
   // Verdicts answered from stored history cost no budget, so they are not counted
   // against it on the line either ("[9/8]" read as overspending).
-  std::string count = note == "resumed" ? std::string("resumed") : fmt::format("{}/{}", done_ - resumed_, total_budget_);
+  std::string count =
+      note == "resumed" ? std::string("resumed") : fmt::format("{}/{}", done_ - resumed_, total_budget_);
   std::string line = fmt::format("[{}] #{} {}{}{} | best {} | {:.0f}s", count, id, status,
                                  status == st::ok ? fmt::format(" {:.3f}x", speedup) : "",
                                  note.empty() || note == "resumed" ? "" : " (" + note.substr(0, 60) + ")",
                                  best_id_ ? fmt::format("#{} {:.3f}x", best_id_, best_) : "-", el);
-  if (tty_) std::cerr << "\r\033[K" << line << std::flush;
-  else std::cerr << line << "\n";
+  if (tty_)
+    std::cerr << "\r\033[K" << line << std::flush;
+  else
+    std::cerr << line << "\n";
 }
 
 std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const std::vector<search::Config>& batch,
@@ -303,8 +313,8 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
     ids[i] = db_.add_candidate(ci, src);
     recorded_ids_.push_back(ids[i]);
     if (!applicable) {
-      db_.add_evaluation(
-          verdict(ids[i], device, st::not_applicable, fmt::format("template '{}' does not support {}", tpl.name, arch_)));
+      db_.add_evaluation(verdict(ids[i], device, st::not_applicable,
+                                 fmt::format("template '{}' does not support {}", tpl.name, arch_)));
       out[i] = {false, 0, st::not_applicable, 0};
       progress(ids[i], st::not_applicable, 0, "");
       continue;
@@ -338,7 +348,8 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
       queue.cv.notify_all();
     }
   };
-  unsigned compilers = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(reqs.size())));
+  unsigned compilers =
+      std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(reqs.size())));
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < compilers && !reqs.empty(); ++t) pool.emplace_back(compile_loop);
   if (!workers_.empty()) judge_on_workers(tpl, queue, out, &batch);
@@ -446,8 +457,11 @@ void Session::speculate_around_or_throw(const spec::Program& tpl, const search::
   std::string tsrc = codegen::read_file(tpl.source.string());
   std::vector<codegen::CompileRequest> reqs;
   for (auto& c : near)
-    reqs.push_back({codegen::render(tsrc, config_params(tpl, c)), fmt::format("{}_{}.cu", op_.name, tpl.name), arch_,
-                    includes_, {}});
+    reqs.push_back({codegen::render(tsrc, config_params(tpl, c)),
+                    fmt::format("{}_{}.cu", op_.name, tpl.name),
+                    arch_,
+                    includes_,
+                    {}});
   speculator_->offer(reqs);
 }
 
@@ -509,7 +523,8 @@ std::vector<Judged> Session::tune(const spec::Program& tpl, size_t budget, const
   if (budget == 0 || template_space(tpl).valid_configs().empty()) return {};
   size_t before = recorded_ids_.size();
   run_template(tpl, budget, strategy(), lin);
-  return judged(std::vector<long long>(recorded_ids_.begin() + static_cast<std::ptrdiff_t>(before), recorded_ids_.end()));
+  return judged(
+      std::vector<long long>(recorded_ids_.begin() + static_cast<std::ptrdiff_t>(before), recorded_ids_.end()));
 }
 
 std::string Session::device_summary() const {
@@ -518,8 +533,8 @@ std::string Session::device_summary() const {
                        no_gpu_reason_, arch_);
   const json& d = workers_[0]->device;
   std::string s = fmt::format("{} ({}), {} SMs, {:.0f} MiB L2, {:.0f} KiB shared memory per block (opt-in)",
-                              d.value("name", "?"), arch_, d.value("sm_count", 0),
-                              d.value("l2_bytes", 0.0) / 1048576.0, d.value("max_smem_optin", 0.0) / 1024.0);
+                              d.value("name", "?"), arch_, d.value("sm_count", 0), d.value("l2_bytes", 0.0) / 1048576.0,
+                              d.value("max_smem_optin", 0.0) / 1024.0);
   if (copy_bw_ > 0) s += fmt::format("; measured copy bandwidth {:.2f} TB/s", copy_bw_ / 1e12);
   if (tc_flops_ > 0) s += fmt::format("; bf16 tensor-core rate {:.0f} TFLOP/s", tc_flops_ / 1e12);
   return s;
@@ -552,10 +567,9 @@ int Session::finish() {
   double wall = close_run();
   std::string counts;
   for (auto& [k, v] : status_counts_) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, k);
-  std::cout << fmt::format("{}: {} candidates in {:.0f} s ({}){}\n", op_.name, done_, wall, counts,
-                           resumed_ ? fmt::format("; {} of them resumed from stored verdicts, not counted in the budget",
-                                                  resumed_)
-                                    : "");
+  std::cout << fmt::format(
+      "{}: {} candidates in {:.0f} s ({}){}\n", op_.name, done_, wall, counts,
+      resumed_ ? fmt::format("; {} of them resumed from stored verdicts, not counted in the budget", resumed_) : "");
   if (workers_.empty()) {
     std::cout << fmt::format("nothing was timed: {}. Candidates were compiled for {} and recorded as 'compiled'.\n",
                              no_gpu_reason_, arch_);
@@ -563,17 +577,21 @@ int Session::finish() {
   }
   for (auto& w : workers_)
     std::cout << fmt::format(
-        "GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, waited {:.1f} s for the compiler{}, {} worker restarts\n",
+        "GPU {} ({}): {} evaluated, busy {:.0f}% of wall time, waited {:.1f} s for the compiler{}, {} worker "
+        "restarts\n",
         w->client->gpu(), w->device.value("name", ""), w->evaluated, 100.0 * w->busy_s / std::max(wall, 1e-9),
-        w->waiting_s, workers_.size() > 1 ? fmt::format(" and {:.1f} s for the other GPUs at batch ends", w->tail_s) : "",
+        w->waiting_s,
+        workers_.size() > 1 ? fmt::format(" and {:.1f} s for the other GPUs at batch ends", w->tail_s) : "",
         w->client->restarts());
   if (compiles_)
     std::cout << fmt::format("compiler: {} of {} compiles were cache hits{}\n", cache_hits_, compiles_,
                              speculator_ ? fmt::format(" ({} compiled ahead by the speculator, {} offered)",
                                                        speculator_->compiled(), speculator_->offered())
                                          : std::string(" (speculator off)"));
-  if (best_id_) std::cout << fmt::format("best: candidate #{} at {:.3f}x the baseline (geomean)\n", best_id_, best_);
-  else std::cout << "no candidate passed validation\n";
+  if (best_id_)
+    std::cout << fmt::format("best: candidate #{} at {:.3f}x the baseline (geomean)\n", best_id_, best_);
+  else
+    std::cout << "no candidate passed validation\n";
   return 0;
 }
 

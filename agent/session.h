@@ -71,8 +71,8 @@ class Session final : public Loop {
   // Loop: what a proposer (agent/proposer_llm.h) may ask.
   std::vector<Judged> evaluate(const spec::Program& prog, const std::vector<search::Config>& batch,
                                const Lineage& lin) override;
-  Judged reject(const std::string& name, const std::string& source, const std::string& plan_json,
-                const Lineage& lin, const std::string& status, const std::string& message) override;
+  Judged reject(const std::string& name, const std::string& source, const std::string& plan_json, const Lineage& lin,
+                const std::string& status, const std::string& message) override;
   std::vector<Judged> tune(const spec::Program& tpl, size_t budget, const Lineage& lin) override;
   size_t evaluated() const override { return done_; }
   double seconds_left() const override {
@@ -166,8 +166,8 @@ class Session final : public Loop {
   bool tty_ = isatty(2);
   std::vector<long long> recorded_ids_;  // every candidate run_batch recorded, in order
   std::map<std::string, std::pair<double, search::Config>> template_best_;  // cost, config
-  std::map<std::string, search::Space> spaces_;                           // per template (speculation)
-  size_t cache_hits_ = 0, compiles_ = 0;  // real compiles answered by the on-disk cache, of all
+  std::map<std::string, search::Space> spaces_;                             // per template (speculation)
+  size_t cache_hits_ = 0, compiles_ = 0;    // real compiles answered by the on-disk cache, of all
   std::unique_ptr<Speculator> speculator_;  // declared after compiler_: stops before it goes
 };
 

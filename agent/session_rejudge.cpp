@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -21,7 +21,6 @@ namespace tessera::agent {
 
 namespace fs = std::filesystem;
 namespace st = evaluator::status;
-
 
 void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
   std::string device = device_name();

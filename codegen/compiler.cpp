@@ -45,7 +45,7 @@ fs::path cuda_include_dir() {
 }
 
 bool arch_supported(const std::string& arch) {
-  static const std::vector<std::string> known = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a",
+  static const std::vector<std::string> known = {"sm_80",  "sm_86",   "sm_89",  "sm_90",   "sm_90a",
                                                  "sm_100", "sm_100a", "sm_103", "sm_103a", "sm_120"};
   return std::find(known.begin(), known.end(), arch) != known.end();
 }
@@ -83,16 +83,22 @@ std::map<std::string, KernelResources> parse_resource_report(const std::string& 
 
 Compiler::Compiler(fs::path cache_dir) : cache_dir_(std::move(cache_dir)) {
   if (cache_dir_.empty()) {
-    if (const char* e = std::getenv("TESSERA_CACHE")) cache_dir_ = e;
-    else if (const char* x = std::getenv("XDG_CACHE_HOME")) cache_dir_ = fs::path(x) / "tessera";
-    else if (const char* h = std::getenv("HOME")) cache_dir_ = fs::path(h) / ".cache" / "tessera";
-    else cache_dir_ = fs::temp_directory_path() / "tessera-cache";
+    if (const char* e = std::getenv("TESSERA_CACHE"))
+      cache_dir_ = e;
+    else if (const char* x = std::getenv("XDG_CACHE_HOME"))
+      cache_dir_ = fs::path(x) / "tessera";
+    else if (const char* h = std::getenv("HOME"))
+      cache_dir_ = fs::path(h) / ".cache" / "tessera";
+    else
+      cache_dir_ = fs::temp_directory_path() / "tessera-cache";
   }
   std::error_code ec;
   fs::create_directories(cache_dir_ / "cubin", ec);
 }
 
-fs::path Compiler::cubin_path(const std::string& key) const { return cache_dir_ / "cubin" / (key + ".cubin"); }
+fs::path Compiler::cubin_path(const std::string& key) const {
+  return cache_dir_ / "cubin" / (key + ".cubin");
+}
 
 namespace {
 

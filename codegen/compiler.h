@@ -15,20 +15,20 @@ namespace tessera::codegen {
 
 struct KernelResources {
   int registers = 0;
-  int spill_stores = 0;   // bytes
-  int spill_loads = 0;    // bytes
-  int stack_frame = 0;    // bytes
-  int static_smem = 0;    // bytes
+  int spill_stores = 0;  // bytes
+  int spill_loads = 0;   // bytes
+  int stack_frame = 0;   // bytes
+  int static_smem = 0;   // bytes
 };
 
 struct CompileResult {
   bool ok = false;
-  std::string cubin;   // binary image, empty when !ok
-  std::string log;     // compiler log (errors, ptxas report)
+  std::string cubin;  // binary image, empty when !ok
+  std::string log;    // compiler log (errors, ptxas report)
   std::map<std::string, KernelResources> kernels;
   double seconds = 0;  // 0 on a cache hit
   bool cache_hit = false;
-  std::string key;     // cache key
+  std::string key;  // cache key
   bool spills() const;
   int max_registers() const;
 };
