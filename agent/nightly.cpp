@@ -76,13 +76,13 @@ class Parser {
     return v.get<bool>();
   }
 
-  std::string gpus(const json& v, const std::string& path) const {
+  GpuSelection gpus(const json& v, const std::string& path) const {
     std::string g = str(v, path);
-    if (g == "all" || g == "none") return g;
-    bool ok = !g.empty() && g.front() != ',' && g.back() != ',' && g.find(",,") == std::string::npos;
-    for (char c : g) ok &= (std::isdigit(static_cast<unsigned char>(c)) || c == ',');
-    if (!ok) fail(path, fmt::format("\"{}\" is not all, none or a list of GPU ordinals like \"0,1\"", g));
-    return g;
+    try {
+      return parse_gpu_selection(g);
+    } catch (const std::invalid_argument&) {
+      fail(path, fmt::format("\"{}\" is not all, none or a list of GPU ordinals like \"0,1\", each GPU once", g));
+    }
   }
 
   void budget(const json& v, const std::string& path, NightlyOperator& op) const {
@@ -93,10 +93,13 @@ class Parser {
     if (v.contains("seconds")) op.seconds = number(v["seconds"], path + ".seconds", 0, 1e9, true);
   }
 
-  std::string proposer(const json& v, const std::string& path) const {
+  Proposer proposer(const json& v, const std::string& path) const {
     std::string p = str(v, path);
-    if (p != "search" && p != "llm" && p != "hybrid") fail(path, fmt::format("unknown proposer '{}' (search, llm, hybrid)", p));
-    return p;
+    try {
+      return parse_proposer(p);
+    } catch (const std::invalid_argument&) {
+      fail(path, fmt::format("unknown proposer '{}' (search, llm, hybrid)", p));
+    }
   }
 
   std::string strategy(const json& v, const std::string& path) const {
@@ -234,7 +237,7 @@ int NightlyResult::exit_code() const {
 NightlyResult run_nightly(const NightlyJob& job, bool quiet) {
   NightlyResult res;
   unsigned long long seed = job.seed ? *job.seed : todays_seed();
-  if (job.require_gpu && job.gpus != "none") {
+  if (job.require_gpu && job.gpus.kind != GpuSelection::Kind::none) {
     std::string why;
     int n = 0;
     if (auto drv = evaluator::Driver::load(&why)) {

@@ -25,7 +25,7 @@ struct NightlyOperator {
   std::string name;
   long long evaluations = 100;          // search budget; 0: re-check only
   std::optional<double> seconds;        // search time limit
-  std::string proposer = "search";      // search | llm | hybrid
+  Proposer proposer = Proposer::search;
   std::string strategy;                 // empty: the default strategy
   std::string template_name;            // empty: every template
   int top = 5;                          // re-checked candidates, the champion included; 0: no re-check
@@ -34,7 +34,7 @@ struct NightlyOperator {
 struct NightlyJob {
   std::string source;                   // where the job came from (for messages)
   std::string db = "runs/tessera.db";
-  std::string gpus = "all";             // all | none | 0,1,...
+  GpuSelection gpus;                    // all (default) | none | 0,1,...
   std::string arch;                     // empty: the GPU's
   bool require_gpu = false;             // no GPU is a failure, not a skip
   std::string report_dir = "runs/nightly/report";

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include "agent/session.h"
 #include "agent/template_space.h"
@@ -24,6 +25,21 @@ namespace tessera::agent {
 namespace fs = std::filesystem;
 
 std::string default_strategy() { return search::default_strategy(); }
+
+const char* proposer_name(Proposer p) {
+  switch (p) {
+    case Proposer::llm: return "llm";
+    case Proposer::hybrid: return "hybrid";
+    case Proposer::search: break;
+  }
+  return "search";
+}
+
+Proposer parse_proposer(const std::string& s) {
+  for (Proposer p : {Proposer::search, Proposer::llm, Proposer::hybrid})
+    if (s == proposer_name(p)) return p;
+  throw std::invalid_argument("proposer '" + s + "': expected search, llm or hybrid");
+}
 
 std::vector<size_t> share_budget(size_t budget, const std::vector<size_t>& sizes) {
   std::vector<size_t> order(sizes.size()), shares(sizes.size(), 0);
@@ -53,7 +69,7 @@ int optimize(const OptimizeOptions& o) {
   std::vector<const spec::Program*> tpls;
   for (auto& t : op.templates)
     if (o.template_name.empty() || t.name == o.template_name) tpls.push_back(&t);
-  if (op.templates.empty() && o.proposer == "search") {
+  if (op.templates.empty() && o.proposer == Proposer::search) {
     std::cerr << fmt::format("tessera: operator '{}' has no template to search (an imported op_type tessera has no "
                              "kernels for): give --proposer llm or hybrid, and the model writes them\n",
                              o.op);
@@ -63,12 +79,8 @@ int optimize(const OptimizeOptions& o) {
     std::cerr << fmt::format("tessera: operator '{}' has no template '{}'\n", o.op, o.template_name);
     return 2;
   }
-  if (o.proposer != "search" && o.proposer != "llm" && o.proposer != "hybrid") {
-    std::cerr << fmt::format("tessera: unknown proposer '{}' (search, llm, hybrid)\n", o.proposer);
-    return 2;
-  }
   std::unique_ptr<LlmProposer> llm;
-  if (o.proposer != "search") {
+  if (o.proposer != Proposer::search) {
     LlmOptions lo = o.llm;
     lo.quiet = lo.quiet || o.quiet;
     std::string why;
@@ -87,13 +99,13 @@ int optimize(const OptimizeOptions& o) {
   }
   // The budget is shared among templates, evenly but for what a small space cannot use
   // (share_budget); hybrid: half of it, then the model.
-  size_t search_budget = o.proposer == "search" ? o.budget : o.proposer == "hybrid" ? o.budget / 2 : 0;
+  size_t search_budget = o.proposer == Proposer::search ? o.budget : o.proposer == Proposer::hybrid ? o.budget / 2 : 0;
   std::vector<size_t> sizes;
   for (auto* t : tpls) sizes.push_back(template_space(*t).valid_configs().size());
   std::vector<size_t> shares = share_budget(search_budget, sizes);
   for (size_t i = 0; i < tpls.size(); ++i)
     if (shares[i] > 0 || (sizes[i] == 0 && search_budget > 0)) s.run_template(*tpls[i], shares[i], strategy);
-  if (llm) llm->run(s, op, db, o.budget > s.evaluated() ? o.budget - s.evaluated() : 0, o.proposer == "hybrid");
+  if (llm) llm->run(s, op, db, o.budget > s.evaluated() ? o.budget - s.evaluated() : 0, o.proposer == Proposer::hybrid);
   int rc = s.finish();
   if (llm) std::cout << llm->summary() << "\n";
   return rc;

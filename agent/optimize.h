@@ -7,10 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "agent/gpu_selection.h"
 #include "agent/proposer_llm.h"
 #include "evaluator/l2_flush.h"
 
 namespace tessera::agent {
+
+// Who proposes candidates: the search over the templates, the language model, or
+// hybrid (the search with half the budget, then the model).
+enum class Proposer { search, llm, hybrid };
+const char* proposer_name(Proposer p);          // "search" | "llm" | "hybrid"
+Proposer parse_proposer(const std::string& s);  // throws std::invalid_argument naming the choices
 
 struct OptimizeOptions {
   std::string op;
@@ -19,7 +26,7 @@ struct OptimizeOptions {
   double time_limit_s = 1e30;          // wall-clock limit
   std::string strategy;                // empty: the default strategy
   std::string arch;                    // empty: the local GPU's, else sm_90a
-  std::string gpus = "all";            // all | none | 0,1,...
+  GpuSelection gpus;                   // all (default) | none | 0,1,...
   std::string template_name;           // empty: every template
   bool warm_start = true;              // start from the template's results on another GPU model in the store
   unsigned long long seed = 1;
@@ -29,7 +36,7 @@ struct OptimizeOptions {
   double max_seconds_per_shape = 1.0;  // timing cap per benchmark shape
   evaluator::L2Flush l2_flush = evaluator::L2Flush::write;  // how L2 is evicted before each timed launch
   double graph_below_ms = 0.02;        // programs shorter than this are timed as a replayed graph (0: never)
-  std::string proposer = "search";     // search | llm | hybrid (search first, then the model)
+  Proposer proposer = Proposer::search;
   LlmOptions llm;                      // --llm-* (proposer llm or hybrid)
 };
 

@@ -213,7 +213,7 @@ RecheckResult recheck(const RecheckOptions& o) {
   store::Store db(o.db);
   json settings = {{"kind", "recheck"},
                    {"seed", o.seed},
-                   {"gpus", o.gpus},
+                   {"gpus", gpu_selection_name(o.gpus)},
                    {"top", o.top},
                    {"noise", {{"threshold", o.noise.threshold}, {"z", o.noise.z}}}};
   auto save = [&](long long run_id) {

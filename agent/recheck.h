@@ -73,7 +73,8 @@ double relative_noise(double median_ms, double p90_ms, int samples);
 Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvaluation& now, const NoiseModel& noise);
 
 struct RecheckOptions {
-  std::string op, db = "runs/tessera.db", gpus = "all", arch;
+  std::string op, db = "runs/tessera.db", arch;
+  GpuSelection gpus;
   int top = 5;               // candidates re-checked, the champion included
   std::vector<long long> candidates;  // these instead of the top N (each keeps its leaderboard rank; 0 unranked)
   NoiseModel noise;

@@ -71,30 +71,21 @@ static int count_gpus(std::string* why) {
 // The ordinals --gpus names, each checked against the GPUs there are; sets
 // no_gpu_reason_ when there are none to use.
 bool Session::choose_gpus(std::vector<int>* ordinals, std::string* err) {
-  if (o_.gpus == "none") {
+  if (o_.gpus.kind == GpuSelection::Kind::none) {
     no_gpu_reason_ = "--gpus none";
     return true;
   }
   std::string why;
   int n = count_gpus(&why);
-  if (o_.gpus == "all") {
+  if (o_.gpus.kind == GpuSelection::Kind::all) {
     for (int i = 0; i < n; ++i) ordinals->push_back(i);
   } else {
-    size_t pos = 0;
-    const std::string& g = o_.gpus;
-    while (pos <= g.size()) {
-      size_t c = g.find(',', pos);
-      std::string tok = g.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-      if (!tok.empty()) {
-        int k = std::stoi(tok);
-        if (k < 0 || k >= n) {
-          *err = fmt::format("--gpus: GPU {} does not exist ({} found{})", k, n, why.empty() ? "" : ": " + why);
-          return false;
-        }
-        ordinals->push_back(k);
+    for (int k : o_.gpus.ordinals) {
+      if (k >= n) {
+        *err = fmt::format("--gpus: GPU {} does not exist ({} found{})", k, n, why.empty() ? "" : ": " + why);
+        return false;
       }
-      if (c == std::string::npos) break;
-      pos = c + 1;
+      ordinals->push_back(k);
     }
   }
   if (ordinals->empty()) no_gpu_reason_ = why.empty() ? "no GPU found" : why;
@@ -205,11 +196,15 @@ void Session::begin_run(const std::string& device) {
   store::RunInfo ri{
       op_.name,
       o_.strategy.empty() ? default_strategy() : o_.strategy,
-      o_.proposer,
+      proposer_name(o_.proposer),
       arch_,
       workers_.empty() ? "(no GPU)" : device,
       store::hostname(),
-      json{{"seed", o_.seed}, {"gpus", o_.gpus}, {"template", o_.template_name}, {"proposer", o_.proposer}}.dump(),
+      json{{"seed", o_.seed},
+           {"gpus", gpu_selection_name(o_.gpus)},
+           {"template", o_.template_name},
+           {"proposer", proposer_name(o_.proposer)}}
+          .dump(),
       static_cast<long long>(o_.budget)};
   run_id_ = db_.begin_run(ri);
   total_budget_ = o_.budget;

@@ -1,6 +1,7 @@
 // cli/main.cpp — the `tessera` executable: one function per subcommand registers its
 // options (CLI11) and returns what runs it; main parses and dispatches. Typed choices
-// (the L2 flush) are read as words, checked by CLI11 and made enums once, here.
+// (the L2 flush, the proposer, the GPUs) are read as words and made values once, here
+// (add_choice).
 // Exit codes: 0 success, 1 failure, 2 usage.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 
 #include "agent/optimize.h"
 #include "agent/recorded.h"
@@ -29,10 +31,25 @@ struct Command {
   std::function<int()> run;
 };
 
+// A typed choice (the L2 flush, the proposer, the GPUs): the word is made a value by
+// `parse` while CLI11 parses, once; a word it refuses (std::invalid_argument, naming
+// the accepted ones) is a usage error that names the flag.
+template <class T, class Parse>
+CLI::Option* add_choice(CLI::App* app, const std::string& flag, T& into, Parse parse, const std::string& help) {
+  auto set = [&into, parse, flag](const std::string& word) {
+    try {
+      into = parse(word);
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError(flag, e.what());
+    }
+  };
+  return app->add_option_function<std::string>(flag, set, help);
+}
+
 void add_llm_options(CLI::App* o, agent::OptimizeOptions& opt) {
   // Proposers and the language model (docs/llm.md); flags override TESSERA_LLM_* variables.
-  o->add_option("--proposer", opt.proposer, "who proposes candidates: search (default), llm, or hybrid (search, then the model)")
-      ->check(CLI::IsMember({"search", "llm", "hybrid"}));
+  add_choice(o, "--proposer", opt.proposer, agent::parse_proposer,
+             "who proposes candidates: search (default), llm, or hybrid (search, then the model)");
   o->add_option("--llm-provider", opt.llm.provider, "API spoken: openai (also vLLM, SGLang, llama.cpp, Ollama, NIM) or anthropic");
   o->add_option("--llm-base-url", opt.llm.base_url, "where the API lives, e.g. http://127.0.0.1:8000/v1");
   o->add_option("--llm-model", opt.llm.model, "model name as the server knows it");
@@ -45,12 +62,8 @@ void add_llm_options(CLI::App* o, agent::OptimizeOptions& opt) {
 }
 
 Command add_optimize(CLI::App& app, const std::string& db) {
-  struct State {
-    agent::OptimizeOptions opt;
-    std::string l2_flush = "write";
-  };
-  auto s = std::make_shared<State>();
-  agent::OptimizeOptions& opt = s->opt;
+  auto s = std::make_shared<agent::OptimizeOptions>();
+  agent::OptimizeOptions& opt = *s;
   opt.db = db;
   auto* o = app.add_subcommand("optimize", "search for faster variants of an operator");
   o->add_option("operator", opt.op, "operator name (see `tessera targets`)")->required();
@@ -61,7 +74,7 @@ Command add_optimize(CLI::App& app, const std::string& db) {
   o->add_option("--strategy", opt.strategy, "search strategy (" + strategies + "; default " + agent::default_strategy() + ")");
   o->add_option("--arch", opt.arch, "target architecture (default: the GPU's, else sm_90a)");
   o->add_option("--db", opt.db, "database (default $TESSERA_DB or runs/tessera.db)");
-  o->add_option("--gpus", opt.gpus, "GPUs to use: all, none, or a list like 0,1");
+  add_choice(o, "--gpus", opt.gpus, agent::parse_gpu_selection, "GPUs to use: all (default), none, or a list like 0,1");
   o->add_option("--template", opt.template_name, "only this template");
   o->add_flag("!--no-warm-start", opt.warm_start,
               "do not start from the template's results on another GPU model in the database (docs/search.md)");
@@ -72,15 +85,11 @@ Command add_optimize(CLI::App& app, const std::string& db) {
   o->add_option("--graph-below-ms", opt.graph_below_ms,
                 "time programs shorter than this (ms) by replaying a captured graph of launches; 0: never")
       ->check(CLI::NonNegativeNumber);
-  o->add_option("--l2-flush", s->l2_flush,
-                "evict L2 before each timed launch by a memset (write, default) or by reading a buffer (read)")
-      ->check(CLI::IsMember({"write", "read"}));
+  add_choice(o, "--l2-flush", opt.l2_flush, evaluator::parse_l2_flush,
+             "evict L2 before each timed launch by a memset (write, default) or by reading a buffer (read)");
   o->add_flag("--quiet,-q", opt.quiet, "no progress output");
   add_llm_options(o, opt);
-  return {o, [s] {
-            s->opt.l2_flush = evaluator::parse_l2_flush(s->l2_flush);
-            return agent::optimize(s->opt);
-          }};
+  return {o, [s] { return agent::optimize(*s); }};
 }
 
 Command add_leaderboard(CLI::App& app, const std::string& db) {
@@ -273,19 +282,16 @@ Command add_nightly(CLI::App& app) {
   ng->add_option("--config", nf->config, "job file (JSON; see runs/nightly/README.md)")->required()->check(CLI::ExistingFile);
   ng->add_option("--db", nf->db, "database (overrides the job file)");
   ng->add_option("--report-dir", nf->report_dir, "report folder (overrides the job file)");
-  ng->add_option("--gpus", nf->gpus, "GPUs: all, none or a list like 0,1 (overrides the job file)");
+  add_choice(ng, "--gpus", nf->gpus, agent::parse_gpu_selection,
+             "GPUs: all, none or a list like 0,1 (overrides the job file)");
   ng->add_flag("--check", nf->check, "only parse and check the job file");
   ng->add_flag("--quiet,-q", nf->quiet, "no progress output");
   return {ng, [nf] { return cmd_nightly(*nf); }};
 }
 
 Command add_recheck(CLI::App& app, const std::string& db) {
-  struct State {
-    RecheckFlags rf;
-    std::string l2_flush = "write";
-  };
-  auto s = std::make_shared<State>();
-  RecheckFlags& rf = s->rf;
+  auto s = std::make_shared<RecheckFlags>();
+  RecheckFlags& rf = *s;
   rf.db = db;
   auto* rc = app.add_subcommand("recheck",
                                 "judge stored candidates again on this machine (the champion by default) and compare "
@@ -294,16 +300,12 @@ Command add_recheck(CLI::App& app, const std::string& db) {
   rc->add_option("--candidate", rf.candidates, "candidate id (repeatable; default: the top N)");
   rc->add_option("--top", rf.top, "re-check the top N of the leaderboard")->check(CLI::Range(1, 1000));
   rc->add_option("--db", rf.db);
-  rc->add_option("--gpus", rf.gpus, "GPUs: all or a list like 0,1");
+  add_choice(rc, "--gpus", rf.gpus, agent::parse_gpu_selection, "GPUs: all (default), none or a list like 0,1");
   rc->add_option("--noise-threshold", rf.noise_threshold, "smallest relative change reported")->check(CLI::Range(0.0, 1.0));
-  rc->add_option("--l2-flush", s->l2_flush, "write (default) or read, as for optimize")
-      ->check(CLI::IsMember({"write", "read"}));
+  add_choice(rc, "--l2-flush", rf.l2_flush, evaluator::parse_l2_flush, "write (default) or read, as for optimize");
   rc->add_flag("--json", rf.json);
   rc->add_flag("--quiet,-q", rf.quiet);
-  return {rc, [s] {
-            s->rf.l2_flush = evaluator::parse_l2_flush(s->l2_flush);
-            return cmd_recheck(s->rf);
-          }};
+  return {rc, [s] { return cmd_recheck(*s); }};
 }
 
 Command add_report(CLI::App& app, const std::string& db) {

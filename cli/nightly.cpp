@@ -30,13 +30,13 @@ int cmd_nightly(const NightlyFlags& f) {
   }
   if (!f.db.empty()) job.db = f.db;
   if (!f.report_dir.empty()) job.report_dir = f.report_dir;
-  if (!f.gpus.empty()) job.gpus = f.gpus;
+  if (f.gpus) job.gpus = *f.gpus;
   if (f.check) {
     std::cout << fmt::format("{}: {} operator(s), database {}, GPUs {}, report in {}\n", f.config, job.operators.size(),
-                             job.db, job.gpus, job.report_dir);
+                             job.db, agent::gpu_selection_name(job.gpus), job.report_dir);
     for (auto& o : job.operators)
       std::cout << fmt::format("  {}: re-check top {}, then {} evaluations{} ({} / {})\n", o.name, o.top, o.evaluations,
-                               o.seconds ? fmt::format(" or {} s", *o.seconds) : "", o.proposer,
+                               o.seconds ? fmt::format(" or {} s", *o.seconds) : "", agent::proposer_name(o.proposer),
                                o.strategy.empty() ? "default strategy" : o.strategy);
     return agent::nightly_exit::ok;
   }

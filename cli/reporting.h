@@ -2,9 +2,11 @@
 // report writer the nightly job shares with `tessera report`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/gpu_selection.h"
 #include "evaluator/l2_flush.h"
 #include "store/store.h"
 
@@ -24,13 +26,15 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
 int cmd_report(const std::string& db, const std::vector<std::string>& ops, const std::string& out, const std::string& title);
 int cmd_merge(const std::string& out, const std::vector<std::string>& shards, bool as_json);
 struct NightlyFlags {
-  std::string config, db, report_dir, gpus;
+  std::string config, db, report_dir;
+  std::optional<agent::GpuSelection> gpus;  // the job file's when not given
   bool quiet = false, check = false;
 };
 int cmd_nightly(const NightlyFlags& f);
 
 struct RecheckFlags {
-  std::string op, db, gpus = "all";
+  std::string op, db;
+  agent::GpuSelection gpus;
   int top = 1;
   std::vector<long long> candidates;
   double noise_threshold = 0.05;

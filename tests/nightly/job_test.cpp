@@ -7,6 +7,8 @@
 
 using tessera::agent::JobError;
 using tessera::agent::parse_job;
+using tessera::agent::GpuSelection;
+using tessera::agent::Proposer;
 using namespace nightly_test;
 
 namespace {
@@ -43,7 +45,7 @@ TEST(JobFile, DefaultsAndOverrides) {
     "operators": ["rmsnorm", {"name": "gemm", "budget": {"seconds": 60}, "proposer": "hybrid", "top": 0}]
   })", "job.json");
   EXPECT_EQ(job.db, "x.db");
-  EXPECT_EQ(job.gpus, "0,1");
+  EXPECT_EQ(job.gpus, (GpuSelection{GpuSelection::Kind::list, {0, 1}}));
   EXPECT_EQ(job.report_dir, "out");
   ASSERT_TRUE(job.seed);
   EXPECT_EQ(*job.seed, 42u);
@@ -55,15 +57,15 @@ TEST(JobFile, DefaultsAndOverrides) {
   ASSERT_TRUE(a.seconds);
   EXPECT_DOUBLE_EQ(*a.seconds, 600);
   EXPECT_EQ(a.strategy, "annealing");
-  EXPECT_EQ(a.proposer, "search");
+  EXPECT_EQ(a.proposer, Proposer::search);
   EXPECT_EQ(a.top, 3);
   auto& b = job.operators[1];
   EXPECT_EQ(b.evaluations, 100000) << "seconds only: bounded by the time";
   EXPECT_DOUBLE_EQ(*b.seconds, 60);
-  EXPECT_EQ(b.proposer, "hybrid");
+  EXPECT_EQ(b.proposer, Proposer::hybrid);
   EXPECT_EQ(b.top, 0);
   auto minimal = parse_job(R"({"operators": ["rmsnorm"]})", "job.json");
-  EXPECT_EQ(minimal.gpus, "all");
+  EXPECT_EQ(minimal.gpus, GpuSelection::all());
   EXPECT_EQ(minimal.operators[0].top, 5);
   EXPECT_DOUBLE_EQ(minimal.noise.threshold, 0.05);
   EXPECT_FALSE(minimal.seed);
@@ -91,6 +93,7 @@ TEST(JobFile, ErrorsNameTheFieldAndTheReason) {
   EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "proposer": "oracle"}]})",
                "operators[0].proposer: unknown proposer 'oracle' (search, llm, hybrid)");
   EXPECT_ERROR(R"({"operators": ["rmsnorm"], "gpus": "first"})", "gpus: \"first\" is not all, none or a list of GPU ordinals");
+  EXPECT_ERROR(R"({"operators": ["rmsnorm"], "gpus": "0,0"})", "gpus: \"0,0\" is not all, none or a list of GPU ordinals");
   EXPECT_ERROR(R"({"operators": ["rmsnorm"], "gpus": 2})", "gpus: expected a string, got the number 2");
   EXPECT_ERROR(R"({"operators": ["rmsnorm"], "recheck": {"noise_threshold": 1.5}})", "recheck.noise_threshold: 1.5 is out of range");
   EXPECT_ERROR(R"({"operators": ["rmsnorm"], "recheck": {"top": 2, "noise": 1}})", "recheck.noise: unknown key");
