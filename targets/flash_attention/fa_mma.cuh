@@ -23,15 +23,11 @@
 #include "tile/base.cuh"
 #include "tile/cp_async.cuh"
 #include "tile/mma.cuh"
+#include "fa_common.cuh"
 
 namespace fa {
 
 using tile::u32;
-
-// -inf (NVRTC has no INFINITY)
-__device__ __forceinline__ float neg_inf() {
-  return __int_as_float(0xff800000u);
-}
 
 // ldmatrix .trans: four 8x8 b16 matrices, each lane receiving column-major pieces.
 __device__ __forceinline__ void ldmatrix_x4_trans(u32 (&d)[4], u32 addr) {
@@ -207,33 +203,6 @@ __device__ __forceinline__ void attend_tile(WarpRows<D, MI>& w, const st_rows<BM
     }
   }
 }
-
-// The block's (sequence, first query row in it); false past the last tile. Causal:
-// a sequence's tiles are numbered from its end, so the blocks launched first are those
-// with the most keys to visit.
-__device__ __forceinline__ bool find_tile(const int* cu_q, long long B, long long tile_index, int bm, bool causal,
-                                          long long* seq, long long* row0) {
-  for (long long s = 0; s < B; ++s) {
-    const long long n = (cu_q[s + 1] - cu_q[s] + bm - 1) / bm;
-    if (tile_index < n) {
-      *seq = s;
-      *row0 = (causal ? n - 1 - tile_index : tile_index) * bm;
-      return true;
-    }
-    tile_index -= n;
-  }
-  return false;
-}
-
-struct Problem {
-  const __nv_bfloat16 *q, *k, *v;
-  const int *cu_q, *cu_k;
-  __nv_bfloat16* o;
-  float* lse;
-  long long B, HQ, HKV;
-  bool causal;
-  float scale_log2;  // scale * log2(e)
-};
 
 // Normalizes and stores the warp's rows (group g's first row of the lane: row_a + 16 g):
 // O as bf16 pairs, LSE = m + log2(l) (base 2).

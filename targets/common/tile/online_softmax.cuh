@@ -1,0 +1,103 @@
+// tile/online_softmax.cuh — tessera tile library: the online softmax (FlashAttention's
+// running maximum and sum) over rows held in m16n8 accumulator fragments (tile::rt_c, the
+// layout of mma.sync and of wgmma's m64 accumulators): each thread holds two rows
+// (lane/4 and lane/4 + 8 of its warp's 16), and the four lanes of a quad share a row.
+// Scores are turned into the log2 domain by scale_log2 (scale * log2 e) inside one FMA.
+//
+//   SoftmaxRows st; st.init()          maximum -inf, sum 0 for the thread's two rows
+//   st.step<NB, MASKED>(s, scale_log2, keep, alpha)
+//                                      s (NB fragments: a row's 8*NB columns) becomes
+//                                      P = exp2(s * scale_log2 - m_new), m and l updated,
+//                                      alpha[r] = exp2(m_old - m_new) (the factor the
+//                                      row's output accumulators take: rescale(o, alpha));
+//                                      MASKED: element (column 8j + 2(lane%4) + (e&1),
+//                                      row half e>>1) counts only if keep(j, e)
+//   rescale(o, alpha)                  o's rows times alpha
+//   st.finish(inv_l, lse)              sums over the quad; 1/l (0 for a row with no kept
+//                                      element) and the base-2 log-sum-exp m + log2 l
+//                                      (-inf for such a row), per row half
+// A row with nothing kept yet has maximum -inf: its exponent base is taken as 0, so its
+// probabilities are 0 and no NaN arises.
+#pragma once
+#include "base.cuh"
+#include "mma.cuh"
+
+namespace tile {
+
+// -inf (NVRTC has no INFINITY)
+__device__ __forceinline__ float minus_infinity() { return __int_as_float(0xff800000u); }
+
+// 2^x, flushing results below 2^-126 to zero (softmax probabilities: x <= 0).
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+struct SoftmaxRows {
+  float m[2], l[2];  // log2-domain maximum, partial sum (this lane's columns) per row half
+
+  __device__ __forceinline__ void init() {
+    m[0] = m[1] = minus_infinity();
+    l[0] = l[1] = 0.f;
+  }
+
+  template <int NB, bool MASKED, class Keep>
+  __device__ __forceinline__ void step(rt_c (&s)[NB], float scale_log2, const Keep& keep, float (&alpha)[2]) {
+    float mx[2] = {minus_infinity(), minus_infinity()};
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if constexpr (MASKED) {
+          if (!keep(j, e)) s[j].x[e] = minus_infinity();
+        }
+        mx[e >> 1] = fmaxf(mx[e >> 1], s[j].x[e]);
+      }
+    float base[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      const float mnew = fmaxf(m[r], mx[r] * scale_log2);
+      base[r] = mnew == minus_infinity() ? 0.f : mnew;
+      alpha[r] = exp2_approx(m[r] - base[r]);
+      m[r] = mnew;
+    }
+    float sum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float p = exp2_approx(fmaf(s[j].x[e], scale_log2, -base[e >> 1]));
+        s[j].x[e] = p;
+        sum[e >> 1] += p;
+      }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
+  }
+
+  __device__ __forceinline__ void finish(float (&inv_l)[2], float (&lse)[2]) const {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float t = l[r];
+      t += __shfl_xor_sync(0xffffffffu, t, 1);
+      t += __shfl_xor_sync(0xffffffffu, t, 2);
+      inv_l[r] = t > 0.f ? 1.f / t : 0.f;
+      lse[r] = t > 0.f ? m[r] + __log2f(t) : minus_infinity();
+    }
+  }
+};
+
+template <int NB>
+__device__ __forceinline__ void rescale(rt_c (&o)[NB], const float (&alpha)[2]) {
+#pragma unroll
+  for (int j = 0; j < NB; ++j) {
+    o[j].x[0] *= alpha[0];
+    o[j].x[1] *= alpha[0];
+    o[j].x[2] *= alpha[1];
+    o[j].x[3] *= alpha[1];
+  }
+}
+
+}  // namespace tile
