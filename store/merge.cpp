@@ -111,7 +111,7 @@ class Merger {
       if (!theirs.count(t)) throw StoreError(fmt::format("not a tessera database (no table '{}')", t));
     merge_runs();
     merge_sources();
-    std::set<std::string> done = {"runs", "sources", "candidates", "meta", "run_uids", "devices"};
+    std::set<std::string> done = {"runs", "sources", "template_texts", "candidates", "meta", "run_uids", "devices"};
     if (theirs.count("exchanges") && ours.count("exchanges")) append("exchanges", &exchanges_), done.insert("exchanges");
     merge_candidates();
     for (const char* t : {"compiles", "evaluations", "shape_results"}) {
@@ -179,8 +179,17 @@ class Merger {
   void merge_sources() {
     Q total(db_, "SELECT count(*) FROM shard.sources");
     total.step();
-    exec(db_, "INSERT OR IGNORE INTO main.sources(hash, text) SELECT hash, text FROM shard.sources");
-    long long added = sqlite3_changes(db_);
+    long long added = 0;
+    if (tables(db_, "shard").count("template_texts")) {  // a v4 shard: prefixes and shared template texts
+      exec(db_, "INSERT OR IGNORE INTO main.template_texts(hash, text) SELECT hash, text FROM shard.template_texts");
+      exec(db_,
+           "INSERT OR IGNORE INTO main.sources(hash, text, template_hash) SELECT hash, text, template_hash FROM "
+           "shard.sources");
+      added = sqlite3_changes(db_);
+    } else {
+      exec(db_, "INSERT OR IGNORE INTO main.sources(hash, text) SELECT hash, text FROM shard.sources");
+      added = sqlite3_changes(db_);
+    }
     st_.tables["sources"] = {added, total.i64(0) - added};
   }
 

@@ -77,7 +77,41 @@ CREATE TABLE IF NOT EXISTS exchanges(
 CREATE INDEX IF NOT EXISTS exchanges_by_run ON exchanges(run_id);
 )SQL";
 
+// Version 4: a template's text once. A sources row with a template_hash holds in
+// `text` only the rendered prefix (the variant comment, one #define per parameter,
+// "#line 1"); its full text is that prefix followed by template_texts.text. The
+// store keeps the renderer's output split rather than re-rendering from the
+// parameters: it needs no renderer (store links only SQLite), the rebuilt text is
+// byte-identical by construction, and sources.hash (which candidates, resume and
+// merge match on) stays the hash of the rendered text. Rows that are not a
+// rendering (LLM programs) keep their full text with a NULL template_hash.
+// v3 readers would read the prefix alone, so a v4 database is for v4 tessera.
+const char* kSchemaV4Templates = R"SQL(
+CREATE TABLE IF NOT EXISTS template_texts(hash TEXT PRIMARY KEY, text TEXT NOT NULL);
+)SQL";
+
+// 64-bit FNV-1a of the template text, hex: a stable key for template_texts.
+std::string template_text_hash(const std::string& text) {
+  unsigned long long h = 1469598103934665603ULL;
+  for (unsigned char ch : text) {
+    h ^= ch;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
 }  // namespace
+
+// codegen::render writes "// tessera variant: ...\n", one "#define K V\n" per
+// parameter, "#line 1\n", then the template text; the prefix is everything up to and
+// including the first "#line 1" line.
+std::optional<std::string> split_rendered(const std::string& text) {
+  static const std::string head = "// tessera variant:", line = "\n#line 1\n";
+  if (text.rfind(head, 0) != 0) return std::nullopt;
+  auto at = text.find(line);
+  if (at == std::string::npos) return std::nullopt;
+  return text.substr(0, at + line.size());
+}
 
 Store::Store(const std::string& path) : path_(path) {
   std::filesystem::path p(path);
@@ -140,6 +174,41 @@ int Store::schema_version() {
   return s.step() ? std::stoi(s.text(0)) : 0;
 }
 
+// Splits the full copies of rendered sources into prefix + shared template text,
+// verifying that the pieces rebuild the text byte for byte before dropping it.
+void Store::share_template_texts() {
+  std::vector<std::pair<std::string, std::string>> rows;
+  {
+    Stmt s(db_, "SELECT hash, text FROM sources WHERE template_hash IS NULL");
+    while (s.step()) rows.emplace_back(s.text(0), s.text(1));
+  }
+  for (auto& [hash, text] : rows) {
+    auto split = keep_template_text(text);
+    if (!split) continue;
+    Stmt up(db_, "UPDATE sources SET text=?, template_hash=? WHERE hash=?");
+    up.bind(1, split->first).bind(2, split->second).bind(3, hash);
+    up.step();
+    if (source(hash) != text) throw StoreError(fmt::format("source {} does not rebuild after the v4 split", hash));
+  }
+}
+
+// Stores the template part of a rendered source once; returns (prefix, template
+// hash), or nothing when the text is not a rendering (an LLM program) or its
+// template hash is taken by another text.
+std::optional<std::pair<std::string, std::string>> Store::keep_template_text(const std::string& text) {
+  auto split = split_rendered(text);
+  if (!split) return std::nullopt;
+  std::string body = text.substr(split->size());
+  std::string th = template_text_hash(body);
+  Stmt ins(db_, "INSERT OR IGNORE INTO template_texts(hash, text) VALUES(?, ?)");
+  ins.bind(1, th).bind(2, body);
+  ins.step();
+  Stmt get(db_, "SELECT text FROM template_texts WHERE hash=?");
+  get.bind(1, th);
+  if (!get.step() || get.text(0) != body) return std::nullopt;
+  return std::make_pair(*split, th);
+}
+
 void Store::migrate() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");
@@ -163,6 +232,14 @@ void Store::migrate() {
       if (!has_column("evaluations", "printed")) exec("ALTER TABLE evaluations ADD COLUMN printed TEXT");
       if (!has_column("evaluations", "printed_bytes")) exec("ALTER TABLE evaluations ADD COLUMN printed_bytes INTEGER");
       exec("UPDATE meta SET value='3' WHERE key='schema_version'");
+    }
+    // Version 4: a rendered candidate is its variant prefix plus its template's text,
+    // and the template text is kept once (see split_rendered).
+    if (schema_version() < 4) {
+      exec(kSchemaV4Templates);
+      if (!has_column("sources", "template_hash")) exec("ALTER TABLE sources ADD COLUMN template_hash TEXT");
+      share_template_texts();
+      exec("UPDATE meta SET value='4' WHERE key='schema_version'");
     }
     exec("COMMIT");
   } catch (...) {
@@ -218,9 +295,20 @@ long long Store::add_candidate(const CandidateInfo& c, const std::string& source
   std::lock_guard<std::recursive_mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");
   try {
-    Stmt src(db_, "INSERT OR IGNORE INTO sources(hash, text) VALUES(?, ?)");
-    src.bind(1, c.source_hash).bind(2, source);
-    src.step();
+    bool known = false;
+    {
+      Stmt has(db_, "SELECT 1 FROM sources WHERE hash=?");
+      has.bind(1, c.source_hash);
+      known = has.step();
+    }
+    if (!known) {
+      auto split = keep_template_text(source);
+      Stmt src(db_, "INSERT INTO sources(hash, text, template_hash) VALUES(?, ?, ?)");
+      src.bind(1, c.source_hash).bind(2, split ? split->first : source);
+      if (split) src.bind(3, split->second);
+      else src.bind(3, nullptr);
+      src.step();
+    }
     Stmt ins(db_,
              "INSERT OR IGNORE INTO candidates(operator, template, params, source_hash, arch, origin, parent, run_id, "
              "created, exchange_id, plan) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
@@ -266,10 +354,14 @@ std::optional<CandidateInfo> Store::candidate(long long id) {
 
 std::optional<std::string> Store::source(const std::string& hash) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  Stmt s(db_, "SELECT text FROM sources WHERE hash=?");
+  Stmt s(db_,
+         "SELECT s.text, s.template_hash, t.text FROM sources s LEFT JOIN template_texts t ON t.hash = s.template_hash "
+         "WHERE s.hash=?");
   s.bind(1, hash);
   if (!s.step()) return std::nullopt;
-  return s.text(0);
+  if (s.is_null(1)) return s.text(0);
+  if (s.is_null(2)) throw StoreError(fmt::format("source {}: template text {} is missing", hash, s.text(1)));
+  return s.text(0) + s.text(2);
 }
 
 void Store::add_compile(long long cid, const CompileInfo& c) {

@@ -1,5 +1,6 @@
 // store/store.h — tessera's history in SQLite: runs, candidates (with their
-// full sources, deduplicated by content hash), compile results, evaluations
+// sources, deduplicated by content hash; a rendered source is kept as its
+// variant prefix plus its template's text, stored once), compile results, evaluations
 // per shape, device ceilings, LLM exchanges. The leaderboard, resume and show
 // are queries.
 //
@@ -150,6 +151,8 @@ class Store {
  private:
   void exec(const std::string& sql);
   void migrate();
+  void share_template_texts();
+  std::optional<std::pair<std::string, std::string>> keep_template_text(const std::string& text);
   sqlite3* db_ = nullptr;
   // One connection shared by the agent's threads (one per GPU worker, and the
   // compile pool): every public call holds this, so transactions never interleave.
@@ -158,6 +161,9 @@ class Store {
 };
 
 std::string now_iso();
+// The rendered prefix of a codegen::render output (through its "#line 1" line), or
+// nothing when the text is not one.
+std::optional<std::string> split_rendered(const std::string& text);
 std::string hostname();
 
 }  // namespace tessera::store

@@ -217,7 +217,7 @@ TEST(LlmLoop, RecordsKernelsFailuresLineageAndEveryExchange) {
   EXPECT_EQ(x[4][4], "");
   EXPECT_NE(x[4][7].find("empty"), std::string::npos) << x[4][7];
   EXPECT_NE(x[0][8].find("rmsnorm"), std::string::npos) << "the prompt is stored";
-  EXPECT_EQ(query(db, "SELECT value FROM meta WHERE key='schema_version'")[0][0], "3");
+  EXPECT_EQ(query(db, "SELECT value FROM meta WHERE key='schema_version'")[0][0], "4");
   EXPECT_EQ(query(db, "SELECT proposer FROM runs")[0][0], "llm");
 
   // The record file is replayable JSON with the same 5 exchanges.

@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sqlite3.h>
+
+#include "store/merge.h"
 #include "store/store.h"
 
 using namespace tessera::store;
@@ -56,7 +59,7 @@ TEST(Store, DeduplicatesSourcesAndCandidates) {
   auto other_arch = cand("h1");
   other_arch.arch = "sm_103a";
   EXPECT_NE(st.add_candidate(other_arch, "source one"), a);
-  EXPECT_EQ(st.schema_version(), 3);
+  EXPECT_EQ(st.schema_version(), 4);
 }
 
 TEST(Store, KeepsWhatACandidatePrintedWithItsEvaluation) {
@@ -176,4 +179,79 @@ TEST(Store, CeilingsPerDeviceAndDriver) {
   ASSERT_TRUE(c);
   EXPECT_DOUBLE_EQ(c->copy_bytes_per_s, 4.3e12);
   EXPECT_FALSE(st.ceilings("NVIDIA H200", "12000"));
+}
+
+// Schema v4: a rendered source is its prefix plus its template's text, kept once.
+namespace {
+const std::string kTemplateText = "#include <cuda.h>\n__global__ void k() { /* body */ }\n#line 1\n";
+std::string rendered(int t) {
+  return "// tessera variant: T=" + std::to_string(t) + "\n#define T " + std::to_string(t) + "\n#line 1\n" +
+         kTemplateText;
+}
+long long count(Store& st, const char* sql) {
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(st.raw(), sql, -1, &s, nullptr);
+  long long n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+  sqlite3_finalize(s);
+  return n;
+}
+}  // namespace
+
+TEST(Store, AVersionThreeDatabaseKeepsEachTemplateTextOnceAndRebuildsSourcesExactly) {
+  auto path = temp_db("v3");
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &h), SQLITE_OK);
+  std::string sql = R"SQL(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE sources(hash TEXT PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE candidates(
+  id INTEGER PRIMARY KEY, operator TEXT NOT NULL, template TEXT, params TEXT,
+  source_hash TEXT NOT NULL REFERENCES sources(hash), arch TEXT NOT NULL, origin TEXT,
+  parent INTEGER REFERENCES candidates(id), run_id INTEGER, created TEXT NOT NULL,
+  exchange_id INTEGER, plan TEXT, UNIQUE(operator, source_hash, arch));
+INSERT INTO meta VALUES('schema_version', '3');
+INSERT INTO sources VALUES('llm', 'extern "C" __global__ void k() {}');
+)SQL";
+  ASSERT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  for (int t : {1, 2, 3}) {
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(h, "INSERT INTO sources VALUES(?, ?)", -1, &s, nullptr);
+    std::string hash = "r" + std::to_string(t), text = rendered(t);
+    sqlite3_bind_text(s, 1, hash.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 2, text.c_str(), -1, SQLITE_TRANSIENT);
+    ASSERT_EQ(sqlite3_step(s), SQLITE_DONE);
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(h);
+
+  Store st(path);
+  EXPECT_EQ(st.schema_version(), 4);
+  for (int t : {1, 2, 3}) EXPECT_EQ(st.source("r" + std::to_string(t)).value(), rendered(t));
+  EXPECT_EQ(st.source("llm").value(), R"(extern "C" __global__ void k() {})");
+  EXPECT_EQ(count(st, "SELECT count(*) FROM template_texts"), 1);
+  EXPECT_EQ(count(st, "SELECT count(*) FROM sources WHERE template_hash IS NULL"), 1);
+  EXPECT_EQ(count(st, "SELECT max(length(text)) FROM sources WHERE template_hash IS NOT NULL"),
+            static_cast<long long>(rendered(3).size() - kTemplateText.size()));
+
+  // A new rendered candidate shares the template text; the round trip is exact.
+  st.add_candidate(cand("r4"), rendered(4));
+  EXPECT_EQ(st.source("r4").value(), rendered(4));
+  EXPECT_EQ(count(st, "SELECT count(*) FROM template_texts"), 1);
+  EXPECT_EQ(count(st, "SELECT count(*) FROM sources WHERE template_hash IS NOT NULL"), 4);
+}
+
+TEST(Store, MergingTwoVersionFourDatabasesKeepsTheirSources) {
+  auto a_path = temp_db("v4a"), b_path = temp_db("v4b");
+  {
+    Store b(b_path);
+    b.add_candidate(cand("r2"), rendered(2));
+    b.add_candidate(cand("llm"), "plain program");
+  }
+  Store a(a_path);
+  a.add_candidate(cand("r1"), rendered(1));
+  merge_shard(a, b_path);
+  EXPECT_EQ(a.source("r1").value(), rendered(1));
+  EXPECT_EQ(a.source("r2").value(), rendered(2));
+  EXPECT_EQ(a.source("llm").value(), "plain program");
+  EXPECT_EQ(count(a, "SELECT count(*) FROM template_texts"), 1);
 }
