@@ -6,6 +6,10 @@
 //   CONSUMERS  consumer warpgroups, 64 query rows each (1, 2): the block's query tile is
 //              64 * CONSUMERS rows
 //   STAGES     K/V buffers in the ring (2, 3)
+//   INTRA      0: per tile S = Q K^T, softmax, O += P V in turn; 1: tile t's S and tile t-1's
+//              P V issued together, the softmax overlapping P V (FlashAttention-3)
+//   PINGPONG   with INTRA 1 and two consumers: 1 makes them take turns issuing products
+//              (named barriers), one's softmax overlapping the other's products
 // Launch: grid (HQ, cdiv(TQ, 64 * CONSUMERS) + B), block 128 * (CONSUMERS + 1), dynamic
 // shared memory (64 * CONSUMERS + 2 * STAGES * BLOCK_N) * D * 2 + 256 bytes; tensor maps of
 // q, k and v with boxes of 64 channels x 1 head x 64 tokens, 128-byte swizzle.
@@ -120,28 +124,87 @@ __device__ __forceinline__ void accumulate(rt_c (&o)[D / 8], const tile::frag_a 
   tile::wgmma_commit();
 }
 
-// One consumer warpgroup (c: its index) over all the block's key tiles.
+// A consumer's rows and key range: its first row r0, the lane's rows ra and ra + 8 and the
+// last key each may see, the key tiles it computes (a causal consumer above the diagonal
+// needs fewer than the block), and its softmax state.
+struct Rows {
+  long long r0, ra, lim[2];
+  int mine;
+  tile::SoftmaxRows st;
+};
+
+__device__ __forceinline__ Rows rows_of(const fa::Problem& p, const Work& w, int c, int bn) {
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
+  Rows r;
+  r.r0 = w.row0 + 64 * c;
+  r.ra = r.r0 + 16 * warp + (lane >> 2);
+  const long long kend = p.causal ? min(w.lk, min(r.r0 + 64, w.lq) + w.shift) : w.lk;
+  r.mine = r.r0 < w.lq && kend > 0 ? (int)((kend + bn - 1) / bn) : 0;
+  r.lim[0] = p.causal ? r.ra + w.shift : w.lk - 1;
+  r.lim[1] = p.causal ? r.ra + 8 + w.shift : w.lk - 1;
+  r.st.init();
+  return r;
+}
+
+// The online softmax of key tile t's scores (masked where the tile crosses the causal
+// diagonal of the consumer's first row or the key tail); alpha: O's factor.
+template <int BN>
+__device__ __forceinline__ void softmax_tile(Rows& r, rt_c (&s)[BN / 8], int t, const fa::Problem& p, const Work& w,
+                                             float (&alpha)[2]) {
+  const int lane = threadIdx.x & 31;
+  const long long key0 = (long long)t * BN;
+  if (key0 + BN > w.lk || (p.causal && key0 + BN - 1 > r.r0 + w.shift)) {
+    const auto keep = [&](int j, int e) {
+      const long long key = key0 + j * 8 + 2 * (lane & 3) + (e & 1);
+      return key < w.lk && key <= r.lim[e >> 1];
+    };
+    r.st.step<BN / 8, true>(s, p.scale_log2, keep, alpha);
+  } else {
+    r.st.step<BN / 8, false>(s, p.scale_log2, [](int, int) { return true; }, alpha);
+  }
+}
+
+template <int BN>
+__device__ __forceinline__ void to_p(tile::frag_a (&pa)[BN / 16], const rt_c (&s)[BN / 8]) {
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk) tile::to_frag_a<tile::Ab::bf16>(pa[kk], s[2 * kk], s[2 * kk + 1]);
+}
+
+// O / l as bf16 and the base-2 LSE of the lane's two rows (rows past the sequence unwritten).
+template <int D>
+__device__ __forceinline__ void store(const Rows& r, const rt_c (&o)[D / 8], const fa::Problem& p, const Work& w) {
+  const int lane = threadIdx.x & 31;
+  float inv[2], lse[2];
+  r.st.finish(inv, lse);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const long long i = r.ra + 8 * h;
+    if (i >= w.lq) continue;
+    const long long row = (w.q_begin + i) * p.HQ + w.h;
+    __nv_bfloat16* out = p.o + row * D + 2 * (lane & 3);
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+      *reinterpret_cast<u32*>(out + j * 8) = tile::pack_bf16x2(o[j].x[2 * h] * inv[h], o[j].x[2 * h + 1] * inv[h]);
+    if ((lane & 3) == 0) p.lse[row] = lse[h];
+  }
+}
+
+// One consumer warpgroup (c: its index), tile after tile: S = Q K^T, wait, softmax,
+// O += P V, wait (INTRA 0).
 template <int D, int BM, int BN, int NS>
-__device__ __forceinline__ void consume(const Layout<D, BM, BN, NS>& L, const fa::Problem& p, const Work& w, int c) {
-  const int ct = threadIdx.x - 128 * (c + 1), lane = ct & 31;
-  const long long r0 = w.row0 + 64 * c;  // the consumer's first row in the sequence
-  const long long ra = r0 + 16 * (ct >> 5) + (lane >> 2);
-  // the consumer's own key tiles (a causal consumer above the diagonal needs fewer)
-  const long long kend = p.causal ? min(w.lk, min(r0 + 64, w.lq) + w.shift) : w.lk;
-  const int mine = r0 < w.lq && kend > 0 ? (int)((kend + BN - 1) / BN) : 0;
-  const long long lim0 = p.causal ? ra + w.shift : w.lk - 1, lim1 = p.causal ? ra + 8 + w.shift : w.lk - 1;
+__device__ __forceinline__ void consume_serial(const Layout<D, BM, BN, NS>& L, const fa::Problem& p, const Work& w,
+                                               int c) {
+  Rows r = rows_of(p, w, c, BN);
   rt_c o[D / 8];
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) tile::zero(o[j]);
-  tile::SoftmaxRows st;
-  st.init();
   tile::mbar_wait(L.q_full(), 0);
   const u32 q = L.q() + c * kBoxBytes;
   const auto kr = L.k_ring(), vr = L.v_ring();
   tile::RingPos pos;
   for (int t = 0; t < w.tiles; ++t, pos.next<NS>()) {
     kr.wait(pos);
-    if (t >= mine) {  // past this consumer's diagonal: released unread
+    if (t >= r.mine) {  // past this consumer's diagonal: released unread
       kr.release(pos);
       vr.wait(pos);
       vr.release(pos);
@@ -150,44 +213,102 @@ __device__ __forceinline__ void consume(const Layout<D, BM, BN, NS>& L, const fa
     rt_c s[BN / 8];
     scores<D, BM, BN>(s, q, L.k(pos.stage));
     tile::wgmma_wait<0>();
+    tile::fence_operand(s);
     kr.release(pos);
-    const long long key0 = (long long)t * BN;
-    const bool masked = key0 + BN > w.lk || (p.causal && key0 + BN - 1 > r0 + w.shift);
     float alpha[2];
-    if (masked) {
-      const auto keep = [&](int j, int e) {
-        const long long key = key0 + j * 8 + 2 * (lane & 3) + (e & 1);
-        return key < w.lk && key <= ((e >> 1) ? lim1 : lim0);
-      };
-      st.step<BN / 8, true>(s, p.scale_log2, keep, alpha);
-    } else {
-      st.step<BN / 8, false>(s, p.scale_log2, [](int, int) { return true; }, alpha);
-    }
+    softmax_tile<BN>(r, s, t, p, w, alpha);
     tile::rescale(o, alpha);
     tile::frag_a pa[BN / 16];
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) tile::to_frag_a<tile::Ab::bf16>(pa[kk], s[2 * kk], s[2 * kk + 1]);
+    to_p<BN>(pa, s);
     vr.wait(pos);
     accumulate<D, BN>(o, pa, L.v(pos.stage));
     tile::wgmma_wait<0>();
+    tile::fence_operand(o);
     vr.release(pos);
   }
-  float inv[2], lse[2];
-  st.finish(inv, lse);
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const long long i = ra + 8 * r;
-    if (i >= w.lq) continue;
-    const long long row = (w.q_begin + i) * p.HQ + w.h;
-    __nv_bfloat16* out = p.o + row * D + 2 * (lane & 3);
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j)
-      *reinterpret_cast<u32*>(out + j * 8) = tile::pack_bf16x2(o[j].x[2 * r] * inv[r], o[j].x[2 * r + 1] * inv[r]);
-    if ((lane & 3) == 0) p.lse[row] = lse[r];
-  }
+  store<D>(r, o, p, w);
 }
 
-template <int D, int BN, int NC, int NS>
+// The same with FlashAttention-3's overlap inside the warpgroup (INTRA 1): tile t's
+// S = Q K^T and tile t-1's O += P V are issued together, t's softmax runs while P V is on
+// the tensor cores, then O is rescaled and t's P formed. PINGPONG: two consumers take
+// turns issuing their products (named barriers 1 and 2), so one's softmax overlaps the
+// other's products; every consumer passes every tile's turn (its skipped ones too).
+template <int D, int BM, int BN, int NS, bool kPingPong>
+__device__ __forceinline__ void consume_overlapped(const Layout<D, BM, BN, NS>& L, const fa::Problem& p,
+                                                   const Work& w, int c) {
+  // (the turn's products are issued on straight paths: a product under a condition makes
+  // ptxas serialize every wgmma of the kernel)
+  const auto turn_begin = [&] {
+    if constexpr (kPingPong) tile::named_barrier_sync(1 + c, 256);
+  };
+  const auto turn_end = [&] {
+    if constexpr (kPingPong) tile::named_barrier_arrive(2 - c, 256);
+  };
+  Rows r = rows_of(p, w, c, BN);
+  rt_c o[D / 8];
+#pragma unroll
+  for (int j = 0; j < D / 8; ++j) tile::zero(o[j]);
+  tile::frag_a pa[BN / 16];
+  if (kPingPong && c == 1) tile::named_barrier_arrive(1, 256);  // consumer 0 goes first
+  tile::mbar_wait(L.q_full(), 0);
+  const u32 q = L.q() + c * kBoxBytes;
+  const auto kr = L.k_ring(), vr = L.v_ring();
+  tile::RingPos pos, prev;
+  float alpha[2];
+  if (r.mine > 0) {  // tile 0: S only
+    rt_c s[BN / 8];
+    kr.wait(pos);
+    turn_begin();
+    scores<D, BM, BN>(s, q, L.k(pos.stage));
+    turn_end();
+    tile::wgmma_wait<0>();
+    tile::fence_operand(s);
+    kr.release(pos);
+    softmax_tile<BN>(r, s, 0, p, w, alpha);
+    to_p<BN>(pa, s);
+    prev = pos;
+    pos.next<NS>();
+  }
+  for (int t = 1; t < r.mine; ++t) {  // tile t's S with tile t-1's P V
+    rt_c s[BN / 8];
+    kr.wait(pos);
+    vr.wait(prev);
+    turn_begin();
+    scores<D, BM, BN>(s, q, L.k(pos.stage));
+    accumulate<D, BN>(o, pa, L.v(prev.stage));
+    turn_end();
+    tile::wgmma_wait<1>();
+    tile::fence_operand(s);
+    kr.release(pos);
+    softmax_tile<BN>(r, s, t, p, w, alpha);
+    tile::wgmma_wait<0>();
+    tile::fence_operand(o);
+    vr.release(prev);
+    tile::rescale(o, alpha);
+    to_p<BN>(pa, s);
+    prev = pos;
+    pos.next<NS>();
+  }
+  if (r.mine > 0) {  // the last tile's P V
+    vr.wait(prev);
+    accumulate<D, BN>(o, pa, L.v(prev.stage));
+    tile::wgmma_wait<0>();
+    tile::fence_operand(o);
+    vr.release(prev);
+  }
+  for (int t = r.mine; t < w.tiles; ++t, pos.next<NS>()) {  // past the diagonal: released unread
+    kr.wait(pos);
+    kr.release(pos);
+    vr.wait(pos);
+    vr.release(pos);
+    turn_begin();
+    turn_end();
+  }
+  store<D>(r, o, p, w);
+}
+
+template <int D, int BN, int NC, int NS, bool kIntra, bool kPingPong>
 __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m) {
   constexpr int BM = 64 * NC;
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -216,7 +337,10 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m) {
     if (threadIdx.x == 0) produce<D, BM, BN, NS>(L, m, w);
   } else {
     if constexpr (NC > 1) tile::set_max_registers<true, 232>();
-    consume<D, BM, BN, NS>(L, p, w, wg - 1);
+    if constexpr (!kIntra)
+      consume_serial<D, BM, BN, NS>(L, p, w, wg - 1);
+    else
+      consume_overlapped<D, BM, BN, NS, kPingPong && NC == 2>(L, p, w, wg - 1);
   }
 }
 
@@ -230,9 +354,9 @@ extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
   const fa::Problem p{q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, CAUSAL != 0, scale * 1.4426950408889634f};
   const fa3::Maps m{&tq, &tk, &tv};
   if (D == 64)
-    fa3::attend<64, BLOCK_N, CONSUMERS, STAGES>(p, m);
+    fa3::attend<64, BLOCK_N, CONSUMERS, STAGES, INTRA == 1, PINGPONG == 1>(p, m);
   else if (D == 128)
-    fa3::attend<128, BLOCK_N, CONSUMERS, STAGES>(p, m);
+    fa3::attend<128, BLOCK_N, CONSUMERS, STAGES, INTRA == 1, PINGPONG == 1>(p, m);
   else
     __trap();
 }

@@ -30,6 +30,8 @@
 //                       written by ordinary instructions (accumulators, A fragments)
 //   wgmma_commit(), wgmma_wait<N>()  close the batch; wait until at most N batches are
 //                       in flight (the accumulators are not touched in between)
+//   fence_operand(d)    ties accumulators to this point of the program (after a wait: no
+//                       read of d is moved above it by the compiler)
 //   fence_async_shared()  orders ordinary shared-memory accesses with the async proxy
 //                       (wgmma operand reads, TMA and bulk copies); then a barrier
 // Registers and barriers:
@@ -104,6 +106,14 @@ __device__ __forceinline__ void fence_async_shared() {
 #if TILE_WARPGROUP_WGMMA
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
+}
+
+template <int N>
+__device__ __forceinline__ void fence_operand(rt_c (&d)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j].x[e])::"memory");
 }
 
 // A warpgroup's registers per thread: dec gives them back, inc takes them (a multiple of 8).
