@@ -90,11 +90,11 @@ void PlanRunner::run(const LoadedProgram& p, const Workspace& ws, OutputSet& out
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& k = p.program.launch[i];
     Step& st = steps[i];
+    if (!spec::launched(k, b)) continue;  // nothing to do at this shape
     for (int d = 0; d < 3; ++d) {
       st.grid[d] = static_cast<int>(spec::eval_int(k.grid[d], b));
       st.block[d] = static_cast<int>(spec::eval_int(k.block[d], b));
     }
-    if (st.grid[0] <= 0 || st.grid[1] <= 0 || st.grid[2] <= 0) continue;  // nothing to do at this shape
     st.smem = spec::eval_int(k.smem, b);
     st.f = p.module->function(k.kernel);
     most_smem[st.f] = std::max(most_smem[st.f], st.smem);

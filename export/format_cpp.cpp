@@ -212,12 +212,15 @@ std::string launch_function(const ExportPackage& p, const PackedCandidate& c, si
   for (size_t li = 0; li < L.size(); ++li) {
     auto& k = L[li];
     out += fmt::format("  {{ // {}\n", k.kernel);
+    if (k.when != "1")  // (a step left out at this shape keeps its empty grid: not live)
+      out += fmt::format("    if ({})\n", expr_to_c(k.when, names));
+    out += "    {\n";
     for (int d = 0; d < 3; ++d)
       out += fmt::format("    if (!tessera_count({}, &steps[{}].grid[{}]) || !tessera_count({}, &steps[{}].block[{}]))\n"
                          "      return tessera_fail(2, \"kernel {}: grid or block is not a count at this shape\");\n",
                          expr_to_c(k.grid[d], names), li, d, expr_to_c(k.block[d], names), li, d, k.kernel);
     out += fmt::format("    if (!tessera_count({}, &steps[{}].smem)) return tessera_fail(2, \"kernel {}: shared memory is "
-                       "not a count\");\n    steps[{}].f = m->functions[{}];\n  }}\n",
+                       "not a count\");\n    steps[{}].f = m->functions[{}];\n    }}\n  }}\n",
                        expr_to_c(k.smem, names), li, k.kernel, li, li);
   }
   out += fmt::format("  if (int e = tessera_raise_smem(cx, steps, {})) return e;\n", L.size());

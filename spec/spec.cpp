@@ -253,6 +253,7 @@ KernelLaunch read_launch(const Reader& r) {
     for (size_t i = 0; i < v.size(); ++i) (std::string(f) == "grid" ? k.grid : k.block)[i] = v[i];
   }
   k.smem = r.str("smem", std::string("0"));
+  k.when = r.str("when", std::string("1"));
   k.args = r.str_list("args");
   k.stream = r.str("stream", std::string("main"));
   if (k.stream != "main" && k.stream != "side") r.fail("stream", "\"main\" or \"side\"");
@@ -366,7 +367,8 @@ void check_program(const Operator& op, const Program& p, const std::string& file
         throw SpecError(fmt::format("{}: {}.launch[{}].args: '{}' is not a tensor, scratch buffer, symbol, scalar or parameter",
                                     file, where, i, a));
     }
-    std::vector<std::string> exprs = {k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.smem};
+    std::vector<std::string> exprs = {k.grid[0],  k.grid[1],  k.grid[2], k.block[0],
+                                      k.block[1], k.block[2], k.smem,    k.when};
     for (auto& e : exprs) {
       std::string err;
       if (!check(e, b, &err)) throw SpecError(fmt::format("{}: {}.launch[{}]: {}", file, where, i, err));
@@ -439,6 +441,7 @@ json program_to_json(const Program& p, const fs::path& dir) {
                       {"smem", k.smem},
                       {"args", k.args}});
     if (k.stream != "main") launch.back()["stream"] = k.stream;
+    if (k.when != "1") launch.back()["when"] = k.when;
   }
   j["launch"] = launch;
   if (!p.scratch.empty()) {
@@ -459,6 +462,13 @@ const Program* Operator::find_template(const std::string& n) const {
   for (auto& t : templates)
     if (t.name == n) return &t;
   return nullptr;
+}
+
+bool launched(const KernelLaunch& k, const Bindings& b) {
+  if (k.when != "1" && eval_int(k.when, b) == 0) return false;
+  for (const auto& g : k.grid)
+    if (eval_int(g, b) <= 0) return false;
+  return true;
 }
 
 Bindings Operator::bindings(const Shape& s) const {

@@ -69,11 +69,17 @@ struct Shape {
 
 // Every launch expression (grid, block, smem, scratch sizes) and every integer argument
 // may use the symbol SMS, the device's SM count (bound by the judge; an operator may not
-// declare a symbol of that name). A launch whose grid has a dimension <= 0 is skipped.
+// declare a symbol of that name). A launch is skipped at a shape where its `when` is 0
+// or its grid has a dimension <= 0 (launched() below).
 inline constexpr const char* kSmCountSymbol = "SMS";
 
 struct KernelLaunch {
   std::string kernel;
+  // Whether the step runs at a shape: an expression over the same names as the grid,
+  // non-zero to run ("1", the default: always). A condition written once, such as
+  // "D == 64" for a kernel that serves only that head size, instead of a grid multiplied by
+  // 0 or 1.
+  std::string when = "1";
   std::string grid[3] = {"1", "1", "1"};
   std::string block[3] = {"1", "1", "1"};
   std::string smem = "0";
@@ -86,6 +92,9 @@ struct KernelLaunch {
   // other SMs through their own grids: nothing else keeps a waiting grid from holding them all.
   std::string stream = "main";
 };
+
+// Whether `k` runs with these bindings: `when` non-zero and every grid dimension positive.
+bool launched(const KernelLaunch& k, const Bindings& b);
 
 // A launch argument "tmap:NAME:B0xB1x..:SW" is a TMA tensor map (the driver's 128-byte
 // CUtensorMap, passed by value; in the kernel `const __grid_constant__ tile::tmap`, see

@@ -161,6 +161,7 @@ json normalize_launch(const json& launch, const std::string& source) {
                    {"block", normalize_dims(step["block"], where + ".block")},
                    {"smem", step.contains("smem") ? as_expr(step["smem"], where + ".smem") : "0"},
                    {"args", args}});
+    if (step.contains("when")) out.back()["when"] = as_expr(step["when"], where + ".when");
   }
   return out;
 }

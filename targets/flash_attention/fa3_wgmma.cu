@@ -8,11 +8,17 @@
 //   STAGES     K/V buffers in the ring (2, 3)
 //   INTRA      0: per tile S = Q K^T, softmax, O += P V in turn; 1: tile t's S and tile t-1's
 //              P V issued together, the softmax overlapping P V (FlashAttention-3)
-//   PINGPONG   with INTRA 1 and two consumers: 1 makes them take turns issuing products
-//              (named barriers), one's softmax overlapping the other's products
-// Launch: grid (HQ, cdiv(TQ, 64 * CONSUMERS) + B), block 128 * (CONSUMERS + 1), dynamic
-// shared memory (64 * CONSUMERS + 2 * STAGES * BLOCK_N) * D * 2 + 256 bytes; tensor maps of
-// q, k and v with boxes of 64 channels x 1 head x 64 tokens, 128-byte swizzle.
+//   PINGPONG   with INTRA 1 and two or more consumers: 1 makes them take turns issuing
+//              products (named barriers), one's softmax overlapping the others' products
+//   CONSUMERS64  consumer warpgroups at head size 64 (2, 3): FlashAttention-3 takes 192
+//              query rows there, where a key tile's products are half as long as at 128
+//              and the softmax weighs twice as much against them
+// Two entry points, one per head size, because the block size (and with it the register
+// budget a warpgroup gets) differs: fa3_wgmma for D 128 (CONSUMERS), fa3_wgmma_d64 for
+// D 64 (CONSUMERS64); the launch plan picks one by `when`. Launch: grid
+// (HQ, cdiv(TQ, 64 * C) + B), block 128 * (C + 1), dynamic shared memory
+// (64 * C + 2 * STAGES * BLOCK_N) * D * 2 + 256 bytes, C the entry's consumers; tensor maps
+// of q, k and v with boxes of 64 channels x 1 head x 64 tokens, 128-byte swizzle.
 //
 // Per block (one sequence, one query head, its query tile; tiles numbered as fa2_mma's,
 // causal ones longest first):
@@ -234,23 +240,25 @@ __device__ __forceinline__ void consume_serial(const Layout<D, BM, BN, NS>& L, c
 // the tensor cores, then O is rescaled and t's P formed. PINGPONG: two consumers take
 // turns issuing their products (named barriers 1 and 2), so one's softmax overlaps the
 // other's products; every consumer passes every tile's turn (its skipped ones too).
-template <int D, int BM, int BN, int NS, bool kPingPong>
-__device__ __forceinline__ void consume_overlapped(const Layout<D, BM, BN, NS>& L, const fa::Problem& p,
+template <int D, int NC, int BN, int NS, bool kPingPong>
+__device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, NS>& L, const fa::Problem& p,
                                                    const Work& w, int c) {
+  constexpr int BM = 64 * NC;
   // (the turn's products are issued on straight paths: a product under a condition makes
   // ptxas serialize every wgmma of the kernel)
+  // (consumer c waits on barrier 1 + c, then hands the turn to c + 1, the last to the first)
   const auto turn_begin = [&] {
     if constexpr (kPingPong) tile::named_barrier_sync(1 + c, 256);
   };
   const auto turn_end = [&] {
-    if constexpr (kPingPong) tile::named_barrier_arrive(2 - c, 256);
+    if constexpr (kPingPong) tile::named_barrier_arrive(1 + (c + 1) % NC, 256);
   };
   Rows r = rows_of(p, w, c, BN);
   rt_c o[D / 8];
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) tile::zero(o[j]);
   tile::frag_a pa[BN / 16];
-  if (kPingPong && c == 1) tile::named_barrier_arrive(1, 256);  // consumer 0 goes first
+  if (kPingPong && c == NC - 1) tile::named_barrier_arrive(1, 256);  // consumer 0 goes first
   tile::mbar_wait(L.q_full(), 0);
   const u32 q = L.q() + c * kBoxBytes;
   const auto kr = L.k_ring(), vr = L.v_ring();
@@ -308,6 +316,15 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, BM, BN, NS>& 
   store<D>(r, o, p, w);
 }
 
+// Per-thread registers of the producer and of each consumer warpgroup after setmaxnreg
+// (0: left as launched). The block's 64K are shared out: 128 (p + NC c) <= 65536. The
+// producer's loop keeps 64-bit state (24 spilled it, 40 and 32 do not).
+template <int NC>
+struct Registers {
+  static constexpr int producer = NC == 2 ? 40 : NC == 3 ? 32 : 0, consumer = NC == 2 ? 232 : NC == 3 ? 160 : 0;
+  static_assert(128 * (producer + NC * consumer) <= 65536, "the block's registers");
+};
+
 template <int D, int BN, int NC, int NS, bool kIntra, bool kPingPong>
 __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m) {
   constexpr int BM = 64 * NC;
@@ -332,18 +349,29 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m) {
   }
   __syncthreads();
   const int wg = threadIdx.x / 128;
+  using R = Registers<NC>;
   if (wg == 0) {
-    if constexpr (NC > 1) tile::set_max_registers<false, 40>();
+    if constexpr (R::producer > 0) tile::set_max_registers<false, R::producer>();
     if (threadIdx.x == 0) produce<D, BM, BN, NS>(L, m, w);
   } else {
-    if constexpr (NC > 1) tile::set_max_registers<true, 232>();
+    if constexpr (R::producer > 0) tile::set_max_registers<true, R::consumer>();
     if constexpr (!kIntra)
       consume_serial<D, BM, BN, NS>(L, p, w, wg - 1);
     else
-      consume_overlapped<D, BM, BN, NS, kPingPong && NC == 2>(L, p, w, wg - 1);
+      consume_overlapped<D, NC, BN, NS, kPingPong && NC >= 2>(L, p, w, wg - 1);
   }
 }
 
+// The two entry points take the same arguments (the plan's `when` picks one by D).
+template <int D, int NC>
+__device__ __forceinline__ void entry(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                                      const int* cu_q, const int* cu_k, __nv_bfloat16* o, float* lse, long long B,
+                                      long long HQ, long long HKV, long long d, long long causal, float scale,
+                                      const tile::tmap* tq, const tile::tmap* tk, const tile::tmap* tv) {
+  if (d != D) __trap();
+  const fa::Problem p{q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, causal != 0, scale * 1.4426950408889634f};
+  attend<D, BLOCK_N, NC, STAGES, INTRA == 1, PINGPONG == 1>(p, Maps{tq, tk, tv});
+}
 }  // namespace fa3
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
@@ -351,12 +379,13 @@ extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
               __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ, long long HKV,
               long long D, long long CAUSAL, float scale, const __grid_constant__ tile::tmap tq,
               const __grid_constant__ tile::tmap tk, const __grid_constant__ tile::tmap tv) {
-  const fa::Problem p{q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, CAUSAL != 0, scale * 1.4426950408889634f};
-  const fa3::Maps m{&tq, &tk, &tv};
-  if (D == 64)
-    fa3::attend<64, BLOCK_N, CONSUMERS, STAGES, INTRA == 1, PINGPONG == 1>(p, m);
-  else if (D == 128)
-    fa3::attend<128, BLOCK_N, CONSUMERS, STAGES, INTRA == 1, PINGPONG == 1>(p, m);
-  else
-    __trap();
+  fa3::entry<128, CONSUMERS>(q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv);
+}
+
+extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS64 + 1), 1)
+    fa3_wgmma_d64(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const int* cu_q,
+                  const int* cu_k, __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ,
+                  long long HKV, long long D, long long CAUSAL, float scale, const __grid_constant__ tile::tmap tq,
+                  const __grid_constant__ tile::tmap tk, const __grid_constant__ tile::tmap tv) {
+  fa3::entry<64, CONSUMERS64>(q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv);
 }

@@ -186,6 +186,44 @@ TEST(Spec, SideLaunchesAndTheSmCountSymbol) {
   fs::remove_all(fx);
 }
 
+// A launch step's `when` (run the step only where it is non-zero): parsed, checked like the
+// other launch expressions, kept through program_to_json (only where it is not "1"), and
+// what spec::launched decides together with the grid.
+TEST(Spec, LaunchStepsRunWhereTheirConditionHolds) {
+  const std::string two = replace(
+      kGood, R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}])J",
+      R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"], "when": "N >= 1000"},
+                     {"kernel": "k", "grid": ["1"], "block": ["B"], "args": ["x", "y", "N", "B"], "when": "N < 1000"}])J");
+  TempOp t(two);
+  Operator op = load_operator(t.dir);
+  const auto& L = op.templates[0].launch;
+  ASSERT_EQ(L.size(), 2u);
+  EXPECT_EQ(L[0].when, "N >= 1000");
+  EXPECT_EQ(op.reference.launch[0].when, "1");
+  for (long long n : {1LL, 999LL, 1000LL, 5000LL}) {
+    Bindings b{{"N", static_cast<double>(n)}, {"B", 64}};
+    EXPECT_EQ(launched(L[0], b), n >= 1000) << n;
+    EXPECT_EQ(launched(L[1], b), n < 1000) << n;
+  }
+  // an empty grid still leaves a step out whatever its condition
+  KernelLaunch empty = L[1];
+  empty.grid[0] = "N - 1";
+  EXPECT_FALSE(launched(empty, {{"N", 1}, {"B", 64}}));
+
+  nlohmann::json j = program_to_json(op.templates[0], t.dir);
+  EXPECT_EQ(j["launch"][1]["when"], "N < 1000");
+  EXPECT_FALSE(program_to_json(op.reference, t.dir)["launch"][0].contains("when"));
+  Program back = program_from_json(j, t.dir);
+  EXPECT_EQ(back.launch[0].when, "N >= 1000");
+  EXPECT_NO_THROW(validate_program(op, back, "back"));
+
+  // a condition over an unknown name is refused with the step's place
+  std::string err = load_error(replace(two, R"J("when": "N < 1000")J", R"J("when": "M < 1000")J"));
+  EXPECT_NE(err.find("templates[0].launch[1]"), std::string::npos) << err;
+  err = load_error(replace(two, R"J("when": "N < 1000")J", R"J("when": ["N"])J"));
+  EXPECT_NE(err.find("when"), std::string::npos) << err;
+}
+
 TEST(Spec, DerivesTAndNseqFromSeqlens) {
   std::string s = replace(replace(kGood, R"J("symbols": ["N"])J", R"J("symbols": ["N", "T", "NSEQ"])J"),
                           R"J({"N": 1}, )J", R"J({"N": 1, "seqlens": [3, 0, 5]}, )J");

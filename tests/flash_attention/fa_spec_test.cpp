@@ -3,7 +3,8 @@
 // the validation cases, the benchmark shapes with FLOPs from the pairs their masks keep);
 // the CPU float64 reference gets known answers right; NVRTC compiles the reference, the
 // baseline and every fa2_mma configuration for sm_90a and sm_103a (a sample for sm_100a)
-// with the kernel present and nothing spilled.
+// with the kernel present and nothing spilled, and every fa3_wgmma configuration for
+// sm_90a with both entry points, nothing spilled and no wgmma serialized by ptxas.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -184,5 +185,41 @@ TEST(FlashAttentionKernels, CompileWithoutSpills) {
       EXPECT_TRUE(r.kernels.count("fa2_mma"));
       EXPECT_FALSE(r.spills()) << r.log;
     }
+  }
+}
+
+// fa3_wgmma (sm_90a only): every configuration compiles with both entry points (D 128 and
+// D 64, each launched where its `when` holds), nothing spilled, and no ptxas warning that
+// it serialized the wgmma products (C7518: a product under a condition costs every
+// product of the kernel its overlap; the consumer loops are peeled to avoid it).
+TEST(FlashAttentionKernels, HopperTemplateCompilesEveryConfiguration) {
+  auto op = load();
+  static codegen::Compiler compiler;
+  const spec::Program* tpl = op.find_template("fa3_wgmma");
+  ASSERT_NE(tpl, nullptr);
+  ASSERT_EQ(tpl->arch, std::vector<std::string>{"sm_90a"});
+  ASSERT_EQ(tpl->launch.size(), 2u);
+  for (long long d : {64LL, 128LL}) {  // one step per head size
+    spec::Bindings b{{"D", static_cast<double>(d)}, {"HQ", 8}, {"TQ", 1000}, {"B", 2}};
+    for (auto& [name, values] : tpl->params) b[name] = static_cast<double>(values.front());
+    EXPECT_NE(spec::launched(tpl->launch[0], b), spec::launched(tpl->launch[1], b)) << d;
+    EXPECT_EQ(spec::launched(tpl->launch[1], b), d == 64);
+  }
+  auto space = agent::template_space(*tpl);
+  auto configs = space.valid_configs();
+  // BLOCK_N 2 x STAGES 2 x CONSUMERS64 2 x (CONSUMERS 1, 2 with INTRA 0, 1 and PINGPONG 1
+  // for INTRA 1 and CONSUMERS 2 only: 5)
+  ASSERT_EQ(configs.size(), 40u);
+  const std::string source = codegen::read_file(tpl->source.string());
+  for (const auto& c : configs) {
+    auto params = agent::config_params(*tpl, c);
+    SCOPED_TRACE(space.key(c));
+    auto r = compiler.compile({codegen::render(source, params), "fa3.cu", "sm_90a", {op.dir, targets() / "common"}, {}});
+    ASSERT_TRUE(r.ok) << r.log;
+    EXPECT_TRUE(r.kernels.count("fa3_wgmma"));
+    EXPECT_TRUE(r.kernels.count("fa3_wgmma_d64"));
+    EXPECT_FALSE(r.spills()) << r.log;
+    EXPECT_EQ(r.log.find("C7518"), std::string::npos) << r.log;
+    EXPECT_EQ(r.log.find("serialized"), std::string::npos) << r.log;
   }
 }
