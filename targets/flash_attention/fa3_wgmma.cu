@@ -13,30 +13,37 @@
 //   CONSUMERS64  consumer warpgroups at head size 64 (2, 3): FlashAttention-3 takes 192
 //              query rows there, where a key tile's products are half as long as at 128
 //              and the softmax weighs twice as much against them
+//   PERSIST    0: a block per query tile; 1: persistent, min(SMS, tiles) blocks, each
+//              taking every gridDim-th query tile of the same order, so that a block's
+//              next Q and K/V tiles load while it finishes the last one (the producer runs
+//              ahead across tiles; Q has its own empty barrier). Not with three consumers,
+//              INTRA 1 and BLOCK_N 128 at once: at 160 registers those spill (12 bytes)
 // Two entry points, one per head size, because the block size (and with it the register
 // budget a warpgroup gets) differs: fa3_wgmma for D 128 (CONSUMERS), fa3_wgmma_d64 for
 // D 64 (CONSUMERS64); the launch plan picks one by `when`. Launch: grid
-// (HQ, cdiv(TQ, 64 * C) + B), block 128 * (C + 1), dynamic shared memory
-// (64 * C + 2 * STAGES * BLOCK_N) * D * 2 + 256 bytes, C the entry's consumers; tensor maps
-// of q, k and v with boxes of 64 channels x 1 head x 64 tokens, 128-byte swizzle.
+// (HQ, cdiv(TQ, 64 * C) + B) or, persistent, min(SMS, HQ (cdiv(TQ, 64 * C) + B)) blocks;
+// block 128 * (C + 1); dynamic shared memory (64 * C + 2 * STAGES * BLOCK_N) * D * 2 + 256
+// bytes, C the entry's consumers; tensor maps of q, k and v with boxes of 64 channels x
+// 1 head x 64 tokens, 128-byte swizzle.
 //
-// Per block (one sequence, one query head, its query tile; tiles numbered as fa2_mma's,
-// causal ones longest first):
-//   warpgroup 0, the producer: one thread loads the Q tile once and then every K and V
-//     tile through the ring (tile/pipeline.cuh), K and V on separate "full" barriers so
-//     S = Q K^T starts before V has landed; its registers go to the consumers (setmaxnreg).
-//   warpgroups 1..CONSUMERS: 64 query rows each. Per key tile: S = Q K^T (wgmma, both
-//     operands from shared memory, K-major), the online softmax in registers
+// Query tiles (one sequence, one query head, 64 * C rows) are numbered head fastest, then
+// as fa2_mma's within the batch (causal ones from a sequence's end: longest first). Per tile:
+//   warpgroup 0, the producer: one thread loads the Q tile and every K and V tile through
+//     the rings (tile/pipeline.cuh), K and V on separate "full" barriers so S = Q K^T
+//     starts before V has landed; its registers go to the consumers (setmaxnreg).
+//   warpgroups 1..C: 64 query rows each. Per key tile: S = Q K^T (wgmma, both operands
+//     from shared memory, K-major), the online softmax in registers
 //     (tile/online_softmax.cuh; masked only on tiles crossing the causal diagonal or the
 //     key tail), P rounded to bf16 straight from S's accumulators into wgmma A fragments,
 //     O += P V (wgmma, A from registers, V MN-major from shared memory), the buffer
-//     released. Two consumers overlap one's softmax with the other's products.
+//     released; Q released after the consumer's last S. Consumers overlap one's softmax
+//     with the others' products.
 //   Epilogue: O / l as bf16 and LSE = m + log2 l (base 2) from registers, rows past the
 //     sequence's end not written.
-// Shared memory: Q [D/64][64 CONSUMERS][64], then per stage K and V [D/64][BLOCK_N][64]
-// (sw128 tiles, tile/warpgroup.cuh), then the barriers. Rows a box reads past the
-// sequence's end belong to the next sequence (or are zeros past the tensor): masked keys,
-// unwritten query rows.
+// Shared memory: Q [D/64][64 C][64], then per stage K and V [D/64][BLOCK_N][64] (sw128
+// tiles, tile/warpgroup.cuh), then the barriers. Rows a box reads past the sequence's end
+// belong to the next sequence (or are zeros past the tensor): masked keys, unwritten
+// query rows.
 #include "fa_common.cuh"
 #include "tile/online_softmax.cuh"
 #include "tile/pipeline.cuh"
@@ -59,22 +66,46 @@ struct Maps {
 template <int D, int BM, int BN, int NS>
 struct Layout {
   static constexpr u32 q_bytes = BM * D * 2, kv_bytes = BN * D * 2;
-  static constexpr u32 barriers = q_bytes + 2 * NS * kv_bytes;  // Q's barrier, K ring, V ring
-  static constexpr u32 bytes = barriers + 8 * (1 + 4 * NS);
+  static constexpr u32 barriers = q_bytes + 2 * NS * kv_bytes;  // Q's two barriers, K ring, V ring
+  static constexpr u32 bytes = barriers + 8 * (2 + 4 * NS);
   static_assert(q_bytes % 1024 == 0 && kv_bytes % 1024 == 0, "sw128 tiles stay 1024-byte aligned");
   u32 base;
   __device__ __forceinline__ u32 q() const { return base; }
   __device__ __forceinline__ u32 k(int s) const { return base + q_bytes + 2 * s * kv_bytes; }
   __device__ __forceinline__ u32 v(int s) const { return k(s) + kv_bytes; }
-  __device__ __forceinline__ u32 q_full() const { return base + barriers; }
-  __device__ __forceinline__ tile::Ring<NS> k_ring() const { return {base + barriers + 8}; }
-  __device__ __forceinline__ tile::Ring<NS> v_ring() const { return {base + barriers + 8 + 16 * NS}; }
+  __device__ __forceinline__ tile::Ring<1> q_ring() const { return {base + barriers}; }
+  __device__ __forceinline__ tile::Ring<NS> k_ring() const { return {base + barriers + 16}; }
+  __device__ __forceinline__ tile::Ring<NS> v_ring() const { return {base + barriers + 16 + 16 * NS}; }
 };
 
-// What a block works on.
+// A query tile: its sequence, head and rows, and the key tiles its last row needs.
 struct Work {
-  long long seq, row0, h, hk, q_begin, lq, k_begin, lk, shift;
-  int tiles;  // key tiles the block's last row needs
+  int seq, row0, h, hk, q_begin, lq, k_begin, lk, shift;  // (32 bits: the consumers' registers are few)
+  int tiles;
+};
+
+// Query tile f (head fastest); false for the spare numbers past the batch's last tile.
+template <int BM, int BN>
+__device__ __forceinline__ bool work_of(const fa::Problem& p, int f, Work* w) {
+  long long seq, row0;
+  if (!fa::find_tile(p.cu_q, p.B, f / (int)p.HQ, BM, p.causal, &seq, &row0)) return false;
+  w->seq = (int)seq;
+  w->row0 = (int)row0;
+  w->h = f % (int)p.HQ;
+  w->hk = w->h / (int)(p.HQ / p.HKV);
+  w->q_begin = p.cu_q[w->seq];
+  w->lq = p.cu_q[w->seq + 1] - w->q_begin;
+  w->k_begin = p.cu_k[w->seq];
+  w->lk = p.cu_k[w->seq + 1] - w->k_begin;
+  w->shift = w->lk - w->lq;  // bottom-right causal alignment
+  const int kend = p.causal ? min(w->lk, min(w->row0 + BM, w->lq) + w->shift) : w->lk;
+  w->tiles = kend > 0 ? (int)((kend + BN - 1) / BN) : 0;
+  return true;
+}
+
+// The block's query tiles: first, first + step, ... below end.
+struct Schedule {
+  int first, step, end;
 };
 
 // Loads ROWS rows from token `row` of head `head` as D/64 column blocks of ROWS rows.
@@ -87,23 +118,38 @@ __device__ __forceinline__ void load_rows(u32 dst, const tile::tmap* m, long lon
       tile::tma_load_3d(dst + cb * ROWS * 128 + i * kBoxBytes, m, cb * 64, (int)head, (int)(row + i * kBox), bar);
 }
 
-// The producer thread: Q once, then K and V of every key tile through the rings.
+// The producer thread, per query tile: K of the first key tile (its ring buffer may be
+// free before the consumers are done with the previous tile's Q), Q once every consumer
+// released the last one, then V and every further K and V through the rings.
 template <int D, int BM, int BN, int NS>
-__device__ __forceinline__ void produce(const Layout<D, BM, BN, NS>& L, const Maps& m, const Work& w) {
+__device__ __forceinline__ void produce(const Layout<D, BM, BN, NS>& L, const Maps& m, const fa::Problem& p,
+                                        const Schedule& sc) {
+  using Lay = Layout<D, BM, BN, NS>;
   tile::tma_prefetch_desc(m.k);
   tile::tma_prefetch_desc(m.v);
-  tile::mbar_expect_tx(L.q_full(), Layout<D, BM, BN, NS>::q_bytes);
-  load_rows<D, BM>(L.q(), m.q, w.q_begin + w.row0, w.h, L.q_full());
+  const auto qr = L.q_ring();
   const auto kr = L.k_ring(), vr = L.v_ring();
-  tile::RingPos pos;
-  for (int t = 0; t < w.tiles; ++t, pos.next<NS>()) {
-    const long long key = w.k_begin + (long long)t * BN;
-    kr.acquire(pos);
-    kr.expect(pos, Layout<D, BM, BN, NS>::kv_bytes);
-    load_rows<D, BN>(L.k(pos.stage), m.k, key, w.hk, kr.full(pos.stage));
-    vr.acquire(pos);
-    vr.expect(pos, Layout<D, BM, BN, NS>::kv_bytes);
-    load_rows<D, BN>(L.v(pos.stage), m.v, key, w.hk, vr.full(pos.stage));
+  const auto load_q = [&](const Work& w, const tile::RingPos& qpos) {
+    qr.acquire(qpos);
+    qr.expect(qpos, Lay::q_bytes);
+    load_rows<D, BM>(L.q(), m.q, w.q_begin + w.row0, w.h, qr.full(0));
+  };
+  tile::RingPos pos, qpos;
+  for (int f = sc.first; f < sc.end; f += sc.step) {
+    Work w;
+    if (!work_of<BM, BN>(p, f, &w)) continue;
+    if (w.tiles == 0) load_q(w, qpos);  // (no keys: the consumers still take and release a Q)
+    for (int t = 0; t < w.tiles; ++t, pos.next<NS>()) {
+      const int key = w.k_begin + t * BN;
+      kr.acquire(pos);
+      kr.expect(pos, Lay::kv_bytes);
+      load_rows<D, BN>(L.k(pos.stage), m.k, key, w.hk, kr.full(pos.stage));
+      if (t == 0) load_q(w, qpos);
+      vr.acquire(pos);
+      vr.expect(pos, Lay::kv_bytes);
+      load_rows<D, BN>(L.v(pos.stage), m.v, key, w.hk, vr.full(pos.stage));
+    }
+    qpos.next<1>();
   }
 }
 
@@ -134,7 +180,7 @@ __device__ __forceinline__ void accumulate(rt_c (&o)[D / 8], const tile::frag_a 
 // last key each may see, the key tiles it computes (a causal consumer above the diagonal
 // needs fewer than the block), and its softmax state.
 struct Rows {
-  long long r0, ra, lim[2];
+  int r0, ra, lim[2];
   int mine;
   tile::SoftmaxRows st;
 };
@@ -144,7 +190,7 @@ __device__ __forceinline__ Rows rows_of(const fa::Problem& p, const Work& w, int
   Rows r;
   r.r0 = w.row0 + 64 * c;
   r.ra = r.r0 + 16 * warp + (lane >> 2);
-  const long long kend = p.causal ? min(w.lk, min(r.r0 + 64, w.lq) + w.shift) : w.lk;
+  const int kend = p.causal ? min(w.lk, min(r.r0 + 64, w.lq) + w.shift) : w.lk;
   r.mine = r.r0 < w.lq && kend > 0 ? (int)((kend + bn - 1) / bn) : 0;
   r.lim[0] = p.causal ? r.ra + w.shift : w.lk - 1;
   r.lim[1] = p.causal ? r.ra + 8 + w.shift : w.lk - 1;
@@ -158,10 +204,10 @@ template <int BN>
 __device__ __forceinline__ void softmax_tile(Rows& r, rt_c (&s)[BN / 8], int t, const fa::Problem& p, const Work& w,
                                              float (&alpha)[2]) {
   const int lane = threadIdx.x & 31;
-  const long long key0 = (long long)t * BN;
+  const int key0 = t * BN;
   if (key0 + BN > w.lk || (p.causal && key0 + BN - 1 > r.r0 + w.shift)) {
     const auto keep = [&](int j, int e) {
-      const long long key = key0 + j * 8 + 2 * (lane & 3) + (e & 1);
+      const int key = key0 + j * 8 + 2 * (lane & 3) + (e & 1);
       return key < w.lk && key <= r.lim[e >> 1];
     };
     r.st.step<BN / 8, true>(s, p.scale_log2, keep, alpha);
@@ -184,9 +230,9 @@ __device__ __forceinline__ void store(const Rows& r, const rt_c (&o)[D / 8], con
   r.st.finish(inv, lse);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const long long i = r.ra + 8 * h;
+    const int i = r.ra + 8 * h;
     if (i >= w.lq) continue;
-    const long long row = (w.q_begin + i) * p.HQ + w.h;
+    const long long row = (long long)(w.q_begin + i) * p.HQ + w.h;
     __nv_bfloat16* out = p.o + row * D + 2 * (lane & 3);
 #pragma unroll
     for (int j = 0; j < D / 8; ++j)
@@ -195,19 +241,20 @@ __device__ __forceinline__ void store(const Rows& r, const rt_c (&o)[D / 8], con
   }
 }
 
-// One consumer warpgroup (c: its index), tile after tile: S = Q K^T, wait, softmax,
-// O += P V, wait (INTRA 0).
+// One consumer warpgroup (c: its index) on query tile w, key tile after key tile: S =
+// Q K^T, wait, softmax, O += P V, wait (INTRA 0). pos: the rings' position, kept from
+// query tile to query tile; qpos: Q's.
 template <int D, int BM, int BN, int NS>
 __device__ __forceinline__ void consume_serial(const Layout<D, BM, BN, NS>& L, const fa::Problem& p, const Work& w,
-                                               int c) {
+                                               int c, tile::RingPos& pos, const tile::RingPos& qpos) {
   Rows r = rows_of(p, w, c, BN);
   rt_c o[D / 8];
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) tile::zero(o[j]);
-  tile::mbar_wait(L.q_full(), 0);
-  const u32 q = L.q() + c * kBoxBytes;
+  const auto qr = L.q_ring();
   const auto kr = L.k_ring(), vr = L.v_ring();
-  tile::RingPos pos;
+  qr.wait(qpos);
+  const u32 q = L.q() + c * kBoxBytes;
   for (int t = 0; t < w.tiles; ++t, pos.next<NS>()) {
     kr.wait(pos);
     if (t >= r.mine) {  // past this consumer's diagonal: released unread
@@ -232,6 +279,7 @@ __device__ __forceinline__ void consume_serial(const Layout<D, BM, BN, NS>& L, c
     tile::fence_operand(o);
     vr.release(pos);
   }
+  qr.release(qpos);
   store<D>(r, o, p, w);
 }
 
@@ -239,10 +287,13 @@ __device__ __forceinline__ void consume_serial(const Layout<D, BM, BN, NS>& L, c
 // S = Q K^T and tile t-1's O += P V are issued together, t's softmax runs while P V is on
 // the tensor cores, then O is rescaled and t's P formed. PINGPONG: two consumers take
 // turns issuing their products (named barriers 1 and 2), so one's softmax overlaps the
-// other's products; every consumer passes every tile's turn (its skipped ones too).
+// other's products; every consumer passes every key tile's turn (its skipped ones too),
+// the last consumer having opened the first turn once (in attend). Q is released once the
+// last S is complete, before the last P V and the epilogue.
 template <int D, int NC, int BN, int NS, bool kPingPong>
 __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, NS>& L, const fa::Problem& p,
-                                                   const Work& w, int c) {
+                                                   const Work& w, int c, tile::RingPos& pos,
+                                                   const tile::RingPos& qpos) {
   constexpr int BM = 64 * NC;
   // (the turn's products are issued on straight paths: a product under a condition makes
   // ptxas serialize every wgmma of the kernel)
@@ -258,11 +309,11 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, 
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) tile::zero(o[j]);
   tile::frag_a pa[BN / 16];
-  if (kPingPong && c == NC - 1) tile::named_barrier_arrive(1, 256);  // consumer 0 goes first
-  tile::mbar_wait(L.q_full(), 0);
-  const u32 q = L.q() + c * kBoxBytes;
+  const auto qr = L.q_ring();
   const auto kr = L.k_ring(), vr = L.v_ring();
-  tile::RingPos pos, prev;
+  qr.wait(qpos);
+  const u32 q = L.q() + c * kBoxBytes;
+  tile::RingPos prev;
   float alpha[2];
   if (r.mine > 0) {  // tile 0: S only
     rt_c s[BN / 8];
@@ -298,6 +349,7 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, 
     prev = pos;
     pos.next<NS>();
   }
+  qr.release(qpos);
   if (r.mine > 0) {  // the last tile's P V
     vr.wait(prev);
     accumulate<D, BN>(o, pa, L.v(prev.stage));
@@ -325,25 +377,17 @@ struct Registers {
   static_assert(128 * (producer + NC * consumer) <= 65536, "the block's registers");
 };
 
-template <int D, int BN, int NC, int NS, bool kIntra, bool kPingPong>
-__device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m) {
+template <int D, int BN, int NC, int NS, bool kIntra, bool kPingPong, bool kPersist>
+__device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long long TQ) {
   constexpr int BM = 64 * NC;
   extern __shared__ __align__(1024) unsigned char smem[];
   const Layout<D, BM, BN, NS> L{tile::smem_addr(smem)};
   if (tile::dynamic_smem_bytes() < Layout<D, BM, BN, NS>::bytes) __trap();
-  Work w;
-  if (!fa::find_tile(p.cu_q, p.B, blockIdx.y, BM, p.causal, &w.seq, &w.row0)) return;
-  w.h = blockIdx.x;
-  w.hk = w.h / (p.HQ / p.HKV);
-  w.q_begin = p.cu_q[w.seq];
-  w.lq = p.cu_q[w.seq + 1] - w.q_begin;
-  w.k_begin = p.cu_k[w.seq];
-  w.lk = p.cu_k[w.seq + 1] - w.k_begin;
-  w.shift = w.lk - w.lq;  // bottom-right causal alignment
-  const long long kend = p.causal ? min(w.lk, min(w.row0 + BM, w.lq) + w.shift) : w.lk;
-  w.tiles = kend > 0 ? (int)((kend + BN - 1) / BN) : 0;
+  const int tiles = (int)(p.HQ * ((TQ + BM - 1) / BM + p.B));  // (the grid when not persistent)
+  const int mine = (int)(blockIdx.y * p.HQ + blockIdx.x);
+  const Schedule sc = kPersist ? Schedule{(int)blockIdx.x, (int)gridDim.x, tiles} : Schedule{mine, tiles, mine + 1};
   if (threadIdx.x == 0) {
-    tile::mbar_init(L.q_full(), 1);
+    L.q_ring().init(128 * NC);
     L.k_ring().init(128 * NC);
     L.v_ring().init(128 * NC);
   }
@@ -352,13 +396,26 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m) {
   using R = Registers<NC>;
   if (wg == 0) {
     if constexpr (R::producer > 0) tile::set_max_registers<false, R::producer>();
-    if (threadIdx.x == 0) produce<D, BM, BN, NS>(L, m, w);
-  } else {
-    if constexpr (R::producer > 0) tile::set_max_registers<true, R::consumer>();
+    if (threadIdx.x == 0) produce<D, BM, BN, NS>(L, m, p, sc);
+    return;
+  }
+  if constexpr (R::producer > 0) tile::set_max_registers<true, R::consumer>();
+  constexpr bool kTurns = kIntra && kPingPong && NC >= 2;
+  if (kTurns && wg == NC) tile::named_barrier_arrive(1, 256);  // consumer 0 takes the first turn
+  tile::RingPos pos, qpos;
+  const auto consume = [&](int f) {
+    Work w;
+    if (!work_of<BM, BN>(p, f, &w)) return;
     if constexpr (!kIntra)
-      consume_serial<D, BM, BN, NS>(L, p, w, wg - 1);
+      consume_serial<D, BM, BN, NS>(L, p, w, wg - 1, pos, qpos);
     else
-      consume_overlapped<D, NC, BN, NS, kPingPong && NC >= 2>(L, p, w, wg - 1);
+      consume_overlapped<D, NC, BN, NS, kTurns>(L, p, w, wg - 1, pos, qpos);
+    qpos.next<1>();
+  };
+  if constexpr (kPersist) {
+    for (int f = blockIdx.x; f < tiles; f += gridDim.x) consume(f);
+  } else {
+    consume(mine);
   }
 }
 
@@ -366,11 +423,11 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m) {
 template <int D, int NC>
 __device__ __forceinline__ void entry(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                                       const int* cu_q, const int* cu_k, __nv_bfloat16* o, float* lse, long long B,
-                                      long long HQ, long long HKV, long long d, long long causal, float scale,
-                                      const tile::tmap* tq, const tile::tmap* tk, const tile::tmap* tv) {
+                                      long long TQ, long long HQ, long long HKV, long long d, long long causal,
+                                      float scale, const tile::tmap* tq, const tile::tmap* tk, const tile::tmap* tv) {
   if (d != D) __trap();
   const fa::Problem p{q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, causal != 0, scale * 1.4426950408889634f};
-  attend<D, BLOCK_N, NC, STAGES, INTRA == 1, PINGPONG == 1>(p, Maps{tq, tk, tv});
+  attend<D, BLOCK_N, NC, STAGES, INTRA == 1, PINGPONG == 1, PERSIST == 1>(p, Maps{tq, tk, tv}, TQ);
 }
 }  // namespace fa3
 
@@ -379,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
               __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ, long long HKV,
               long long D, long long CAUSAL, float scale, const __grid_constant__ tile::tmap tq,
               const __grid_constant__ tile::tmap tk, const __grid_constant__ tile::tmap tv) {
-  fa3::entry<128, CONSUMERS>(q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv);
+  fa3::entry<128, CONSUMERS>(q, k, v, cu_q, cu_k, o, lse, B, TQ, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv);
 }
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS64 + 1), 1)
@@ -387,5 +444,5 @@ extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS64 + 1), 1)
                   const int* cu_k, __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ,
                   long long HKV, long long D, long long CAUSAL, float scale, const __grid_constant__ tile::tmap tq,
                   const __grid_constant__ tile::tmap tk, const __grid_constant__ tile::tmap tv) {
-  fa3::entry<64, CONSUMERS64>(q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv);
+  fa3::entry<64, CONSUMERS64>(q, k, v, cu_q, cu_k, o, lse, B, TQ, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv);
 }

@@ -223,6 +223,9 @@ std::vector<Case> larger_cases() {
       {"n1031_causal_gqa4_d128", problem({0, 1031}, {0, 1031}, 4, 1, 128, true)},
       {"ragged_513_511_d64", problem({0, 513, 1024}, {0, 700, 1500}, 8, 2, 64, false)},
       {"n600_k900_causal_d128", problem({0, 600}, {0, 900}, 2, 2, 128, true)},
+      // more query tiles than an H200 has SMs (persistent blocks take several)
+      {"many_tiles_causal_gqa4_d128", problem({0, 2000, 4100}, {0, 2000, 4500}, 16, 4, 128, true)},
+      {"many_tiles_d64", problem({0, 3000, 4097}, {0, 3000, 4097}, 16, 16, 64, false)},
   };
 }
 
@@ -340,7 +343,10 @@ fa_test::Result result_of(const evaluator::OutputSet& outs, const fa_test::Probl
 }  // namespace
 
 // Configurations that differ in every structural choice: serial and overlapped consumers,
-// one to three consumer warpgroups, ping-pong, key tiles of 64 and 128, two and three stages.
+// one to three consumer warpgroups, ping-pong, key tiles of 64 and 128, two and three
+// stages, a block per tile and persistent blocks (a GPU of 132 SMs has fewer blocks than
+// the larger cases have tiles, so persistent blocks take several, the ring and Q barriers
+// going on from tile to tile).
 TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
   std::string why;
   Gpu g;
@@ -353,10 +359,16 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
   const std::string source = codegen::read_file(tpl->source.string());
   std::vector<evaluator::LoadedProgram> programs;
   for (Params p : std::vector<Params>{
-           {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 1}, {"PINGPONG", 1}, {"CONSUMERS64", 3}},
-           {{"BLOCK_N", 64}, {"CONSUMERS", 1}, {"STAGES", 3}, {"INTRA", 0}, {"PINGPONG", 0}, {"CONSUMERS64", 2}},
-           {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 3}, {"INTRA", 1}, {"PINGPONG", 0}, {"CONSUMERS64", 3}},
-           {{"BLOCK_N", 64}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 1}, {"PINGPONG", 1}, {"CONSUMERS64", 2}}}) {
+           {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 1}, {"PINGPONG", 1}, {"CONSUMERS64", 3},
+            {"PERSIST", 0}},
+           {{"BLOCK_N", 64}, {"CONSUMERS", 1}, {"STAGES", 3}, {"INTRA", 0}, {"PINGPONG", 0}, {"CONSUMERS64", 2},
+            {"PERSIST", 1}},
+           {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 3}, {"INTRA", 1}, {"PINGPONG", 0}, {"CONSUMERS64", 2},
+            {"PERSIST", 1}},
+           {{"BLOCK_N", 64}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 1}, {"PINGPONG", 1}, {"CONSUMERS64", 3},
+            {"PERSIST", 1}},
+           {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 0}, {"PINGPONG", 0}, {"CONSUMERS64", 3},
+            {"PERSIST", 1}}}) {
     auto r = compiler.compile({codegen::render(source, p),
                                "fa3_wgmma.cu",
                                g.arch,
