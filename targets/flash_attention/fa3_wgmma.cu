@@ -13,6 +13,9 @@
 //   CONSUMERS64  consumer warpgroups at head size 64 (2, 3): FlashAttention-3 takes 192
 //              query rows there, where a key tile's products are half as long as at 128
 //              and the softmax weighs twice as much against them
+//   POLY       0: every exponential on the multi-function unit (16 a clock per SM); k: one
+//              fragment in k of the unmasked tiles' on the FMA pipe (tile::exp2_poly), as
+//              FlashAttention-4 does where the exponentials and not the products bind
 //   PERSIST    0: a block per query tile; 1: persistent, min(SMS, tiles) blocks, each
 //              taking every gridDim-th query tile of the same order, so that a block's
 //              next Q and K/V tiles load while it finishes the last one (the producer runs
@@ -212,7 +215,7 @@ __device__ __forceinline__ void softmax_tile(Rows& r, rt_c (&s)[BN / 8], int t, 
     };
     r.st.step<BN / 8, true>(s, p.scale_log2, keep, alpha);
   } else {
-    r.st.step<BN / 8, false>(s, p.scale_log2, [](int, int) { return true; }, alpha);
+    r.st.step<BN / 8, false, POLY>(s, p.scale_log2, [](int, int) { return true; }, alpha);
   }
 }
 

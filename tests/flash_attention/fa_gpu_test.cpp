@@ -344,7 +344,7 @@ fa_test::Result result_of(const evaluator::OutputSet& outs, const fa_test::Probl
 
 // Configurations that differ in every structural choice: serial and overlapped consumers,
 // one to three consumer warpgroups, ping-pong, key tiles of 64 and 128, two and three
-// stages, a block per tile and persistent blocks (a GPU of 132 SMs has fewer blocks than
+// stages, exponentials on the FMA pipe (POLY), a block per tile and persistent blocks (a GPU of 132 SMs has fewer blocks than
 // the larger cases have tiles, so persistent blocks take several, the ring and Q barriers
 // going on from tile to tile).
 TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
@@ -360,15 +360,15 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
   std::vector<evaluator::LoadedProgram> programs;
   for (Params p : std::vector<Params>{
            {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 1}, {"PINGPONG", 1}, {"CONSUMERS64", 3},
-            {"PERSIST", 0}},
+            {"POLY", 2}, {"PERSIST", 0}},
            {{"BLOCK_N", 64}, {"CONSUMERS", 1}, {"STAGES", 3}, {"INTRA", 0}, {"PINGPONG", 0}, {"CONSUMERS64", 2},
-            {"PERSIST", 1}},
+            {"POLY", 0}, {"PERSIST", 1}},
            {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 3}, {"INTRA", 1}, {"PINGPONG", 0}, {"CONSUMERS64", 2},
-            {"PERSIST", 1}},
+            {"POLY", 4}, {"PERSIST", 1}},
            {{"BLOCK_N", 64}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 1}, {"PINGPONG", 1}, {"CONSUMERS64", 3},
-            {"PERSIST", 1}},
+            {"POLY", 2}, {"PERSIST", 1}},
            {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 0}, {"PINGPONG", 0}, {"CONSUMERS64", 3},
-            {"PERSIST", 1}}}) {
+            {"POLY", 0}, {"PERSIST", 1}}}) {
     auto r = compiler.compile({codegen::render(source, p),
                                "fa3_wgmma.cu",
                                g.arch,

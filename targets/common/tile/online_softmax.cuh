@@ -5,13 +5,18 @@
 // Scores are turned into the log2 domain by scale_log2 (scale * log2 e) inside one FMA.
 //
 //   SoftmaxRows st; st.init()          maximum -inf, sum 0 for the thread's two rows
-//   st.step<NB, MASKED>(s, scale_log2, keep, alpha)
+//   st.step<NB, MASKED, kPoly>(s, scale_log2, keep, alpha)
 //                                      s (NB fragments: a row's 8*NB columns) becomes
 //                                      P = exp2(s * scale_log2 - m_new), m and l updated,
 //                                      alpha[r] = exp2(m_old - m_new) (the factor the
 //                                      row's output accumulators take: rescale(o, alpha));
 //                                      MASKED: element (column 8j + 2(lane%4) + (e&1),
-//                                      row half e>>1) counts only if keep(j, e)
+//                                      row half e>>1) counts only if keep(j, e);
+//                                      kPoly k > 0 (unmasked steps only): fragments
+//                                      j % k == k - 1 take exp2_poly, the rest ex2
+//   exp2_poly(x)                       2^x (x <= 0) on the FMA pipe, relative error
+//                                      below 1e-4 (FlashAttention-4's way of relieving
+//                                      the 16-per-clock multi-function unit)
 //   rescale(o, alpha)                  o's rows times alpha
 //   st.finish(inv_l, lse)              sums over the quad; 1/l (0 for a row with no kept
 //                                      element) and the base-2 log-sum-exp m + log2 l
@@ -34,6 +39,19 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
+// 2^x for x <= 0 without the multi-function unit: x clamped at -126, rounded to the
+// nearest integer n by the 1.5 * 2^23 trick (n sits in the low mantissa bits of t), 2^(x-n)
+// for x - n in [-0.5, 0.5] by a degree-3 polynomial (weighted least squares, relative
+// error 7.5e-5: P is rounded to bf16 next, 3.9e-3), and n added to its exponent field.
+// Below -126 the result is about 2^-126, not 0: use it only where a row's maximum is finite.
+__device__ __forceinline__ float exp2_poly(float x) {
+  x = fmaxf(x, -126.f);
+  const float t = x + 12582912.f;
+  const float f = x - (t - 12582912.f);
+  const float p = fmaf(fmaf(fmaf(0.0551716685f, f, 0.2426111251f), f, 0.6932609677f), f, 0.9999280572f);
+  return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
+}
+
 struct SoftmaxRows {
   float m[2], l[2];  // log2-domain maximum, partial sum (this lane's columns) per row half
 
@@ -42,8 +60,9 @@ struct SoftmaxRows {
     l[0] = l[1] = 0.f;
   }
 
-  template <int NB, bool MASKED, class Keep>
+  template <int NB, bool MASKED, int kPoly = 0, class Keep>
   __device__ __forceinline__ void step(rt_c (&s)[NB], float scale_log2, const Keep& keep, float (&alpha)[2]) {
+    static_assert(kPoly >= 0, "kPoly: 0 or every how many fragments one is computed on the FMA pipe");
     float mx[2] = {minus_infinity(), minus_infinity()};
 #pragma unroll
     for (int j = 0; j < NB; ++j)
@@ -69,7 +88,13 @@ struct SoftmaxRows {
     for (int j = 0; j < NB; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float p = exp2_approx(fmaf(s[j].x[e], scale_log2, -base[e >> 1]));
+        const float x = fmaf(s[j].x[e], scale_log2, -base[e >> 1]);
+        float p;
+        if constexpr (!MASKED && kPoly > 0) {
+          p = j % kPoly == kPoly - 1 ? exp2_poly(x) : exp2_approx(x);
+        } else {
+          p = exp2_approx(x);
+        }
         s[j].x[e] = p;
         sum[e >> 1] += p;
       }
