@@ -11,7 +11,9 @@
 // there); parameters only the other device had are projected out (a
 // configuration takes the best quantile of the recorded ones that agree with it on
 // the shared parameters); parameters only this space has are free. Strategies use
-// it to order what they try first (strategy_portfolio.cpp); nothing here runs.
+// it to order what they try first (strategy_portfolio.cpp), as the model's prior
+// mean (strategy_bayes.cpp) and to restart local search (strategy_greedy_ils.cpp);
+// nothing here runs.
 #pragma once
 
 #include <map>
@@ -40,6 +42,8 @@ class Prior {
   // The space's valid configurations with a quantile, best first (ties: fewer
   // snapped values first, then lexicographic), at most `n` of them.
   std::vector<Config> ranked(size_t n) const;
+  // All of them with their quantiles, in that order.
+  const std::vector<std::pair<Config, double>>& ranking() const { return ranked_; }
 
  private:
   std::vector<int> project(const Config& c, int* snapped) const;
