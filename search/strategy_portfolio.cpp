@@ -45,7 +45,7 @@
 //
 // greedy_ils alone is still better on the H200 gemm spaces (94 % and 46 % of runs
 // of 10 % within 3 %) and nowhere else: in runs of 55 evaluations it ends below
-// the portfolio on the eight other spaces (convolution-3060 0.897 against 0.975
+// the portfolio on the eight other spaces (convolution-3060 0.898 against 0.977
 // of the optimum), so a budget rule that hands short runs to local search is not
 // supported. Measured on the gated scan and not kept, each within 80-86 % of runs
 // within 3 %: turns chosen by each arm's gain per evaluation over the whole run,
