@@ -10,6 +10,7 @@
 #include "agent/gpu_selection.h"
 #include "agent/proposer_llm.h"
 #include "evaluator/l2_flush.h"
+#include "evaluator/stopping_rule.h"
 
 namespace tessera::agent {
 
@@ -35,6 +36,8 @@ struct OptimizeOptions {
   int seeds = 3;                       // validation seeds per shape
   double max_seconds_per_shape = 1.0;  // timing cap per benchmark shape
   evaluator::L2Flush l2_flush = evaluator::L2Flush::write;  // how L2 is evicted before each timed launch
+  // What ends a shape's timing under its caps (evaluator/stopping_rule.h)
+  evaluator::StoppingCriterion stopping_rule = evaluator::StoppingCriterion::rse;
   double graph_below_ms = 0.02;        // programs shorter than this are timed as a replayed graph (0: never)
   Proposer proposer = Proposer::search;
   LlmOptions llm;                      // --llm-* (proposer llm or hybrid)

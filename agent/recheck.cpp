@@ -206,6 +206,7 @@ RecheckResult recheck(const RecheckOptions& o) {
   oo.gpus = o.gpus;
   oo.arch = o.arch;
   oo.l2_flush = o.l2_flush;
+  oo.stopping_rule = o.stopping_rule;
   oo.seed = o.seed;
   oo.quiet = o.quiet;
   oo.budget = static_cast<size_t>(std::max<size_t>(o.candidates.empty() ? std::max(1, o.top) : 0, o.candidates.size()));
@@ -214,6 +215,7 @@ RecheckResult recheck(const RecheckOptions& o) {
   json settings = {{"kind", "recheck"},
                    {"seed", o.seed},
                    {"gpus", gpu_selection_name(o.gpus)},
+                   {"stopping_rule", evaluator::stopping_criterion_name(o.stopping_rule)},
                    {"top", o.top},
                    {"noise", {{"threshold", o.noise.threshold}, {"z", o.noise.z}}}};
   auto save = [&](long long run_id) {

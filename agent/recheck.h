@@ -79,6 +79,7 @@ struct RecheckOptions {
   std::vector<long long> candidates;  // these instead of the top N (each keeps its leaderboard rank; 0 unranked)
   NoiseModel noise;
   evaluator::L2Flush l2_flush = evaluator::L2Flush::write;  // see OptimizeOptions
+  evaluator::StoppingCriterion stopping_rule = evaluator::StoppingCriterion::rse;  // see OptimizeOptions
   unsigned long long seed = 1;
   bool quiet = false;
 };

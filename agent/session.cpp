@@ -193,19 +193,19 @@ void Session::start_speculator() {
 
 // The run's row: what was asked for and where it runs.
 void Session::begin_run(const std::string& device) {
-  store::RunInfo ri{
-      op_.name,
-      o_.strategy.empty() ? default_strategy() : o_.strategy,
-      proposer_name(o_.proposer),
-      arch_,
-      workers_.empty() ? "(no GPU)" : device,
-      store::hostname(),
-      json{{"seed", o_.seed},
-           {"gpus", gpu_selection_name(o_.gpus)},
-           {"template", o_.template_name},
-           {"proposer", proposer_name(o_.proposer)}}
-          .dump(),
-      static_cast<long long>(o_.budget)};
+  store::RunInfo ri{op_.name,
+                    o_.strategy.empty() ? default_strategy() : o_.strategy,
+                    proposer_name(o_.proposer),
+                    arch_,
+                    workers_.empty() ? "(no GPU)" : device,
+                    store::hostname(),
+                    json{{"seed", o_.seed},
+                         {"gpus", gpu_selection_name(o_.gpus)},
+                         {"template", o_.template_name},
+                         {"proposer", proposer_name(o_.proposer)},
+                         {"stopping_rule", evaluator::stopping_criterion_name(o_.stopping_rule)}}
+                        .dump(),
+                    static_cast<long long>(o_.budget)};
   run_id_ = db_.begin_run(ri);
   total_budget_ = o_.budget;
 }

@@ -58,6 +58,7 @@ void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::
       js.max_seconds_per_shape = o_.max_seconds_per_shape;
       js.graph_below_ms = o_.graph_below_ms;
       js.l2_flush = o_.l2_flush;
+      js.stopping_rule = o_.stopping_rule;
       js.baseline_prior_ms = baseline_prior_;
       json req = {{"type", "evaluate"},
                   {"operator_dir", op_.dir.string()},

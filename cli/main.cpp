@@ -1,7 +1,7 @@
 // cli/main.cpp — the `tessera` executable: one function per subcommand registers its
 // options (CLI11) and returns what runs it; main parses and dispatches. Typed choices
-// (the L2 flush, the proposer, the GPUs) are read as words and made values once, here
-// (add_choice).
+// (the L2 flush, the stopping rule, the proposer, the GPUs) are read as words and made
+// values once, here (add_choice).
 // Exit codes: 0 success, 1 failure, 2 usage.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -31,9 +31,9 @@ struct Command {
   std::function<int()> run;
 };
 
-// A typed choice (the L2 flush, the proposer, the GPUs): the word is made a value by
-// `parse` while CLI11 parses, once; a word it refuses (std::invalid_argument, naming
-// the accepted ones) is a usage error that names the flag.
+// A typed choice (the L2 flush, the stopping rule, the proposer, the GPUs): the word is
+// made a value by `parse` while CLI11 parses, once; a word it refuses
+// (std::invalid_argument, naming the accepted ones) is a usage error that names the flag.
 template <class T, class Parse>
 CLI::Option* add_choice(CLI::App* app, const std::string& flag, T& into, Parse parse, const std::string& help) {
   auto set = [&into, parse, flag](const std::string& word) {
@@ -87,6 +87,9 @@ Command add_optimize(CLI::App& app, const std::string& db) {
       ->check(CLI::NonNegativeNumber);
   add_choice(o, "--l2-flush", opt.l2_flush, evaluator::parse_l2_flush,
              "evict L2 before each timed launch by a memset (write, default) or by reading a buffer (read)");
+  add_choice(o, "--stopping-rule", opt.stopping_rule, evaluator::parse_stopping_criterion,
+             "what ends a shape's timing under its caps: rse (relative standard error under 1 %, default) or "
+             "plateau (the samples' entropy has stopped rising; docs/statuses.md)");
   o->add_flag("--quiet,-q", opt.quiet, "no progress output");
   add_llm_options(o, opt);
   return {o, [s] { return agent::optimize(*s); }};
@@ -303,6 +306,8 @@ Command add_recheck(CLI::App& app, const std::string& db) {
   add_choice(rc, "--gpus", rf.gpus, agent::parse_gpu_selection, "GPUs: all (default), none or a list like 0,1");
   rc->add_option("--noise-threshold", rf.noise_threshold, "smallest relative change reported")->check(CLI::Range(0.0, 1.0));
   add_choice(rc, "--l2-flush", rf.l2_flush, evaluator::parse_l2_flush, "write (default) or read, as for optimize");
+  add_choice(rc, "--stopping-rule", rf.stopping_rule, evaluator::parse_stopping_criterion,
+             "rse (default) or plateau, as for optimize");
   rc->add_flag("--json", rf.json);
   rc->add_flag("--quiet,-q", rf.quiet);
   return {rc, [s] { return cmd_recheck(*s); }};

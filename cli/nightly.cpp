@@ -101,6 +101,7 @@ int cmd_recheck(const RecheckFlags& f) {
   o.quiet = f.quiet || f.json;
   o.noise.threshold = f.noise_threshold;
   o.l2_flush = f.l2_flush;
+  o.stopping_rule = f.stopping_rule;
   auto res = agent::recheck(o);
   if (res.code != 0) {
     std::cerr << "tessera recheck: " << res.error << "\n";

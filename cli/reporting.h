@@ -8,6 +8,7 @@
 
 #include "agent/gpu_selection.h"
 #include "evaluator/l2_flush.h"
+#include "evaluator/stopping_rule.h"
 #include "store/store.h"
 
 namespace tessera::cli {
@@ -39,6 +40,7 @@ struct RecheckFlags {
   std::vector<long long> candidates;
   double noise_threshold = 0.05;
   evaluator::L2Flush l2_flush = evaluator::L2Flush::write;
+  evaluator::StoppingCriterion stopping_rule = evaluator::StoppingCriterion::rse;
   bool quiet = false, json = false;
 };
 int cmd_recheck(const RecheckFlags& f);

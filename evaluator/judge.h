@@ -10,9 +10,9 @@
 
 #include <functional>
 #include <map>
-#include <utility>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evaluator/batch_filter.h"
@@ -22,6 +22,7 @@
 #include "evaluator/nvml.h"
 #include "evaluator/plan_runner.h"
 #include "evaluator/report.h"
+#include "evaluator/stopping_rule.h"
 #include "spec/spec.h"
 
 namespace tessera::evaluator {
@@ -38,6 +39,9 @@ struct JudgeSettings {
   int max_samples = 200;
   double target_rse = 0.01;       // stop when both candidate and baseline are this tight
   double max_seconds_per_shape = 1.0;
+  // Which criterion ends a shape's timing under those caps (evaluator/stopping_rule.h):
+  // the relative standard error above (the default), or the entropy plateau.
+  StoppingCriterion stopping_rule = StoppingCriterion::rse;
   // Shapes whose baseline warm-up launch is shorter than this are timed by
   // replaying a captured graph, for every candidate alike (0: never).
   double graph_below_ms = 0.02;

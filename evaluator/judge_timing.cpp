@@ -109,6 +109,7 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     if (st.l2_flush == L2Flush::read) tm.method += ", read flush";  // not compared with write-flush figures
     if (py_base) tm.method += "; baseline: " + python_->baseline_what() + ", timed in the reference process";
     dev_.sync();
+    tm.stopping_rule = stopping_criterion_name(st.stopping_rule);
     tm.batches = sel.total;
     tm.batches_set_aside = sel.total - sel.kept;
     tm.disturbed = prior > 0 && summarize(bs).median_ms > (1 + kBatchTolerance) * prior;
@@ -159,7 +160,8 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
 bool Judge::time_batched(const TimedPair& p, const JudgeSettings& st, bool graph, double prior_ms, Batches* out) {
   Driver& d = dev_.drv();
   CUstream s = dev_.stream();
-  const StoppingRule rule{st.min_samples, st.max_samples, st.target_rse, st.max_seconds_per_shape};
+  StoppingRule rule{st.min_samples, st.max_samples, st.target_rse, st.max_seconds_per_shape};
+  rule.criterion = st.stopping_rule;
   // Round 0 of every batch is a warm-up, timed and dropped: the first launch after
   // the host synchronization was slow in every batch (about 2x for memory-bound
   // rmsnorm shapes, H200, 2026-11-30, measured before the gate below existed), which

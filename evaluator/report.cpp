@@ -59,6 +59,7 @@ void from_json(const json& j, Timing& o) {
 void to_json(json& j, const ShapeTiming& o) {
   j = {{"shape", o.shape}, {"candidate", o.candidate}, {"baseline", o.baseline}, {"speedup", o.speedup}, {"after", o.after}};
   if (!o.method.empty()) j["method"] = o.method;
+  if (!o.method.empty()) j["stopping_rule"] = o.stopping_rule;
   if (o.batches) {
     j["batches"] = o.batches;
     j["batches_set_aside"] = o.batches_set_aside;
@@ -72,6 +73,7 @@ void from_json(const json& j, ShapeTiming& o) {
   o.speedup = j.value("speedup", 0.0);
   if (j.contains("after")) o.after = j.at("after").get<ShapeCheck>();
   o.method = j.value("method", "");
+  o.stopping_rule = j.value("stopping_rule", "rse");
   o.batches = j.value("batches", 0);
   o.batches_set_aside = j.value("batches_set_aside", 0);
   o.disturbed = j.value("disturbed", false);

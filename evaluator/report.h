@@ -62,6 +62,10 @@ struct ShapeTiming {
   double speedup = 0;  // baseline median / candidate median
   ShapeCheck after;    // outputs of the last timed launch, checked again
   std::string method;  // "events", "graph", or why graph capture fell back to events
+  // What ended the timing under its caps (stopping_rule.h): "rse" or "plateau"; reports
+  // written before the choice existed lack it and were all "rse". (A Python baseline,
+  // timed in the reference process, stops by its own relative standard error.)
+  std::string stopping_rule = "rse";
   int batches = 0;            // batches of A/B rounds taken
   int batches_set_aside = 0;  // of them, taken while the baseline ran slow (batch_filter.h)
   // No batch came within 15 % of the baseline's usual time before the time cap: the

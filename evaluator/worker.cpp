@@ -31,6 +31,7 @@ json settings_json(const JudgeSettings& s) {
           {"max_samples", s.max_samples},
           {"target_rse", s.target_rse},
           {"max_seconds_per_shape", s.max_seconds_per_shape},
+          {"stopping_rule", stopping_criterion_name(s.stopping_rule)},
           {"graph_below_ms", s.graph_below_ms},
           {"graph_rounds", s.graph_rounds},
           {"l2_flush", l2_flush_name(s.l2_flush)},
@@ -51,6 +52,8 @@ JudgeSettings settings_from_json(const json& j) {
   s.max_samples = j.value("max_samples", s.max_samples);
   s.target_rse = j.value("target_rse", s.target_rse);
   s.max_seconds_per_shape = j.value("max_seconds_per_shape", s.max_seconds_per_shape);
+  s.stopping_rule =
+      parse_stopping_criterion(j.value("stopping_rule", std::string(stopping_criterion_name(s.stopping_rule))));
   s.graph_below_ms = j.value("graph_below_ms", s.graph_below_ms);
   s.graph_rounds = j.value("graph_rounds", s.graph_rounds);
   s.l2_flush = parse_l2_flush(j.value("l2_flush", std::string(l2_flush_name(s.l2_flush))));

@@ -1,5 +1,5 @@
 // tests/core/cli_choices_test.cpp — the typed choices at the CLI boundary (the GPUs,
-// the proposer, the L2 flush): each word made a value once, wrong words refused with
+// the proposer, the L2 flush, the stopping rule): each word made a value once, wrong words refused with
 // a message that names the flag and the accepted words, and the run row records the
 // value's name as it recorded the word.
 #include <gtest/gtest.h>
@@ -89,6 +89,8 @@ TEST(CliChoices, WrongWordsAreUsageErrorsNamingTheFlagAndTheChoices) {
            {"optimize rmsnorm --l2-flush memset", "--l2-flush", "expected write or read"},
            {"recheck rmsnorm --gpus 1,", "--gpus", "expected all, none or a list of GPU ordinals"},
            {"recheck rmsnorm --l2-flush cold", "--l2-flush", "expected write or read"},
+           {"optimize rmsnorm --stopping-rule entropy", "--stopping-rule", "expected rse or plateau"},
+           {"recheck rmsnorm --stopping-rule RSE", "--stopping-rule", "expected rse or plateau"},
        }) {
     auto r = run(c.args + " --db " + db);
     EXPECT_EQ(r.code, 2) << c.args << ": " << r.out;
@@ -107,7 +109,8 @@ TEST(CliChoices, TheRunRowRecordsTheChoicesByName) {
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(h,
                                "SELECT proposer, json_extract(settings, '$.gpus'), "
-                               "json_extract(settings, '$.proposer') FROM runs",
+                               "json_extract(settings, '$.proposer'), json_extract(settings, '$.stopping_rule') "
+                               "FROM runs",
                                -1, &st, nullptr),
             SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
@@ -115,6 +118,22 @@ TEST(CliChoices, TheRunRowRecordsTheChoicesByName) {
   EXPECT_EQ(text(0), "search");
   EXPECT_EQ(text(1), "none");
   EXPECT_EQ(text(2), "search");
+  EXPECT_EQ(text(3), "rse") << "the default rule, said";
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+}
+
+TEST(CliChoices, TheRunRowRecordsTheStoppingRuleChosen) {
+  std::string db = temp_db();
+  auto r = run("optimize rmsnorm --gpus none --stopping-rule plateau --budget 1 --quiet --db " + db);
+  ASSERT_EQ(r.code, 0) << r.out;
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h, "SELECT json_extract(settings, '$.stopping_rule') FROM runs", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "plateau");
   sqlite3_finalize(st);
   sqlite3_close(h);
 }
