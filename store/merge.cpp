@@ -371,6 +371,7 @@ MergeStats merge_shard(Store& out, const std::string& shard_path) {
     } catch (StoreError& e) {
       throw StoreError(fmt::format("{}: cannot open it as a tessera database ({})", shard_path, e.what()));
     }
+    refuse_newer_schema(db, "shard", shard_path);  // a newer tessera's shard is neither read nor tagged
     // Identities first, each database in its own short transaction.
     try {
       exec(db, "BEGIN IMMEDIATE");

@@ -113,6 +113,27 @@ std::optional<std::string> split_rendered(const std::string& text) {
   return text.substr(0, at + line.size());
 }
 
+void refuse_newer_schema(sqlite3* db, const std::string& schema, const std::string& path) {
+  {
+    Stmt has(db, fmt::format("SELECT 1 FROM \"{}\".sqlite_master WHERE type='table' AND name='meta'", schema));
+    if (!has.step()) return;
+  }
+  Stmt s(db, fmt::format("SELECT value FROM \"{}\".meta WHERE key='schema_version'", schema));
+  if (!s.step()) return;
+  const std::string text = s.text(0);
+  const bool number = !text.empty() && text.size() < 10 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!number)
+    throw NewerSchema(fmt::format("{}: schema version '{}' is not a number; this tessera knows versions up to {}", path,
+                                  text, kSchemaVersion));
+  const int version = std::stoi(text);
+  if (version > kSchemaVersion)
+    throw NewerSchema(fmt::format(
+        "{}: schema version {} is newer than this tessera's ({}): the database was written by a newer tessera, "
+        "which is needed to read it (this one neither reads nor changes it)",
+        path, version, kSchemaVersion));
+}
+
 Store::Store(const std::string& path) : path_(path) {
   std::filesystem::path p(path);
   if (p.has_parent_path()) {
@@ -133,11 +154,16 @@ Store::Store(const std::string& path) : path_(path) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (int attempt = 0;; ++attempt) {
     try {
+      refuse_newer_schema(db_, "main", path);  // before anything is written to it
       exec("PRAGMA journal_mode=WAL");
       exec("PRAGMA foreign_keys=ON");
       exec("PRAGMA synchronous=NORMAL");
       migrate();
       break;
+    } catch (NewerSchema&) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw;
     } catch (StoreError& e) {
       int code = sqlite3_errcode(db_);  // (a ROLLBACK after a failed BEGIN may have replaced it)
       std::string what = e.what();
@@ -213,6 +239,7 @@ void Store::migrate() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   exec("BEGIN IMMEDIATE");
   try {
+    refuse_newer_schema(db_, "main", path_);  // again under the lock: a newer tessera may have migrated it since
     exec(kSchemaV1);
     exec("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1')");
     auto has_column = [&](const char* table, const char* column) {
@@ -241,6 +268,7 @@ void Store::migrate() {
       share_template_texts();
       exec("UPDATE meta SET value='4' WHERE key='schema_version'");
     }
+    static_assert(kSchemaVersion == 4, "a new schema version needs its migration step above");
     exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

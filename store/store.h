@@ -24,6 +24,24 @@ struct StoreError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The newest schema this tessera reads and writes (store.cpp says what each version
+// changed). A database's version is meta.schema_version.
+inline constexpr int kSchemaVersion = 4;
+
+// A database of a newer schema than kSchemaVersion: written by a newer tessera. What
+// the newer version changed cannot be known here (v4 keeps the template part of a
+// rendered source in another table, which a v3 reader would have taken for the whole
+// text), so such a file is neither read nor written: the message names the file, its
+// version and this tessera's. Older versions are migrated forward in place.
+struct NewerSchema : StoreError {
+  using StoreError::StoreError;
+};
+
+// Throws NewerSchema when the database attached as `schema` ("main", or a merge's
+// "shard") is of a newer schema, or its version is not a number; `path` names it in
+// the message. A database without meta (new, or not yet migrated) passes.
+void refuse_newer_schema(sqlite3* db, const std::string& schema, const std::string& path);
+
 struct RunInfo {
   std::string op, strategy, proposer, arch, device, host, settings;
   long long budget = 0;

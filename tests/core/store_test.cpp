@@ -255,3 +255,79 @@ TEST(Store, MergingTwoVersionFourDatabasesKeepsTheirSources) {
   EXPECT_EQ(a.source("llm").value(), "plain program");
   EXPECT_EQ(count(a, "SELECT count(*) FROM template_texts"), 1);
 }
+
+// A database of a newer schema than this tessera's (as a newer tessera would leave it):
+// refused by name, version and this tessera's version, and left exactly as it was.
+namespace {
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+// A database made by this tessera, then raised to `version` (and, as a newer schema
+// might, without the devices table) by raw SQL; closed, so its file is all of it.
+std::string newer_database(const std::string& tag, const std::string& version) {
+  auto path = temp_db(tag);
+  {
+    Store st(path);
+    st.add_candidate(cand("r1"), rendered(1));
+  }
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &h), SQLITE_OK);
+  std::string sql = "PRAGMA journal_mode=DELETE; DROP TABLE devices; UPDATE meta SET value='" + version +
+                    "' WHERE key='schema_version'";
+  EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+  sqlite3_close(h);
+  return path;
+}
+}  // namespace
+
+TEST(Store, RefusesADatabaseOfANewerSchemaAndLeavesItAsItWas) {
+  const int newer = kSchemaVersion + 1;
+  auto path = newer_database("newer", std::to_string(newer));
+  const std::string before = bytes_of(path);
+  try {
+    Store st(path);
+    FAIL() << "opened a schema v" << newer << " database";
+  } catch (const NewerSchema& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << "names the file: " << m;
+    EXPECT_NE(m.find("schema version " + std::to_string(newer)), std::string::npos) << "its version: " << m;
+    EXPECT_NE(m.find("this tessera's (" + std::to_string(kSchemaVersion) + ")"), std::string::npos)
+        << "this binary's: " << m;
+  }
+  EXPECT_EQ(bytes_of(path), before) << "nothing written: no migration, no table re-created, no WAL switch";
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  // The current version itself still opens (the rule is "newer than", not "other than").
+  auto current = newer_database("current", std::to_string(kSchemaVersion));
+  Store st(current);
+  EXPECT_EQ(st.schema_version(), kSchemaVersion);
+  EXPECT_EQ(st.source("r1").value(), rendered(1));
+}
+
+TEST(Store, RefusesASchemaVersionThatIsNotANumber) {
+  auto path = newer_database("nan", "4b");
+  try {
+    Store st(path);
+    FAIL() << "opened a database whose version reads '4b'";
+  } catch (const NewerSchema& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version '4b' is not a number"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Store, MergeRefusesAShardOfANewerSchema) {
+  const int newer = kSchemaVersion + 1;
+  auto shard = newer_database("newer-shard", std::to_string(newer));
+  const std::string before = bytes_of(shard);
+  Store out(temp_db("merge-out"));
+  try {
+    merge_shard(out, shard);
+    FAIL() << "merged a schema v" << newer << " shard";
+  } catch (const NewerSchema& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find(shard), std::string::npos) << m;
+    EXPECT_NE(m.find("schema version " + std::to_string(newer)), std::string::npos) << m;
+  }
+  EXPECT_EQ(bytes_of(shard), before) << "the shard is not tagged with run identities";
+  EXPECT_EQ(count(out, "SELECT count(*) FROM candidates"), 0);
+  EXPECT_EQ(count(out, "SELECT count(*) FROM pragma_database_list WHERE name='shard'"), 0) << "detached";
+}
