@@ -8,6 +8,10 @@
 namespace tessera::exporter {
 
 const char* cpp_runtime_source() {
+  // The raw string is the runtime as shipped, formatted by hand: clang-format (Google
+  // style) formats an R"CPP(...)CPP" string as C++, indenting all of it under the return
+  // and wrapping TESSERA_DRIVER differently on every pass (clang-format 14).
+  // clang-format off
   return R"CPP(
 #include <dlfcn.h>
 
@@ -281,6 +285,7 @@ int tessera_run(const TesseraStep& s, CUstream stream, void** params) {
 
 }  // namespace
 )CPP";
+  // clang-format on
 }
 
 }  // namespace tessera::exporter

@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libsqlite3-dev libcurl4-openssl-dev nlohmann-json3-dev libfmt-dev
       libcli11-dev libgtest-dev libcpp-httplib-dev libmuparser-dev libxxhash-dev zlib1g-dev
       chromium slurm-wlm munge  # the report-rendering and Slurm tests
+      clang-format              # the formatting check of .ci/run (scripts/check-format.sh)
       python3 python3-venv)     # the exported Python packages' tests (tests/export)
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
