@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <memory>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <unordered_map>
 
@@ -42,7 +42,9 @@ class Q {
     sqlite3_reset(s_);
     sqlite3_clear_bindings(s_);
   }
-  void bind(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void bind(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
   void bind(int i, long long v) { sqlite3_bind_int64(s_, i, v); }
   void bind_value(int i, sqlite3_value* v) { sqlite3_bind_value(s_, i, v); }
   void bind_null(int i) { sqlite3_bind_null(s_, i); }
@@ -112,7 +114,8 @@ class Merger {
     merge_runs();
     merge_sources();
     std::set<std::string> done = {"runs", "sources", "template_texts", "candidates", "meta", "run_uids", "devices"};
-    if (theirs.count("exchanges") && ours.count("exchanges")) append("exchanges", &exchanges_), done.insert("exchanges");
+    if (theirs.count("exchanges") && ours.count("exchanges"))
+      append("exchanges", &exchanges_), done.insert("exchanges");
     merge_candidates();
     for (const char* t : {"compiles", "evaluations", "shape_results"}) {
       if (!theirs.count(t)) continue;
@@ -135,18 +138,19 @@ class Merger {
   void merge_runs() {
     auto cols = common_columns(db_, "runs");
     auto& n = st_.tables["runs"];
-    Q sel(db_, fmt::format("SELECT r.id, u.uid, {} FROM shard.runs r JOIN shard.run_uids u ON u.run_id = r.id ORDER BY r.id",
-                           joined(cols, "r.\"{}\"", ", ")));
+    Q sel(db_,
+          fmt::format("SELECT r.id, u.uid, {} FROM shard.runs r JOIN shard.run_uids u ON u.run_id = r.id ORDER BY r.id",
+                      joined(cols, "r.\"{}\"", ", ")));
     Q find(db_, "SELECT run_id FROM main.run_uids WHERE uid=?");
-    Q ins(db_, fmt::format("INSERT INTO main.runs({}) VALUES({})", joined(cols, "\"{}\"", ", "),
-                           joined(cols, "?", ", ")));
+    Q ins(db_,
+          fmt::format("INSERT INTO main.runs({}) VALUES({})", joined(cols, "\"{}\"", ", "), joined(cols, "?", ", ")));
     Q tag(db_, "INSERT INTO main.run_uids(run_id, uid) VALUES(?, ?)");
     // A run merged while it was still going is completed from the shard later.
     bool has_finished = std::find(cols.begin(), cols.end(), "finished") != cols.end();
     std::unique_ptr<Q> upd;
     if (has_finished)
-      upd = std::make_unique<Q>(db_, fmt::format("UPDATE main.runs SET {} WHERE id=? AND finished IS NULL",
-                                                 joined(cols, "\"{}\"=?", ", ")));
+      upd = std::make_unique<Q>(
+          db_, fmt::format("UPDATE main.runs SET {} WHERE id=? AND finished IS NULL", joined(cols, "\"{}\"=?", ", ")));
     while (sel.step()) {
       long long sid = sel.i64(0);
       std::string uid = sel.text(1);
@@ -157,14 +161,16 @@ class Merger {
         ++n.present;
         if (upd) {
           upd->reset();
-          for (size_t i = 0; i < cols.size(); ++i) upd->bind_value(static_cast<int>(i + 1), sel.value(static_cast<int>(i + 2)));
+          for (size_t i = 0; i < cols.size(); ++i)
+            upd->bind_value(static_cast<int>(i + 1), sel.value(static_cast<int>(i + 2)));
           upd->bind(static_cast<int>(cols.size() + 1), runs_[sid]);
           upd->step();
         }
         continue;
       }
       ins.reset();
-      for (size_t i = 0; i < cols.size(); ++i) ins.bind_value(static_cast<int>(i + 1), sel.value(static_cast<int>(i + 2)));
+      for (size_t i = 0; i < cols.size(); ++i)
+        ins.bind_value(static_cast<int>(i + 1), sel.value(static_cast<int>(i + 2)));
       ins.step();
       long long id = sqlite3_last_insert_rowid(db_);
       tag.reset();
@@ -246,7 +252,8 @@ class Merger {
     auto cols = common_columns(db_, "devices");
     Q total(db_, "SELECT count(*) FROM shard.devices");
     total.step();
-    exec(db_, fmt::format("INSERT OR IGNORE INTO main.devices({0}) SELECT {0} FROM shard.devices", joined(cols, "\"{}\"", ", ")));
+    exec(db_, fmt::format("INSERT OR IGNORE INTO main.devices({0}) SELECT {0} FROM shard.devices",
+                          joined(cols, "\"{}\"", ", ")));
     long long added = sqlite3_changes(db_);
     st_.tables["devices"] = {added, total.i64(0) - added};
   }
@@ -255,15 +262,21 @@ class Merger {
   // Sets missing_ when the shard refers to a row it does not have.
   bool bind_mapped(Q& q, int param, const std::string& col, Q& sel, int c, bool candidates_table) {
     const IdMap* m = nullptr;
-    if (col == "run_id") m = &runs_;
-    else if (col == "candidate_id") m = &candidates_;
-    else if (col == "evaluation_id") m = &evaluations_;
-    else if (col == "exchange_id") m = &exchanges_;
+    if (col == "run_id")
+      m = &runs_;
+    else if (col == "candidate_id")
+      m = &candidates_;
+    else if (col == "evaluation_id")
+      m = &evaluations_;
+    else if (col == "exchange_id")
+      m = &exchanges_;
     else if (col == "parent" && candidates_table) {
       // Linked in merge_candidates once every candidate is mapped.
       auto it = sel.is_null(c) ? candidates_.end() : candidates_.find(sel.i64(c));
-      if (it == candidates_.end()) q.bind_null(param);
-      else q.bind(param, it->second);
+      if (it == candidates_.end())
+        q.bind_null(param);
+      else
+        q.bind(param, it->second);
       return true;
     }
     if (!m) return false;
@@ -275,9 +288,12 @@ class Merger {
     if (it == m->end()) {
       // run_id 0 (or a run the shard lacks) is kept as it is; other dangling
       // references make the row unmergeable.
-      if (col == "run_id" && sel.i64(c) == 0) q.bind(param, 0LL);
-      else if (col == "run_id" || col == "exchange_id") q.bind_null(param);
-      else missing_ = true;
+      if (col == "run_id" && sel.i64(c) == 0)
+        q.bind(param, 0LL);
+      else if (col == "run_id" || col == "exchange_id")
+        q.bind_null(param);
+      else
+        missing_ = true;
       return true;
     }
     q.bind(param, it->second);
@@ -294,7 +310,8 @@ class Merger {
     Q sel(db_, fmt::format("SELECT {}, {} FROM shard.\"{}\" ORDER BY rowid", has_id ? "id" : "rowid",
                            joined(cols, "\"{}\"", ", "), table));
     // The first identifier column leads the lookup so an index on it is used.
-    Q find(db_, fmt::format("SELECT rowid FROM main.\"{}\" WHERE {} LIMIT 1", table, joined(cols, "\"{}\" IS ?", " AND ")));
+    Q find(db_,
+           fmt::format("SELECT rowid FROM main.\"{}\" WHERE {} LIMIT 1", table, joined(cols, "\"{}\" IS ?", " AND ")));
     Q ins(db_, fmt::format("INSERT INTO main.\"{}\"({}) VALUES({})", table, joined(cols, "\"{}\"", ", "),
                            joined(cols, "?", ", ")));
     long long skipped = 0;
@@ -327,7 +344,8 @@ class Merger {
       if (own) (*own)[sel.i64(0)] = id;
     }
     if (skipped)
-      st_.warnings.push_back(fmt::format("{}: {} row(s) refer to rows the shard does not have; not merged", table, skipped));
+      st_.warnings.push_back(
+          fmt::format("{}: {} row(s) refer to rows the shard does not have; not merged", table, skipped));
   }
 
   sqlite3* db_;
@@ -339,11 +357,13 @@ class Merger {
 }  // namespace
 
 void tag_runs(sqlite3* db, const std::string& schema) {
-  exec(db, fmt::format("CREATE TABLE IF NOT EXISTS \"{0}\".run_uids(run_id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE)",
-                       schema));
-  exec(db, fmt::format("INSERT INTO \"{0}\".run_uids(run_id, uid) SELECT id, lower(hex(randomblob(16))) FROM \"{0}\".runs "
-                       "WHERE id NOT IN (SELECT run_id FROM \"{0}\".run_uids)",
-                       schema));
+  exec(db,
+       fmt::format("CREATE TABLE IF NOT EXISTS \"{0}\".run_uids(run_id INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE)",
+                   schema));
+  exec(db,
+       fmt::format("INSERT INTO \"{0}\".run_uids(run_id, uid) SELECT id, lower(hex(randomblob(16))) FROM \"{0}\".runs "
+                   "WHERE id NOT IN (SELECT run_id FROM \"{0}\".run_uids)",
+                   schema));
 }
 
 MergeStats merge_shard(Store& out, const std::string& shard_path) {
@@ -366,8 +386,7 @@ MergeStats merge_shard(Store& out, const std::string& shard_path) {
   auto detach = [&] { sqlite3_exec(db, "DETACH DATABASE shard", nullptr, nullptr, nullptr); };
   try {
     try {
-      if (!tables(db, "shard").count("runs"))
-        throw StoreError("no table 'runs'");
+      if (!tables(db, "shard").count("runs")) throw StoreError("no table 'runs'");
     } catch (StoreError& e) {
       throw StoreError(fmt::format("{}: cannot open it as a tessera database ({})", shard_path, e.what()));
     }
@@ -379,8 +398,8 @@ MergeStats merge_shard(Store& out, const std::string& shard_path) {
       exec(db, "COMMIT");
     } catch (StoreError& e) {
       sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-      throw StoreError(fmt::format("{}: cannot record run identities in the shard ({}); merge needs it writable", shard_path,
-                                   e.what()));
+      throw StoreError(fmt::format("{}: cannot record run identities in the shard ({}); merge needs it writable",
+                                   shard_path, e.what()));
     }
     exec(db, "BEGIN IMMEDIATE");
     try {

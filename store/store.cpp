@@ -1,6 +1,5 @@
 // store/store.cpp — schema, migrations and queries of tessera's SQLite history.
 #include "store/store.h"
-#include "store/statement.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,6 +9,8 @@
 #include <ctime>
 #include <filesystem>
 #include <thread>
+
+#include "store/statement.h"
 
 namespace tessera::store {
 
@@ -31,7 +32,6 @@ std::string hostname() {
 }
 
 namespace {
-
 
 const char* kSchemaV1 = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -140,8 +140,8 @@ Store::Store(const std::string& path) : path_(path) {
     std::error_code ec;
     std::filesystem::create_directories(p.parent_path(), ec);
   }
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -333,8 +333,10 @@ long long Store::add_candidate(const CandidateInfo& c, const std::string& source
       auto split = keep_template_text(source);
       Stmt src(db_, "INSERT INTO sources(hash, text, template_hash) VALUES(?, ?, ?)");
       src.bind(1, c.source_hash).bind(2, split ? split->first : source);
-      if (split) src.bind(3, split->second);
-      else src.bind(3, nullptr);
+      if (split)
+        src.bind(3, split->second);
+      else
+        src.bind(3, nullptr);
       src.step();
     }
     Stmt ins(db_,
@@ -342,8 +344,10 @@ long long Store::add_candidate(const CandidateInfo& c, const std::string& source
              "created, exchange_id, plan) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, c.op).bind(2, c.template_name).bind(3, c.params_json).bind(4, c.source_hash).bind(5, c.arch);
     ins.bind(6, c.origin).bind(7, c.parent).bind(8, c.run_id).bind(9, now_iso()).bind(10, c.exchange_id);
-    if (c.plan_json.empty()) ins.bind(11, nullptr);
-    else ins.bind(11, c.plan_json);
+    if (c.plan_json.empty())
+      ins.bind(11, nullptr);
+    else
+      ins.bind(11, c.plan_json);
     ins.step();
     Stmt q(db_, "SELECT id FROM candidates WHERE operator=? AND source_hash=? AND arch=?");
     q.bind(1, c.op).bind(2, c.source_hash).bind(3, c.arch);
@@ -437,7 +441,8 @@ long long Store::add_evaluation(const EvaluationInfo& e) {
     for (auto& r : e.shapes) {
       Stmt sr(db_,
               "INSERT INTO shape_results(evaluation_id, shape, cand_median_ms, cand_min_ms, cand_p90_ms, cand_samples, "
-              "base_median_ms, base_samples, speedup, floor_ms, roofline_fraction, rel_l2) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+              "base_median_ms, base_samples, speedup, floor_ms, roofline_fraction, rel_l2) "
+              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
       sr.bind(1, id).bind(2, r.shape).bind(3, r.cand_median_ms).bind(4, r.cand_min_ms).bind(5, r.cand_p90_ms);
       sr.bind(6, r.cand_samples).bind(7, r.base_median_ms).bind(8, r.base_samples).bind(9, r.speedup);
       sr.bind(10, r.floor_ms).bind(11, r.roofline_fraction).bind(12, r.rel_l2);
@@ -462,7 +467,8 @@ std::optional<EvaluationInfo> Store::last_evaluation(long long cid, const std::s
                                                      const std::string& spec_hash) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   std::string sql = fmt::format(
-      "SELECT {} FROM evaluations WHERE candidate_id=? AND device=? AND spec_hash=? ORDER BY id DESC LIMIT 1", kEvalCols);
+      "SELECT {} FROM evaluations WHERE candidate_id=? AND device=? AND spec_hash=? ORDER BY id DESC LIMIT 1",
+      kEvalCols);
   Stmt s(db_, sql.c_str());
   s.bind(1, cid).bind(2, device).bind(3, spec_hash);
   if (!s.step()) return std::nullopt;
@@ -513,7 +519,8 @@ std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std:
   // The latest evaluation of each candidate; ranked by speedup among those timed.
   std::string sql = fmt::format(
       "SELECT c.id, c.template, c.params, e.status, e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2, "
-      "e.roofline_fraction, e.id, c.parent FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM evaluations WHERE "
+      "e.roofline_fraction, e.id, c.parent FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM evaluations "
+      "WHERE "
       "candidate_id=c.id ORDER BY id DESC LIMIT 1) WHERE c.operator=? {} ORDER BY (e.status='ok') DESC, "
       "e.geomean_speedup DESC LIMIT ?",
       status_filter.empty() ? "" : "AND e.status=?");
@@ -621,8 +628,9 @@ void Store::put_ceilings(const DeviceCeilings& c) {
 
 std::optional<DeviceCeilings> Store::ceilings(const std::string& name, const std::string& driver) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  Stmt s(db_,
-         "SELECT name, driver, host, measured, copy_bytes_per_s, bf16_flops_per_s FROM devices WHERE name=? AND driver=?");
+  Stmt s(
+      db_,
+      "SELECT name, driver, host, measured, copy_bytes_per_s, bf16_flops_per_s FROM devices WHERE name=? AND driver=?");
   s.bind(1, name).bind(2, driver);
   if (!s.step()) return std::nullopt;
   DeviceCeilings c;

@@ -1,17 +1,17 @@
 // tests/core/store_test.cpp — the SQLite history: dedup, evaluations,
 // leaderboard order, and survival of a process killed mid-run.
+#include "store/store.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include <sqlite3.h>
-
 #include "store/merge.h"
-#include "store/store.h"
 
 using namespace tessera::store;
 namespace fs = std::filesystem;
@@ -156,7 +156,7 @@ TEST(Store, SurvivesAProcessKilledMidRun) {
   ASSERT_TRUE(WIFSIGNALED(status));
   Store st(path);
   auto rows = st.leaderboard("rmsnorm", "ok", 100);
-  EXPECT_EQ(rows.size(), 5u);  // every finished evaluation is there
+  EXPECT_EQ(rows.size(), 5u);       // every finished evaluation is there
   EXPECT_FALSE(st.source("half"));  // the interrupted transaction is not
   EXPECT_DOUBLE_EQ(rows[0].geomean_speedup, 5.0);
 }
