@@ -1,9 +1,8 @@
 // tests/gpu/tile_exp2_test.cpp — tile::exp2_poly (2^x on the FMA pipe, what fa3_wgmma's
 // POLY puts in place of ex2 for some fragments) against 2^x in double on x in [-125, 0]:
-// relative error below 1e-4 (its
-// comment says 7.5e-5; P is rounded to bf16 next, 3.9e-3) on a 1/1024 grid, the integers
-// included (where only the exponent trick acts); below -125, a value no larger than
-// 1.5 * 2^-125 (the comment's "about 2^-125, not 0").
+// relative error below 1e-4 (its comment says 7.5e-5; P is rounded to bf16 next, 3.9e-3)
+// on a 1/1024 grid, the integers included (where only the exponent trick acts); below
+// -125, a value no larger than 1.5 * 2^-125 (the comment's "about 2^-125, not 0").
 #include <gtest/gtest.h>
 
 #include <cmath>
