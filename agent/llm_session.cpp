@@ -78,8 +78,10 @@ std::unique_ptr<LlmSession> LlmSession::create(const LlmOptions& o, std::string*
     if (!o.replay.empty()) {
       std::vector<llm::Exchange> recorded;
       auto [path, run] = split_run(o.replay);
-      if (is_sqlite_file(path)) recorded = exchanges_from_store(path, run);
-      else recorded = llm::load_exchanges(path);
+      if (is_sqlite_file(path))
+        recorded = exchanges_from_store(path, run);
+      else
+        recorded = llm::load_exchanges(path);
       s->description_ = fmt::format("replay of {} ({} recorded exchanges, no network)", o.replay, recorded.size());
       for (auto& x : recorded)
         if (!x.reply.model.empty()) s->model_ = x.reply.model;
@@ -102,9 +104,10 @@ std::unique_ptr<LlmSession> LlmSession::create(const LlmOptions& o, std::string*
       if (!o.key_env.empty()) cfg.key_env = o.key_env;
       if (o.max_calls >= 0) cfg.limits.max_calls = o.max_calls;
       if (cfg.model.empty()) {
-        *err = "no language model is configured: pass --llm-model NAME (with --llm-base-url URL for a local or "
-               "self-hosted server, --llm-provider anthropic for Anthropic) or set TESSERA_LLM_MODEL; the key is "
-               "read from the variable named by --llm-key-env (see docs/llm.md), or use --llm-replay FILE";
+        *err =
+            "no language model is configured: pass --llm-model NAME (with --llm-base-url URL for a local or "
+            "self-hosted server, --llm-provider anthropic for Anthropic) or set TESSERA_LLM_MODEL; the key is "
+            "read from the variable named by --llm-key-env (see docs/llm.md), or use --llm-replay FILE";
         return nullptr;
       }
       s->budget_ = std::make_shared<llm::RunBudget>(cfg.limits);
@@ -113,8 +116,8 @@ std::unique_ptr<LlmSession> LlmSession::create(const LlmOptions& o, std::string*
         http->set_log([](const std::string& line) { std::cerr << "llm: " << line << "\n"; });
       s->client_ = std::move(client);
       s->model_ = cfg.model;
-      s->description_ = fmt::format("{} model {} at {}", llm::to_string(cfg.provider), cfg.model,
-                                    llm::effective_base_url(cfg));
+      s->description_ =
+          fmt::format("{} model {} at {}", llm::to_string(cfg.provider), cfg.model, llm::effective_base_url(cfg));
     }
   } catch (const llm::LlmError& e) {
     *err = e.what();
@@ -218,6 +221,8 @@ std::string LlmSession::usage() const {
                      prompt_tokens_, completion_tokens_);
 }
 
-std::string LlmSession::describe() const { return description_; }
+std::string LlmSession::describe() const {
+  return description_;
+}
 
 }  // namespace tessera::agent

@@ -7,11 +7,10 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "agent/llm/budget.h"
 #include "agent/llm/client.h"
@@ -36,9 +35,9 @@ class LlmSession {
   struct Answer {
     bool ok = false;
     llm::Reply reply;
-    std::string error;                 // redacted
+    std::string error;  // redacted
     std::optional<llm::LlmErrorKind> error_kind;
-    long long exchange_id = 0;         // 0 when nothing was recorded
+    long long exchange_id = 0;  // 0 when nothing was recorded
     // A replay: what the recording run made of this answer (JSON text, empty if
     // the recording did not say), to map its "#id"s to this run's candidates.
     std::string recorded_outcome;

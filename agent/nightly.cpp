@@ -10,10 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "evaluator/device.h"
 #include "evaluator/driver.h"
@@ -88,8 +87,10 @@ class Parser {
   void budget(const json& v, const std::string& path, NightlyOperator& op) const {
     keys(v, path, {"evaluations", "seconds"});
     if (!v.contains("evaluations") && !v.contains("seconds")) fail(path, "give evaluations, seconds or both");
-    if (v.contains("evaluations")) op.evaluations = integer(v["evaluations"], path + ".evaluations", 0, 100000000);
-    else op.evaluations = 100000;  // bounded by the time
+    if (v.contains("evaluations"))
+      op.evaluations = integer(v["evaluations"], path + ".evaluations", 0, 100000000);
+    else
+      op.evaluations = 100000;  // bounded by the time
     if (v.contains("seconds")) op.seconds = number(v["seconds"], path + ".seconds", 0, 1e9, true);
   }
 
@@ -130,8 +131,10 @@ class Parser {
 std::string where(const std::string& text, size_t byte) {
   size_t line = 1, col = 1;
   for (size_t i = 0; i < std::min(byte, text.size()); ++i) {
-    if (text[i] == '\n') ++line, col = 1;
-    else ++col;
+    if (text[i] == '\n')
+      ++line, col = 1;
+    else
+      ++col;
   }
   return fmt::format("line {}, column {}", line, col);
 }
@@ -155,7 +158,8 @@ NightlyJob parse_job(const std::string& text, const std::string& origin) {
     if (auto k = what.find("syntax error"); k != std::string::npos) what = what.substr(k);
     throw JobError(fmt::format("{}: not valid JSON at {} ({})", origin, where(text, e.byte ? e.byte - 1 : 0), what));
   }
-  p.keys(j, "", {"operators", "db", "gpus", "arch", "require_gpu", "report_dir", "recheck", "seed", "defaults", "comment"});
+  p.keys(j, "",
+         {"operators", "db", "gpus", "arch", "require_gpu", "report_dir", "recheck", "seed", "defaults", "comment"});
   NightlyJob job;
   job.source = origin;
   if (j.contains("db")) job.db = p.str(j["db"], "db");
@@ -163,8 +167,7 @@ NightlyJob parse_job(const std::string& text, const std::string& origin) {
   if (j.contains("arch")) job.arch = p.str(j["arch"], "arch");
   if (j.contains("require_gpu")) job.require_gpu = p.boolean(j["require_gpu"], "require_gpu");
   if (j.contains("report_dir")) job.report_dir = p.str(j["report_dir"], "report_dir");
-  if (j.contains("seed"))
-    job.seed = static_cast<unsigned long long>(p.integer(j["seed"], "seed", 0, 1LL << 62));
+  if (j.contains("seed")) job.seed = static_cast<unsigned long long>(p.integer(j["seed"], "seed", 0, 1LL << 62));
   NightlyOperator defaults;
   if (j.contains("recheck")) {
     auto& r = j["recheck"];

@@ -23,20 +23,20 @@ struct JobError : std::runtime_error {
 
 struct NightlyOperator {
   std::string name;
-  long long evaluations = 100;          // search budget; 0: re-check only
-  std::optional<double> seconds;        // search time limit
+  long long evaluations = 100;    // search budget; 0: re-check only
+  std::optional<double> seconds;  // search time limit
   Proposer proposer = Proposer::search;
-  std::string strategy;                 // empty: the default strategy
-  std::string template_name;            // empty: every template
-  int top = 5;                          // re-checked candidates, the champion included; 0: no re-check
+  std::string strategy;       // empty: the default strategy
+  std::string template_name;  // empty: every template
+  int top = 5;                // re-checked candidates, the champion included; 0: no re-check
 };
 
 struct NightlyJob {
-  std::string source;                   // where the job came from (for messages)
+  std::string source;  // where the job came from (for messages)
   std::string db = "runs/tessera.db";
-  GpuSelection gpus;                    // all (default) | none | 0,1,...
-  std::string arch;                     // empty: the GPU's
-  bool require_gpu = false;             // no GPU is a failure, not a skip
+  GpuSelection gpus;         // all (default) | none | 0,1,...
+  std::string arch;          // empty: the GPU's
+  bool require_gpu = false;  // no GPU is a failure, not a skip
   std::string report_dir = "runs/nightly/report";
   NoiseModel noise;
   std::optional<unsigned long long> seed;  // empty: today's date (YYYYMMDD)
@@ -53,16 +53,16 @@ struct NightlyOperatorResult {
   std::string name;
   RecheckResult recheck;
   bool rechecked = false;
-  int search_code = -1;                 // optimize's exit code; -1 not run
+  int search_code = -1;  // optimize's exit code; -1 not run
   std::vector<std::string> failures, skipped;
 };
 
 struct NightlyResult {
   std::vector<NightlyOperatorResult> operators;
-  std::vector<std::string> failures;    // job-wide (no GPU while required, ...)
+  std::vector<std::string> failures;  // job-wide (no GPU while required, ...)
   bool regressed() const;
   bool failed() const;
-  int exit_code() const;                // 0, 3 or 4 (see above)
+  int exit_code() const;  // 0, 3 or 4 (see above)
 };
 
 namespace nightly_exit {

@@ -24,13 +24,18 @@ namespace tessera::agent {
 
 namespace fs = std::filesystem;
 
-std::string default_strategy() { return search::default_strategy(); }
+std::string default_strategy() {
+  return search::default_strategy();
+}
 
 const char* proposer_name(Proposer p) {
   switch (p) {
-    case Proposer::llm: return "llm";
-    case Proposer::hybrid: return "hybrid";
-    case Proposer::search: break;
+    case Proposer::llm:
+      return "llm";
+    case Proposer::hybrid:
+      return "hybrid";
+    case Proposer::search:
+      break;
   }
   return "search";
 }
@@ -70,9 +75,10 @@ int optimize(const OptimizeOptions& o) {
   for (auto& t : op.templates)
     if (o.template_name.empty() || t.name == o.template_name) tpls.push_back(&t);
   if (op.templates.empty() && o.proposer == Proposer::search) {
-    std::cerr << fmt::format("tessera: operator '{}' has no template to search (an imported op_type tessera has no "
-                             "kernels for): give --proposer llm or hybrid, and the model writes them\n",
-                             o.op);
+    std::cerr << fmt::format(
+        "tessera: operator '{}' has no template to search (an imported op_type tessera has no "
+        "kernels for): give --proposer llm or hybrid, and the model writes them\n",
+        o.op);
     return 2;
   }
   if (tpls.empty() && !op.templates.empty()) {

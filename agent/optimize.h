@@ -23,24 +23,24 @@ Proposer parse_proposer(const std::string& s);  // throws std::invalid_argument 
 struct OptimizeOptions {
   std::string op;
   std::string db = "runs/tessera.db";
-  size_t budget = 100;                 // evaluations (candidates proposed)
-  double time_limit_s = 1e30;          // wall-clock limit
-  std::string strategy;                // empty: the default strategy
-  std::string arch;                    // empty: the local GPU's, else sm_90a
-  GpuSelection gpus;                   // all (default) | none | 0,1,...
-  std::string template_name;           // empty: every template
-  bool warm_start = true;              // start from the template's results on another GPU model in the store
+  size_t budget = 100;         // evaluations (candidates proposed)
+  double time_limit_s = 1e30;  // wall-clock limit
+  std::string strategy;        // empty: the default strategy
+  std::string arch;            // empty: the local GPU's, else sm_90a
+  GpuSelection gpus;           // all (default) | none | 0,1,...
+  std::string template_name;   // empty: every template
+  bool warm_start = true;      // start from the template's results on another GPU model in the store
   unsigned long long seed = 1;
-  double request_timeout_s = 0;        // 0: derived from the baseline's time
+  double request_timeout_s = 0;  // 0: derived from the baseline's time
   bool quiet = false;
-  int seeds = 3;                       // validation seeds per shape
-  double max_seconds_per_shape = 1.0;  // timing cap per benchmark shape
+  int seeds = 3;                                            // validation seeds per shape
+  double max_seconds_per_shape = 1.0;                       // timing cap per benchmark shape
   evaluator::L2Flush l2_flush = evaluator::L2Flush::write;  // how L2 is evicted before each timed launch
   // What ends a shape's timing under its caps (evaluator/stopping_rule.h)
   evaluator::StoppingCriterion stopping_rule = evaluator::StoppingCriterion::rse;
-  double graph_below_ms = 0.02;        // programs shorter than this are timed as a replayed graph (0: never)
+  double graph_below_ms = 0.02;  // programs shorter than this are timed as a replayed graph (0: never)
   Proposer proposer = Proposer::search;
-  LlmOptions llm;                      // --llm-* (proposer llm or hybrid)
+  LlmOptions llm;  // --llm-* (proposer llm or hybrid)
 };
 
 // The strategy optimize uses when none is named (see docs/search.md).

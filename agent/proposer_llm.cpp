@@ -44,8 +44,8 @@ struct LlmProposer::Turn {
   int number = 0;
   long long exchange_id = 0;
   llm::ParseResult parsed;
-  std::set<long long> shown;               // candidate ids the prompt named
-  std::optional<long long> default_parent; // the best shown: what a refinement starts from
+  std::set<long long> shown;                // candidate ids the prompt named
+  std::optional<long long> default_parent;  // the best shown: what a refinement starts from
   std::vector<llm::FailureReport> failures;
   json outcome = json::array();
 };
@@ -63,7 +63,9 @@ std::unique_ptr<LlmProposer> LlmProposer::create(const LlmOptions& options, cons
   return std::unique_ptr<LlmProposer>(new LlmProposer(std::move(session), options, dir.string()));
 }
 
-std::string LlmProposer::describe() const { return session_->describe(); }
+std::string LlmProposer::describe() const {
+  return session_->describe();
+}
 
 std::string LlmProposer::summary() const {
   return fmt::format("LLM ({}): {}; {} kernel{} and {} template{} proposed, {} unusable answer{}, {} failed call{}{}",
@@ -92,7 +94,8 @@ void LlmProposer::evaluate_proposals(Loop& loop, const spec::Operator& op, Turn&
     std::string text = fmt::format("// tessera: LLM proposal, launch plan {}\n#line 1\n",
                                    plan.dump(-1, ' ', false, json::error_handler_t::replace)) +
                        p.source;
-    json rec = {{"name", name}, {"kind", is_template ? "template" : "kernel"},
+    json rec = {{"name", name},
+                {"kind", is_template ? "template" : "kernel"},
                 {"parent", lin.parent ? json(*lin.parent) : json()}};
     auto fail = [&](const Judged& j, const std::string& label) {
       turn.failures.push_back({candidate_ref(j.id), label, failure_stage(j.status), j.message, j.printed});
@@ -128,16 +131,18 @@ void LlmProposer::evaluate_proposals(Loop& loop, const spec::Operator& op, Turn&
     if (!is_template) {
       results = loop.evaluate(prog, {search::Config{}}, lin);
     } else {
-      size_t share = options_.template_budget > 0 ? options_.template_budget
-                                                  : std::max<size_t>(4, (budget_left - used) / 3);
+      size_t share =
+          options_.template_budget > 0 ? options_.template_budget : std::max<size_t>(4, (budget_left - used) / 3);
       share = std::min(share, budget_left - used);
       try {
         results = loop.tune(prog, share, lin);
       } catch (const std::exception& e) {
-        turn.failures.push_back({"", name, "parse", fmt::format("the parameter space cannot be searched: {}", e.what())});
+        turn.failures.push_back(
+            {"", name, "parse", fmt::format("the parameter space cannot be searched: {}", e.what())});
       }
       if (results.empty() && turn.failures.empty())
-        turn.failures.push_back({"", name, "parse", "the parameter space has no configuration that meets the constraints"});
+        turn.failures.push_back(
+            {"", name, "parse", "the parameter space has no configuration that meets the constraints"});
     }
     used += results.size();
     json ids = json::array();
@@ -216,7 +221,8 @@ void LlmProposer::run(Loop& loop, const spec::Operator& op, store::Store& db, si
       ++failed_calls_;
       if (!options_.quiet) std::cerr << fmt::format("llm: turn {}: the call failed: {}\n", number, answer.error);
       if (++bad_in_a_row >= kMaxConsecutiveBadTurns) {
-        stop_reason_ = fmt::format("{} failed calls or unusable answers in a row; last: {}", bad_in_a_row, answer.error);
+        stop_reason_ =
+            fmt::format("{} failed calls or unusable answers in a row; last: {}", bad_in_a_row, answer.error);
         break;
       }
       continue;  // the same conversation again
@@ -246,9 +252,10 @@ void LlmProposer::run(Loop& loop, const spec::Operator& op, store::Store& db, si
     }
     bad_in_a_row = 0;
     if (!options_.quiet)
-      std::cerr << fmt::format("llm: turn {}: {} proposal{}{}\n", number, turn.parsed.proposals.size(),
-                               turn.parsed.proposals.size() == 1 ? "" : "s",
-                               turn.parsed.errors.empty() ? "" : fmt::format(", {} unreadable", turn.parsed.errors.size()));
+      std::cerr << fmt::format(
+          "llm: turn {}: {} proposal{}{}\n", number, turn.parsed.proposals.size(),
+          turn.parsed.proposals.size() == 1 ? "" : "s",
+          turn.parsed.errors.empty() ? "" : fmt::format(", {} unreadable", turn.parsed.errors.size()));
     evaluate_proposals(loop, op, turn, left());
     learn_recorded_ids(answer.recorded_outcome, turn.outcome);
     if (!turn.parsed.errors.empty()) {

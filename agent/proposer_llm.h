@@ -13,11 +13,10 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "search/space.h"
 #include "spec/spec.h"
@@ -31,13 +30,13 @@ namespace tessera::agent {
 // `tessera optimize --llm-*`: empty or negative values leave the environment's
 // TESSERA_LLM_* settings (docs/llm.md) in force.
 struct LlmOptions {
-  std::string provider;        // openai | anthropic (and the openai-compatible aliases)
+  std::string provider;  // openai | anthropic (and the openai-compatible aliases)
   std::string base_url;
   std::string model;
-  std::string key_env;         // the NAME of the variable holding the key
-  long long max_calls = -1;    // model calls per run (0: no cap)
-  std::string replay;          // recorded exchanges to serve instead of the network (.json or a database)
-  std::string record;          // write this run's exchanges here (JSON, replayable)
+  std::string key_env;       // the NAME of the variable holding the key
+  long long max_calls = -1;  // model calls per run (0: no cap)
+  std::string replay;        // recorded exchanges to serve instead of the network (.json or a database)
+  std::string record;        // write this run's exchanges here (JSON, replayable)
   int proposals_per_turn = 3;
   size_t template_budget = 0;  // candidates per proposed template (0: a share of what is left)
   bool quiet = false;          // no per-turn lines on stderr
@@ -55,7 +54,7 @@ struct Judged {
   long long id = 0;
   std::string status;  // evaluator/report.h statuses ("compiled" without a GPU)
   std::string message;
-  double speedup = 0;  // geometric mean, status ok only
+  double speedup = 0;   // geometric mean, status ok only
   std::string printed;  // what the kernel printed while judged (raw; scrubbed when rendered)
 };
 
@@ -78,7 +77,7 @@ class Loop {
   virtual double seconds_left() const = 0;  // of the run's --time
   virtual long long run_id() const = 0;
   virtual const std::string& arch() const = 0;
-  virtual bool timing() const = 0;             // false: no GPU, candidates are only compiled
+  virtual bool timing() const = 0;                 // false: no GPU, candidates are only compiled
   virtual std::string device_summary() const = 0;  // for the prompt
   virtual std::string strategy() const = 0;
 };
@@ -90,8 +89,7 @@ class LlmProposer {
   // Builds the client (HTTP or replay) from the options and the environment.
   // Returns null and sets *err (a message saying which flag or variable to set) when
   // no model, endpoint or key is configured: a usage error.
-  static std::unique_ptr<LlmProposer> create(const LlmOptions& options, const std::string& db_path,
-                                             std::string* err);
+  static std::unique_ptr<LlmProposer> create(const LlmOptions& options, const std::string& db_path, std::string* err);
   ~LlmProposer();
 
   // Asks, checks, evaluates and refines until `budget` candidates were recorded by

@@ -22,7 +22,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 namespace st = evaluator::status;
 
-std::string candidate_ref(long long id) { return fmt::format("#{}", id); }
+std::string candidate_ref(long long id) {
+  return fmt::format("#{}", id);
+}
 
 std::string tile_api_summary() {
   fs::path dir = spec::targets_dir() / "common" / "tile";
@@ -70,9 +72,11 @@ llm::PromptContext base_context(const spec::Operator& op, const Loop& loop, int 
     auto def = nlohmann::ordered_json::parse(codegen::read_file(op.reference.python.string()));
     std::string ref = def.value("reference", "");
     def.erase("reference");
-    c.reference_source = "# The FlashInfer Trace definition this operator was imported from (its `run`, below, is\n"
-                         "# executed by tessera in float64 on the judge's inputs: positional, in the order of inputs)\n"
-                         "# " + def.dump() + "\n\n" + ref;
+    c.reference_source =
+        "# The FlashInfer Trace definition this operator was imported from (its `run`, below, is\n"
+        "# executed by tessera in float64 on the judge's inputs: positional, in the order of inputs)\n"
+        "# " +
+        def.dump() + "\n\n" + ref;
   }
   c.tile_api = tile_api_summary();
   c.device = loop.device_summary();
@@ -103,8 +107,8 @@ llm::CandidateReport candidate_report(store::Store& db, const spec::Operator& op
     r.launch_json = plan.dump(1);
   }
   if (auto comp = db.last_compile(id))
-    r.resource_report = fmt::format("{} registers, {} bytes spilled, {} bytes static shared memory",
-                                    comp->registers, comp->spill_bytes, comp->smem);
+    r.resource_report = fmt::format("{} registers, {} bytes spilled, {} bytes static shared memory", comp->registers,
+                                    comp->spill_bytes, comp->smem);
   auto evals = db.evaluations(id);
   if (!evals.empty()) r.printed = evals.back().printed;
   if (!evals.empty() && evals.back().status == st::ok) {
@@ -124,8 +128,7 @@ llm::CandidateReport candidate_report(store::Store& db, const spec::Operator& op
   return r;
 }
 
-std::vector<llm::CandidateReport> best_reports(store::Store& db, const spec::Operator& op, const Loop& loop,
-                                               size_t n) {
+std::vector<llm::CandidateReport> best_reports(store::Store& db, const spec::Operator& op, const Loop& loop, size_t n) {
   std::vector<long long> ids;
   if (loop.timing()) {
     for (auto& row : db.leaderboard(op.name, st::ok, static_cast<int>(n) * 4))
@@ -152,7 +155,9 @@ std::string failure_stage(const std::string& s) {
   return "validate";  // wrong_result, race, out_of_bounds, modified_input, impossible_speed
 }
 
-bool is_failure(const std::string& s) { return s != st::ok && s != st::compiled; }
+bool is_failure(const std::string& s) {
+  return s != st::ok && s != st::compiled;
+}
 
 std::optional<long long> parent_named_in(const std::string& text, const std::set<long long>& shown,
                                          const std::map<long long, long long>& recorded) {
@@ -174,8 +179,10 @@ std::optional<long long> parent_named_in(const std::string& text, const std::set
 std::string safe_name(const std::string& name, const std::string& fallback) {
   std::string out;
   for (char ch : name) {
-    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-') out += ch;
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-')
+      out += ch;
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
     if (out.size() >= 40) break;
   }
   while (!out.empty() && out.back() == '-') out.pop_back();

@@ -33,8 +33,7 @@ llm::StaticCheckOptions static_check_options(const spec::Operator& op);
 
 // The `n` best candidates of the operator for this architecture: timed ones by
 // speedup; without a GPU, the most recent ones that compiled.
-std::vector<llm::CandidateReport> best_reports(store::Store& db, const spec::Operator& op, const Loop& loop,
-                                               size_t n);
+std::vector<llm::CandidateReport> best_reports(store::Store& db, const spec::Operator& op, const Loop& loop, size_t n);
 
 // One candidate as the model should see it.
 llm::CandidateReport candidate_report(store::Store& db, const spec::Operator& op, long long id);

@@ -7,9 +7,8 @@
 
 #include <cmath>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace tessera::agent {
 
@@ -17,7 +16,7 @@ using nlohmann::json;
 
 double relative_noise(double median_ms, double p90_ms, int samples) {
   if (samples <= 1 || median_ms <= 0 || p90_ms <= median_ms) return 0;
-  double sigma = (p90_ms - median_ms) / 1.2816;  // p90 of a normal distribution
+  double sigma = (p90_ms - median_ms) / 1.2816;                          // p90 of a normal distribution
   double se = 1.2533 * sigma / std::sqrt(static_cast<double>(samples));  // standard error of a median
   return se / median_ms;
 }
@@ -31,7 +30,8 @@ std::map<std::string, std::string> methods_of(const store::EvaluationInfo& e, st
   if (rep.is_object() && rep.contains("timings") && rep["timings"].is_array())
     for (auto& t : rep["timings"]) {
       if (!t.is_object() || !t.contains("shape") || !t["shape"].is_string()) continue;
-      if (t.contains("method") && t["method"].is_string()) out[t["shape"].get<std::string>()] = t["method"].get<std::string>();
+      if (t.contains("method") && t["method"].is_string())
+        out[t["shape"].get<std::string>()] = t["method"].get<std::string>();
       if (t.value("disturbed", false)) disturbed->insert(t["shape"].get<std::string>());
     }
   return out;
@@ -87,21 +87,24 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
   r.verdict = slower ? "slower" : faster ? "faster" : "unchanged";
   std::string changed;
   for (auto& c : r.shapes)
-    if (c.method_changed()) changed += fmt::format("{}{} ({} -> {})", changed.empty() ? "" : ", ", c.shape, c.old_method, c.new_method);
+    if (c.method_changed())
+      changed += fmt::format("{}{} ({} -> {})", changed.empty() ? "" : ", ", c.shape, c.old_method, c.new_method);
   if (!changed.empty()) r.note = "not compared, timed by another method: " + changed;
   std::string noisy;
   for (auto& c : r.shapes)
     if (c.disturbed) noisy += fmt::format("{}{}", noisy.empty() ? "" : ", ", c.shape);
   if (!noisy.empty())
-    r.note += fmt::format("{}not compared, timed while the machine was disturbed: {}", r.note.empty() ? "" : "; ", noisy);
+    r.note +=
+        fmt::format("{}not compared, timed while the machine was disturbed: {}", r.note.empty() ? "" : "; ", noisy);
   if (slower) {
     std::string worst;
     double wr = 0;
     for (auto& c : r.shapes)
       if (c.slower && c.ratio > wr) wr = c.ratio, worst = c.shape;
-    r.note = fmt::format("{}: {:.1f}% slower (tolerance {:.1f}%){}", worst, (wr - 1) * 100,
-                         100 * std::find_if(r.shapes.begin(), r.shapes.end(), [&](auto& c) { return c.shape == worst; })->tolerance,
-                         r.note.empty() ? "" : "; " + r.note);
+    r.note = fmt::format(
+        "{}: {:.1f}% slower (tolerance {:.1f}%){}", worst, (wr - 1) * 100,
+        100 * std::find_if(r.shapes.begin(), r.shapes.end(), [&](auto& c) { return c.shape == worst; })->tolerance,
+        r.note.empty() ? "" : "; " + r.note);
   }
   return r;
 }
@@ -232,13 +235,14 @@ RecheckResult recheck(const RecheckOptions& o) {
     sqlite3_bind_int64(st, 2, run_id);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) throw store::StoreError(fmt::format("cannot record the re-check: {}", sqlite3_errmsg(db.raw())));
+    if (rc != SQLITE_DONE)
+      throw store::StoreError(fmt::format("cannot record the re-check: {}", sqlite3_errmsg(db.raw())));
   };
   auto choose = [&](long long run_id, const std::string& device) {
     // Ranked on this GPU model; on another (the latest timed) when it has no figures yet or there is no GPU.
     std::string ranked_on = device;
-    auto rows = device == "(no GPU)" ? std::vector<store::LeaderboardRow>{}
-                                     : store::timed_leaderboard(db, o.op, device, o.top);
+    auto rows =
+        device == "(no GPU)" ? std::vector<store::LeaderboardRow>{} : store::timed_leaderboard(db, o.op, device, o.top);
     if (rows.empty() || rows[0].status != "ok") {
       ranked_on = models[0];
       rows = store::timed_leaderboard(db, o.op, ranked_on, o.top);
@@ -264,7 +268,8 @@ RecheckResult recheck(const RecheckOptions& o) {
       for (auto& r : rows) {
         if (r.status != "ok") break;
         ids.push_back(r.candidate_id);
-        cands.push_back({{"id", r.candidate_id}, {"rank", static_cast<int>(ids.size())}, {"speedup", r.geomean_speedup}});
+        cands.push_back(
+            {{"id", r.candidate_id}, {"rank", static_cast<int>(ids.size())}, {"speedup", r.geomean_speedup}});
       }
     }
     settings["ranked_on"] = ranked_on;
@@ -283,7 +288,8 @@ RecheckResult recheck(const RecheckOptions& o) {
   res.run_id = run.run_id;
   res.device = run.device;
   json outs = json::array();
-  for (auto& i : run.items) outs.push_back({{"id", i.candidate_id}, {"status", i.status}, {"note", i.note.substr(0, 500)}});
+  for (auto& i : run.items)
+    outs.push_back({{"id", i.candidate_id}, {"status", i.status}, {"note", i.note.substr(0, 500)}});
   settings["outcomes"] = outs;
   save(run.run_id);
   if (!run.no_gpu_reason.empty())

@@ -51,14 +51,14 @@ struct ShapeChange {
 // What a re-check found for one candidate.
 struct Recheck {
   long long candidate_id = 0;
-  int rank = 0;               // 1 = the champion
+  int rank = 0;  // 1 = the champion
   bool champion = false;
   // unchanged | slower | faster | failed | first_figure | compiles | no_longer_compiles | skipped
   std::string verdict;
-  bool regression = false;   // slower or failed (or no longer compiles) while champion
+  bool regression = false;  // slower or failed (or no longer compiles) while champion
   std::string status_before, status_now, note, device;
   double speedup_before = 0, speedup_now = 0;
-  double time_ratio = 0;     // geomean over shapes of new / old candidate median
+  double time_ratio = 0;  // geomean over shapes of new / old candidate median
   long long stored_evaluation = 0, new_evaluation = 0;
   std::vector<ShapeChange> shapes;
 };
@@ -75,21 +75,21 @@ Recheck compare(const store::StoredEvaluation& stored, const store::StoredEvalua
 struct RecheckOptions {
   std::string op, db = "runs/tessera.db", arch;
   GpuSelection gpus;
-  int top = 5;               // candidates re-checked, the champion included
+  int top = 5;                        // candidates re-checked, the champion included
   std::vector<long long> candidates;  // these instead of the top N (each keeps its leaderboard rank; 0 unranked)
   NoiseModel noise;
-  evaluator::L2Flush l2_flush = evaluator::L2Flush::write;  // see OptimizeOptions
+  evaluator::L2Flush l2_flush = evaluator::L2Flush::write;                         // see OptimizeOptions
   evaluator::StoppingCriterion stopping_rule = evaluator::StoppingCriterion::rse;  // see OptimizeOptions
   unsigned long long seed = 1;
   bool quiet = false;
 };
 
 struct RecheckResult {
-  int code = 0;              // 0 done (whatever the verdicts), 1 failure, 2 usage
-  std::string error;         // when code != 0
+  int code = 0;       // 0 done (whatever the verdicts), 1 failure, 2 usage
+  std::string error;  // when code != 0
   long long run_id = 0;
-  std::string device;        // GPU model judged on; "(no GPU)" when none
-  std::string skipped;       // what could not be done and why (no GPU, no stored figures)
+  std::string device;   // GPU model judged on; "(no GPU)" when none
+  std::string skipped;  // what could not be done and why (no GPU, no stored figures)
   std::vector<Recheck> items;
   bool regressed() const;
 };

@@ -76,9 +76,9 @@ RecordedSpace recorded_space(store::Store& db, const std::string& op, const spec
   return {search::Simulation(params, by_device[device]), device, most};
 }
 
-std::shared_ptr<const search::Prior> warm_start_prior(store::Store& db, const std::string& op,
-                                                      const spec::Program& tpl, const search::Space& space,
-                                                      const std::string& device, bool quiet) {
+std::shared_ptr<const search::Prior> warm_start_prior(store::Store& db, const std::string& op, const spec::Program& tpl,
+                                                      const search::Space& space, const std::string& device,
+                                                      bool quiet) {
   std::string other;
   size_t most = 0;
   auto by_device = recorded_by_device(db, op, tpl);

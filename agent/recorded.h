@@ -17,8 +17,8 @@ namespace tessera::agent {
 
 struct RecordedSpace {
   search::Simulation simulation;
-  std::string device;    // the GPU model the measurements come from
-  size_t candidates = 0; // candidates of the template with a GPU verdict
+  std::string device;     // the GPU model the measurements come from
+  size_t candidates = 0;  // candidates of the template with a GPU verdict
 };
 
 // One Record per candidate of `tpl` whose latest evaluation is a GPU verdict
@@ -38,9 +38,9 @@ std::map<std::string, std::vector<search::Record>> recorded_by_device(store::Sto
 // (at least kWarmStartFrom successes), ranked, as a search::Prior over `space`;
 // null when the store holds none. Says where it comes from on stderr unless quiet.
 constexpr size_t kWarmStartFrom = 8;
-std::shared_ptr<const search::Prior> warm_start_prior(store::Store& db, const std::string& op,
-                                                      const spec::Program& tpl, const search::Space& space,
-                                                      const std::string& device, bool quiet);
+std::shared_ptr<const search::Prior> warm_start_prior(store::Store& db, const std::string& op, const spec::Program& tpl,
+                                                      const search::Space& space, const std::string& device,
+                                                      bool quiet);
 
 // `tessera search-bench --db FILE --operator OP [--template T]`.
 int search_bench_recorded(const std::string& db, const std::string& op, const std::string& tpl, int repeats,

@@ -111,7 +111,8 @@ int run_candidate(const RunOptions& o) {
   auto hello = worker.request({{"type", "hello"}}, 120);
   if (hello.kind != evaluator::WorkerReply::Kind::ok || !hello.body.value("ok", false)) {
     std::cerr << "tessera: cannot run: "
-              << (hello.kind == evaluator::WorkerReply::Kind::ok ? hello.body.value("error", "") : hello.detail) << "\n";
+              << (hello.kind == evaluator::WorkerReply::Kind::ok ? hello.body.value("error", "") : hello.detail)
+              << "\n";
     return 1;
   }
   std::string arch = hello.body["device"].value("arch", "sm_90a");
@@ -130,20 +131,22 @@ int run_candidate(const RunOptions& o) {
   json inputs = json::object();
   for (auto& t : op.tensors)
     if (!t.output) inputs[t.name] = fs::absolute(fs::path(o.inputs_dir) / (t.name + ".npy")).string();
-  json req = {{"type", "run"},
-              {"operator_dir", op.dir.string()},
-              {"reference_cubin", cubin_of(ref_src, "reference")},
-              {"baseline_cubin", cubin_of(base_src, "baseline")},
-              {"candidate", {{"role", o.role}, {"cubin", cubin_of(source, "candidate")}, {"template", tpl_name}, {"params", params}}},
-              {"symbols", shape.symbols},
-              {"seqlens", shape.seqlens},
-              {"inputs", inputs},
-              {"outputs_dir", fs::absolute(o.outputs_dir).string()},
-              {"repeat", o.repeat}};
+  json req = {
+      {"type", "run"},
+      {"operator_dir", op.dir.string()},
+      {"reference_cubin", cubin_of(ref_src, "reference")},
+      {"baseline_cubin", cubin_of(base_src, "baseline")},
+      {"candidate",
+       {{"role", o.role}, {"cubin", cubin_of(source, "candidate")}, {"template", tpl_name}, {"params", params}}},
+      {"symbols", shape.symbols},
+      {"seqlens", shape.seqlens},
+      {"inputs", inputs},
+      {"outputs_dir", fs::absolute(o.outputs_dir).string()},
+      {"repeat", o.repeat}};
   auto r = worker.request(req, 600);
   if (r.kind != evaluator::WorkerReply::Kind::ok || !r.body.value("ok", false)) {
-    std::cerr << "tessera: run failed: " << (r.kind == evaluator::WorkerReply::Kind::ok ? r.body.value("error", "") : r.detail)
-              << "\n";
+    std::cerr << "tessera: run failed: "
+              << (r.kind == evaluator::WorkerReply::Kind::ok ? r.body.value("error", "") : r.detail) << "\n";
     return 1;
   }
   r.body.erase("ok");
@@ -152,10 +155,12 @@ int run_candidate(const RunOptions& o) {
     std::cout << r.body.dump(2) << "\n";
     return 0;
   }
-  for (auto& f : r.body["outputs"]) std::cout << fmt::format("wrote {} ({})\n", f["path"].get<std::string>(), f["dtype"].get<std::string>());
+  for (auto& f : r.body["outputs"])
+    std::cout << fmt::format("wrote {} ({})\n", f["path"].get<std::string>(), f["dtype"].get<std::string>());
   if (r.body.contains("median_ms"))
-    std::cout << fmt::format("median {:.4f} ms over {} cold-L2 launches (min {:.4f})\n", r.body["median_ms"].get<double>(),
-                             r.body["samples"].get<int>(), r.body["min_ms"].get<double>());
+    std::cout << fmt::format("median {:.4f} ms over {} cold-L2 launches (min {:.4f})\n",
+                             r.body["median_ms"].get<double>(), r.body["samples"].get<int>(),
+                             r.body["min_ms"].get<double>());
   return 0;
 }
 

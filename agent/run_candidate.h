@@ -11,10 +11,10 @@ namespace tessera::agent {
 struct RunOptions {
   std::string op;
   std::string db = "runs/tessera.db";
-  long long candidate = 0;        // a stored candidate id, or 0 with role set
+  long long candidate = 0;         // a stored candidate id, or 0 with role set
   std::string role = "candidate";  // candidate | reference | baseline
   std::string inputs_dir, outputs_dir;
-  int repeat = 0;                  // timed cold-L2 launches after the first run
+  int repeat = 0;  // timed cold-L2 launches after the first run
   int gpu = 0;
   bool json = false;
 };

@@ -45,9 +45,9 @@ class Speculator {
   Speculator& operator=(const Speculator&) = delete;
 
   void offer(const std::vector<codegen::CompileRequest>& reqs);
-  void wait_idle();          // until nothing is queued or running (tests, shutdown)
-  size_t compiled() const;   // compiles finished
-  size_t offered() const;    // distinct requests accepted
+  void wait_idle();         // until nothing is queued or running (tests, shutdown)
+  size_t compiled() const;  // compiles finished
+  size_t offered() const;   // distinct requests accepted
 
  private:
   static std::string key(const codegen::CompileRequest& r);

@@ -26,7 +26,10 @@ int cmd_doctor(const std::string& db, bool as_json, bool measure) {
   // NVRTC works without a GPU: prove it with the smallest compile.
   codegen::Compiler compiler;
   auto probe = compiler.compile({"extern \"C\" __global__ void tessera_probe(float* p) { p[threadIdx.x] = 1.0f; }",
-                                 "probe.cu", "sm_90a", {}, {}});
+                                 "probe.cu",
+                                 "sm_90a",
+                                 {},
+                                 {}});
   out["nvrtc_compiles_sm_90a"] = probe.ok;
   std::string why;
   auto drv = evaluator::Driver::load(&why);
@@ -37,8 +40,12 @@ int cmd_doctor(const std::string& db, bool as_json, bool measure) {
       int n = evaluator::device_count(*drv);
       for (int i = 0; i < n; ++i) {
         auto info = evaluator::query_device(*drv, i);
-        gpus.push_back({{"ordinal", i}, {"name", info.name}, {"arch", info.arch()}, {"sm_count", info.sm_count},
-                        {"l2_bytes", info.l2_bytes}, {"memory_bytes", info.total_mem}});
+        gpus.push_back({{"ordinal", i},
+                        {"name", info.name},
+                        {"arch", info.arch()},
+                        {"sm_count", info.sm_count},
+                        {"l2_bytes", info.l2_bytes},
+                        {"memory_bytes", info.total_mem}});
       }
     } catch (std::exception& e) {
       why = e.what();
@@ -59,17 +66,26 @@ int cmd_doctor(const std::string& db, bool as_json, bool measure) {
         evaluator::WorkerClient w(evaluator::self_exe(), g["ordinal"], (logdir / "doctor-worker.log").string());
         auto r = w.request({{"type", "ceilings"}}, 300);
         if (r.kind == evaluator::WorkerReply::Kind::ok && r.body.value("ok", false)) {
-          store::DeviceCeilings dc{name, driver, store::hostname(), "", r.body.value("copy_bytes_per_s", 0.0),
+          store::DeviceCeilings dc{name,
+                                   driver,
+                                   store::hostname(),
+                                   "",
+                                   r.body.value("copy_bytes_per_s", 0.0),
                                    r.body.value("bf16_flops_per_s", 0.0)};
           st.put_ceilings(dc);
           c = st.ceilings(name, driver);
         } else {
-          ceil.push_back({{"gpu", g["ordinal"]}, {"error", r.kind == evaluator::WorkerReply::Kind::ok ? r.body.value("error", "") : r.detail}});
+          ceil.push_back(
+              {{"gpu", g["ordinal"]},
+               {"error", r.kind == evaluator::WorkerReply::Kind::ok ? r.body.value("error", "") : r.detail}});
           continue;
         }
       }
-      ceil.push_back({{"gpu", g["ordinal"]}, {"name", name}, {"copy_TBps", c->copy_bytes_per_s / 1e12},
-                      {"bf16_TFLOPs", c->bf16_flops_per_s / 1e12}, {"measured", c->measured}});
+      ceil.push_back({{"gpu", g["ordinal"]},
+                      {"name", name},
+                      {"copy_TBps", c->copy_bytes_per_s / 1e12},
+                      {"bf16_TFLOPs", c->bf16_flops_per_s / 1e12},
+                      {"measured", c->measured}});
     }
   }
   out["ceilings"] = ceil;
@@ -81,17 +97,22 @@ int cmd_doctor(const std::string& db, bool as_json, bool measure) {
                            out["cuda_include"].get<std::string>(), probe.ok ? "ok" : "FAILED:\n" + probe.log);
   std::cout << "targets: " << out["targets"].get<std::string>() << "\n";
   if (drv) std::cout << fmt::format("CUDA driver {}.{}\n", drv->version / 1000, (drv->version % 1000) / 10);
-  if (gpus.empty()) std::cout << "GPUs: none — " << out["no_gpu_reason"].get<std::string>()
-                              << "\n  (tessera can still compile and check variants for any architecture here)\n";
+  if (gpus.empty())
+    std::cout << "GPUs: none — " << out["no_gpu_reason"].get<std::string>()
+              << "\n  (tessera can still compile and check variants for any architecture here)\n";
   for (auto& g : gpus)
     std::cout << fmt::format("GPU {}: {} ({}, {} SMs, {:.0f} MB L2, {:.0f} GB)\n", g["ordinal"].get<int>(),
                              g["name"].get<std::string>(), g["arch"].get<std::string>(), g["sm_count"].get<int>(),
                              g["l2_bytes"].get<double>() / 1e6, g["memory_bytes"].get<double>() / 1e9);
   for (auto& c : ceil) {
-    if (c.contains("error")) std::cout << fmt::format("  ceilings of GPU {}: not measured: {}\n", c["gpu"].get<int>(), c["error"].get<std::string>());
-    else std::cout << fmt::format("  ceilings of GPU {}: copy {:.2f} TB/s (read+write), bf16 tensor cores {:.0f} TFLOP/s (measured {})\n",
-                                  c["gpu"].get<int>(), c["copy_TBps"].get<double>(), c["bf16_TFLOPs"].get<double>(),
-                                  c["measured"].get<std::string>());
+    if (c.contains("error"))
+      std::cout << fmt::format("  ceilings of GPU {}: not measured: {}\n", c["gpu"].get<int>(),
+                               c["error"].get<std::string>());
+    else
+      std::cout << fmt::format(
+          "  ceilings of GPU {}: copy {:.2f} TB/s (read+write), bf16 tensor cores {:.0f} TFLOP/s (measured {})\n",
+          c["gpu"].get<int>(), c["copy_TBps"].get<double>(), c["bf16_TFLOPs"].get<double>(),
+          c["measured"].get<std::string>());
   }
   return 0;
 }

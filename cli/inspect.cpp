@@ -41,7 +41,8 @@ std::map<std::string, std::string> timing_notes(const std::string& report_json) 
 
 // Opening a database that does not exist is an error for read-only commands.
 std::unique_ptr<store::Store> open_existing(const std::string& db) {
-  if (!std::filesystem::exists(db)) throw store::StoreError(fmt::format("no database at {} (run `tessera optimize` first, or pass --db)", db));
+  if (!std::filesystem::exists(db))
+    throw store::StoreError(fmt::format("no database at {} (run `tessera optimize` first, or pass --db)", db));
   return std::make_unique<store::Store>(db);
 }
 }  // namespace
@@ -66,7 +67,7 @@ int cmd_targets(bool as_json) {
                      {"templates", tpls},
                      {"validation_shapes", op.validation_shapes.size()},
                      {"benchmark_shapes", op.benchmark_shapes.size()},
-                     {"baseline", !op.baseline.builtin.empty() ? op.baseline.builtin
+                     {"baseline", !op.baseline.builtin.empty()  ? op.baseline.builtin
                                   : !op.baseline.python.empty() ? op.baseline.python.filename().string()
                                                                 : op.baseline.source.filename().string()}});
       if (!as_json)
@@ -98,28 +99,42 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
     for (auto& r : rows) {
       json shapes = json::array();
       for (auto& s : r.shapes)
-        shapes.push_back({{"shape", s.shape}, {"median_ms", s.cand_median_ms}, {"baseline_ms", s.base_median_ms},
-                          {"speedup", s.speedup}, {"roofline_fraction", s.roofline_fraction}, {"rel_l2", s.rel_l2}});
-      out.push_back({{"rank", ++rank}, {"candidate", r.candidate_id}, {"template", r.template_name},
-                     {"params", json::parse(r.params_json.empty() ? "{}" : r.params_json)}, {"status", r.status},
-                     {"geomean_speedup", r.geomean_speedup}, {"max_rel_l2", r.max_rel_l2},
-                     {"roofline_fraction", r.roofline_fraction}, {"device", r.device}, {"when", r.created},
-                     {"origin", r.origin}, {"parent", r.parent ? json(*r.parent) : json()}, {"shapes", shapes}});
+        shapes.push_back({{"shape", s.shape},
+                          {"median_ms", s.cand_median_ms},
+                          {"baseline_ms", s.base_median_ms},
+                          {"speedup", s.speedup},
+                          {"roofline_fraction", s.roofline_fraction},
+                          {"rel_l2", s.rel_l2}});
+      out.push_back({{"rank", ++rank},
+                     {"candidate", r.candidate_id},
+                     {"template", r.template_name},
+                     {"params", json::parse(r.params_json.empty() ? "{}" : r.params_json)},
+                     {"status", r.status},
+                     {"geomean_speedup", r.geomean_speedup},
+                     {"max_rel_l2", r.max_rel_l2},
+                     {"roofline_fraction", r.roofline_fraction},
+                     {"device", r.device},
+                     {"when", r.created},
+                     {"origin", r.origin},
+                     {"parent", r.parent ? json(*r.parent) : json()},
+                     {"shapes", shapes}});
     }
     std::cout << out.dump(2) << "\n";
     return 0;
   }
   if (rows.empty()) {
-    std::cout << fmt::format("no evaluated candidates for '{}'{} in {}\n", op, status.empty() ? "" : " with status " + status, db);
+    std::cout << fmt::format("no evaluated candidates for '{}'{} in {}\n", op,
+                             status.empty() ? "" : " with status " + status, db);
     return 0;
   }
-  std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9} {:>8}  {:<20} {:<22} {}\n", "rank", "id", "status", "speedup",
-                           "max err", "roofline", "when", "origin (<- parent)", "template / params");
+  std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9} {:>8}  {:<20} {:<22} {}\n", "rank", "id", "status",
+                           "speedup", "max err", "roofline", "when", "origin (<- parent)", "template / params");
   int rank = 0;
   for (auto& r : rows) {
     std::string origin = r.origin + (r.parent ? fmt::format(" <- #{}", *r.parent) : "");
-    std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9.2e} {:>7.1f}%  {:<20} {:<22} {} {}\n", ++rank, r.candidate_id,
-                             r.status, r.status == "ok" ? fmt::format("{:.3f}x", r.geomean_speedup) : "-", r.max_rel_l2,
+    std::cout << fmt::format("{:>4} {:>6} {:<14} {:>8} {:>9.2e} {:>7.1f}%  {:<20} {:<22} {} {}\n", ++rank,
+                             r.candidate_id, r.status,
+                             r.status == "ok" ? fmt::format("{:.3f}x", r.geomean_speedup) : "-", r.max_rel_l2,
                              100 * r.roofline_fraction, r.created, origin, r.template_name, r.params_json);
     if (rank <= 3 && r.status == "ok") {
       std::string per;
@@ -151,9 +166,13 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool
     json out = json::array();
     for (auto& shape : order) {
       auto& b = best[shape];
-      out.push_back({{"shape", shape}, {"candidate", b.id}, {"params", json::parse(b.params.empty() ? "{}" : b.params)},
-                     {"speedup", b.row.speedup}, {"median_ms", b.row.cand_median_ms},
-                     {"baseline_ms", b.row.base_median_ms}, {"roofline_fraction", b.row.roofline_fraction}});
+      out.push_back({{"shape", shape},
+                     {"candidate", b.id},
+                     {"params", json::parse(b.params.empty() ? "{}" : b.params)},
+                     {"speedup", b.row.speedup},
+                     {"median_ms", b.row.cand_median_ms},
+                     {"baseline_ms", b.row.base_median_ms},
+                     {"roofline_fraction", b.row.roofline_fraction}});
     }
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -174,8 +193,9 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool
 
 // What the kernel printed while judged, quoted line by line (control bytes shown as '?').
 static void print_printed(const std::string& text, long long total) {
-  std::cout << fmt::format("  printed {} bytes while judged{}:\n", total,
-                           static_cast<long long>(text.size()) < total ? fmt::format(" (the first {} kept)", text.size()) : "");
+  std::cout << fmt::format(
+      "  printed {} bytes while judged{}:\n", total,
+      static_cast<long long>(text.size()) < total ? fmt::format(" (the first {} kept)", text.size()) : "");
   std::string line = "  > ";
   for (char ch : text) {
     if (ch == '\n') {
@@ -211,36 +231,63 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
   if (as_json) {
     json e = json::array();
     for (auto& ev : evals)
-      e.push_back({{"status", ev.status}, {"message", ev.message}, {"device", ev.device}, {"geomean_speedup", ev.geomean_speedup},
-                   {"max_rel_l2", ev.max_rel_l2}, {"roofline_fraction", ev.roofline_fraction},
-                   {"seconds", ev.seconds}, {"printed", ev.printed}, {"printed_bytes", ev.printed_bytes},
+      e.push_back({{"status", ev.status},
+                   {"message", ev.message},
+                   {"device", ev.device},
+                   {"geomean_speedup", ev.geomean_speedup},
+                   {"max_rel_l2", ev.max_rel_l2},
+                   {"roofline_fraction", ev.roofline_fraction},
+                   {"seconds", ev.seconds},
+                   {"printed", ev.printed},
+                   {"printed_bytes", ev.printed_bytes},
                    {"report", ev.report_json.empty() ? json() : json::parse(ev.report_json)}});
-    json out = {{"id", c->id}, {"operator", c->op}, {"template", c->template_name},
-                {"params", json::parse(c->params_json.empty() ? "{}" : c->params_json)}, {"arch", c->arch},
-                {"origin", c->origin}, {"parent", c->parent ? json(*c->parent) : json()}, {"status", st->status_of(id)},
-                {"source_hash", c->source_hash}, {"source", src}, {"evaluations", e}};
+    json out = {{"id", c->id},
+                {"operator", c->op},
+                {"template", c->template_name},
+                {"params", json::parse(c->params_json.empty() ? "{}" : c->params_json)},
+                {"arch", c->arch},
+                {"origin", c->origin},
+                {"parent", c->parent ? json(*c->parent) : json()},
+                {"status", st->status_of(id)},
+                {"source_hash", c->source_hash},
+                {"source", src},
+                {"evaluations", e}};
     if (comp)
-      out["compile"] = {{"ok", comp->ok}, {"seconds", comp->seconds}, {"registers", comp->registers},
-                        {"spill_bytes", comp->spill_bytes}, {"smem", comp->smem}, {"log", comp->log}};
+      out["compile"] = {{"ok", comp->ok},
+                        {"seconds", comp->seconds},
+                        {"registers", comp->registers},
+                        {"spill_bytes", comp->spill_bytes},
+                        {"smem", comp->smem},
+                        {"log", comp->log}};
     if (!c->plan_json.empty()) out["plan"] = json::parse(c->plan_json, nullptr, false);
     json lineage = json::array();
     for (auto& a : chain)
-      lineage.push_back({{"id", a.id}, {"template", a.template_name}, {"origin", a.origin},
-                         {"status", st->status_of(a.id)}, {"exchange_id", a.exchange_id ? json(*a.exchange_id) : json()}});
+      lineage.push_back({{"id", a.id},
+                         {"template", a.template_name},
+                         {"origin", a.origin},
+                         {"status", st->status_of(a.id)},
+                         {"exchange_id", a.exchange_id ? json(*a.exchange_id) : json()}});
     out["lineage"] = lineage;
     out["exchange_id"] = c->exchange_id ? json(*c->exchange_id) : json();
     if (exchange)
-      out["exchange"] = {{"id", exchange->id}, {"run_id", exchange->run_id}, {"turn", exchange->turn},
-                         {"provider", exchange->provider}, {"model", exchange->model},
-                         {"prompt_tokens", exchange->prompt_tokens}, {"completion_tokens", exchange->completion_tokens},
-                         {"latency_s", exchange->latency_s}, {"http_status", exchange->http_status},
-                         {"attempts", exchange->attempts}, {"finish_reason", exchange->finish_reason},
-                         {"error", exchange->error}, {"error_kind", exchange->error_kind},
-                         {"request", json::parse(exchange->request_json, nullptr, false)},
-                         {"response", exchange->response},
-                         {"outcome", json::parse(exchange->outcome_json.empty() ? "null" : exchange->outcome_json,
-                                                 nullptr, false)},
-                         {"created", exchange->created}};
+      out["exchange"] = {
+          {"id", exchange->id},
+          {"run_id", exchange->run_id},
+          {"turn", exchange->turn},
+          {"provider", exchange->provider},
+          {"model", exchange->model},
+          {"prompt_tokens", exchange->prompt_tokens},
+          {"completion_tokens", exchange->completion_tokens},
+          {"latency_s", exchange->latency_s},
+          {"http_status", exchange->http_status},
+          {"attempts", exchange->attempts},
+          {"finish_reason", exchange->finish_reason},
+          {"error", exchange->error},
+          {"error_kind", exchange->error_kind},
+          {"request", json::parse(exchange->request_json, nullptr, false)},
+          {"response", exchange->response},
+          {"outcome", json::parse(exchange->outcome_json.empty() ? "null" : exchange->outcome_json, nullptr, false)},
+          {"created", exchange->created}};
     std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
@@ -255,13 +302,15 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
     std::cout << line << "\n";
   }
   if (!c->plan_json.empty()) std::cout << "launch plan: " << c->plan_json << "\n";
-  if (c->exchange_id && !exchange) std::cout << fmt::format("proposed by exchange #{} (not in this database)\n", *c->exchange_id);
+  if (c->exchange_id && !exchange)
+    std::cout << fmt::format("proposed by exchange #{} (not in this database)\n", *c->exchange_id);
   if (exchange) {
-    std::cout << fmt::format("proposed by exchange #{} (run {}, turn {}): {} {}, {} prompt + {} completion tokens, "
-                             "{:.1f} s, HTTP {}, finish {}\n",
-                             exchange->id, exchange->run_id, exchange->turn, exchange->provider, exchange->model,
-                             exchange->prompt_tokens, exchange->completion_tokens, exchange->latency_s,
-                             exchange->http_status, exchange->finish_reason.empty() ? "-" : exchange->finish_reason);
+    std::cout << fmt::format(
+        "proposed by exchange #{} (run {}, turn {}): {} {}, {} prompt + {} completion tokens, "
+        "{:.1f} s, HTTP {}, finish {}\n",
+        exchange->id, exchange->run_id, exchange->turn, exchange->provider, exchange->model, exchange->prompt_tokens,
+        exchange->completion_tokens, exchange->latency_s, exchange->http_status,
+        exchange->finish_reason.empty() ? "-" : exchange->finish_reason);
     json req = json::parse(exchange->request_json, nullptr, false);
     if (req.is_object() && req.contains("messages") && req["messages"].is_array() && !req["messages"].empty()) {
       std::string last = req["messages"].back().value("content", "");
@@ -271,7 +320,8 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
       for (char ch : head) quoted += ch == '\n' ? std::string("\n  | ") : std::string(1, ch);
       std::cout << quoted << (last.size() > head.size() ? " ..." : "") << "\n";
     }
-    std::cout << "--- the model's answer ---\n" << exchange->response << "\n--- end of answer (full exchange: --json) ---\n";
+    std::cout << "--- the model's answer ---\n"
+              << exchange->response << "\n--- end of answer (full exchange: --json) ---\n";
   }
   if (comp)
     std::cout << fmt::format("compile: {} in {:.2f} s, {} registers, {} bytes spilled, {} bytes static smem\n",

@@ -3,9 +3,9 @@
 // (the L2 flush, the stopping rule, the proposer, the GPUs) are read as words and made
 // values once, here (add_choice).
 // Exit codes: 0 success, 1 failure, 2 usage.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -50,14 +50,18 @@ void add_llm_options(CLI::App* o, agent::OptimizeOptions& opt) {
   // Proposers and the language model (docs/llm.md); flags override TESSERA_LLM_* variables.
   add_choice(o, "--proposer", opt.proposer, agent::parse_proposer,
              "who proposes candidates: search (default), llm, or hybrid (search, then the model)");
-  o->add_option("--llm-provider", opt.llm.provider, "API spoken: openai (also vLLM, SGLang, llama.cpp, Ollama, NIM) or anthropic");
+  o->add_option("--llm-provider", opt.llm.provider,
+                "API spoken: openai (also vLLM, SGLang, llama.cpp, Ollama, NIM) or anthropic");
   o->add_option("--llm-base-url", opt.llm.base_url, "where the API lives, e.g. http://127.0.0.1:8000/v1");
   o->add_option("--llm-model", opt.llm.model, "model name as the server knows it");
-  o->add_option("--llm-key-env", opt.llm.key_env, "NAME of the environment variable holding the API key (never the key)");
+  o->add_option("--llm-key-env", opt.llm.key_env,
+                "NAME of the environment variable holding the API key (never the key)");
   o->add_option("--llm-max-calls", opt.llm.max_calls, "model calls per run (0: no cap)")->check(CLI::NonNegativeNumber);
   o->add_option("--llm-proposals", opt.llm.proposals_per_turn, "proposals asked for per turn")->check(CLI::Range(1, 8));
-  o->add_option("--llm-template-budget", opt.llm.template_budget, "candidates the search spends on each proposed template");
-  o->add_option("--llm-replay", opt.llm.replay, "serve recorded exchanges (a --llm-record file, or a database[#RUN]) instead of calling the model");
+  o->add_option("--llm-template-budget", opt.llm.template_budget,
+                "candidates the search spends on each proposed template");
+  o->add_option("--llm-replay", opt.llm.replay,
+                "serve recorded exchanges (a --llm-record file, or a database[#RUN]) instead of calling the model");
   o->add_option("--llm-record", opt.llm.record, "write this run's exchanges to FILE (JSON, replayable)");
 }
 
@@ -71,7 +75,8 @@ Command add_optimize(CLI::App& app, const std::string& db) {
   o->add_option("--time", opt.time_limit_s, "time limit in seconds")->check(CLI::PositiveNumber);
   std::string strategies;
   for (auto& n : search::strategy_names()) strategies += (strategies.empty() ? "" : ", ") + n;
-  o->add_option("--strategy", opt.strategy, "search strategy (" + strategies + "; default " + agent::default_strategy() + ")");
+  o->add_option("--strategy", opt.strategy,
+                "search strategy (" + strategies + "; default " + agent::default_strategy() + ")");
   o->add_option("--arch", opt.arch, "target architecture (default: the GPU's, else sm_90a)");
   o->add_option("--db", opt.db, "database (default $TESSERA_DB or runs/tessera.db)");
   add_choice(o, "--gpus", opt.gpus, agent::parse_gpu_selection, "GPUs to use: all (default), none, or a list like 0,1");
@@ -79,7 +84,8 @@ Command add_optimize(CLI::App& app, const std::string& db) {
   o->add_flag("!--no-warm-start", opt.warm_start,
               "do not start from the template's results on another GPU model in the database (docs/search.md)");
   o->add_option("--seed", opt.seed, "seed of the search and the inputs");
-  o->add_option("--timeout", opt.request_timeout_s, "seconds allowed per step of an evaluation (default: scaled to the step, docs/statuses.md)");
+  o->add_option("--timeout", opt.request_timeout_s,
+                "seconds allowed per step of an evaluation (default: scaled to the step, docs/statuses.md)");
   o->add_option("--seeds", opt.seeds, "fresh input seeds per validation shape")->check(CLI::Range(1, 100));
   o->add_option("--max-seconds-per-shape", opt.max_seconds_per_shape, "timing cap per benchmark shape");
   o->add_option("--graph-below-ms", opt.graph_below_ms,
@@ -140,11 +146,13 @@ Command add_export(CLI::App& app, const std::string& db) {
   auto s = std::make_shared<State>();
   exporter::ExportOptions& ex = s->ex;
   ex.db = db;
-  auto* exc = app.add_subcommand("export", "package a candidate's kernels for C++, PyTorch or FlashInfer (docs/export.md)");
+  auto* exc =
+      app.add_subcommand("export", "package a candidate's kernels for C++, PyTorch or FlashInfer (docs/export.md)");
   exc->add_option("operator", ex.op)->required();
   auto* ex_c = exc->add_option("--candidate", s->candidate, "the candidate to pack (default: the champion)");
   exc->add_flag("--best", s->best, "the operator's champion (the default)")->excludes(ex_c);
-  exc->add_flag("--per-shape", ex.per_shape, "also pack each benchmark shape's champion and dispatch on the call's shape");
+  exc->add_flag("--per-shape", ex.per_shape,
+                "also pack each benchmark shape's champion and dispatch on the call's shape");
   exc->add_option("--format", ex.formats, "cpp, torch, flashinfer (several: comma-separated)")->delimiter(',');
   exc->add_option("--arch", ex.archs, "architectures to compile for, e.g. sm_90a,sm_103a (default: the candidate's)")
       ->delimiter(',');
@@ -164,7 +172,8 @@ Command add_import(CLI::App& app) {
   };
   auto s = std::make_shared<State>();
   auto* imc = app.add_subcommand("import", "make an operator of a FlashInfer Trace definition (docs/import.md)");
-  imc->add_option("path", s->path, "a definition .json, a folder with definition.json, or a dataset folder")->required();
+  imc->add_option("path", s->path, "a definition .json, a folder with definition.json, or a dataset folder")
+      ->required();
   imc->add_option("--name", s->im.name, "the definition's name in a dataset folder (or the operator's new name)");
   imc->add_option("--out", s->out, "where the operator folder goes (default: the targets folder)");
   imc->add_option("--workloads", s->workloads, "workloads.jsonl to use instead of the dataset's");
@@ -214,7 +223,8 @@ Command add_run(CLI::App& app, const std::string& db) {
   rn_c->excludes(rn_r)->excludes(rn_b);
   rn_r->excludes(rn_b);
   rn->add_option("--inputs", runo.inputs_dir, "folder with one <tensor>.npy per input (bf16 as float32)")
-      ->required()->check(CLI::ExistingDirectory);
+      ->required()
+      ->check(CLI::ExistingDirectory);
   rn->add_option("--outputs", runo.outputs_dir, "folder for <output>.npy files")->required();
   rn->add_option("--repeat", runo.repeat, "also time this many cold-L2 launches")->check(CLI::NonNegativeNumber);
   rn->add_option("--gpu", runo.gpu, "GPU ordinal");
@@ -254,14 +264,18 @@ Command add_search_bench(CLI::App& app) {
   sb->add_option("--parallel", s->parallel, "evaluations judged at once, as on that many GPUs (batches widen)")
       ->check(CLI::Range(1, 64));
   search::SearchBenchOptions& sbo = s->sbo;
-  sb->add_option("--warm-from", sbo.warm_from, "with --cache: also every strategy warm-started from this cache "
-                 "(the same kernel on another GPU)")->check(CLI::ExistingFile);
+  sb->add_option("--warm-from", sbo.warm_from,
+                 "with --cache: also every strategy warm-started from this cache "
+                 "(the same kernel on another GPU)")
+      ->check(CLI::ExistingFile);
   sb->add_option("--peer", sbo.peer, "with --cache: Kernel Tuner's rows from benchmarks/search/kt_peer.py --json FILE")
       ->check(CLI::ExistingFile);
   sb->add_flag("--loso", sbo.leave_one_out, "with --cache: the leave-one-space-out choice of a strategy");
   sb->add_option("--json", sbo.json, "with --cache: append every row measured to FILE (JSON lines)");
-  sb->add_option("--rows", sbo.rows, "with --cache: print the rows of an earlier --json FILE too "
-                 "(--strategies none: only those)")->check(CLI::ExistingFile);
+  sb->add_option("--rows", sbo.rows,
+                 "with --cache: print the rows of an earlier --json FILE too "
+                 "(--strategies none: only those)")
+      ->check(CLI::ExistingFile);
   return {sb, [s] {
             if (!s->db.empty()) {
               if (s->op.empty()) {
@@ -274,15 +288,19 @@ Command add_search_bench(CLI::App& app) {
               std::cerr << "tessera search-bench: give --cache FILE... or --db FILE --operator OP\n";
               return 2;
             }
-            s->sbo.caches = s->caches, s->sbo.repeats = s->repeats, s->sbo.only = s->only, s->sbo.parallel = s->parallel;
+            s->sbo.caches = s->caches, s->sbo.repeats = s->repeats, s->sbo.only = s->only,
+            s->sbo.parallel = s->parallel;
             return search::search_bench_main(s->sbo, std::cout);
           }};
 }
 
 Command add_nightly(CLI::App& app) {
   auto nf = std::make_shared<NightlyFlags>();
-  auto* ng = app.add_subcommand("nightly", "the nightly job: re-check champions, search on, report (exit 3 regressions, 4 failures)");
-  ng->add_option("--config", nf->config, "job file (JSON; see runs/nightly/README.md)")->required()->check(CLI::ExistingFile);
+  auto* ng = app.add_subcommand(
+      "nightly", "the nightly job: re-check champions, search on, report (exit 3 regressions, 4 failures)");
+  ng->add_option("--config", nf->config, "job file (JSON; see runs/nightly/README.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
   ng->add_option("--db", nf->db, "database (overrides the job file)");
   ng->add_option("--report-dir", nf->report_dir, "report folder (overrides the job file)");
   add_choice(ng, "--gpus", nf->gpus, agent::parse_gpu_selection,
@@ -304,7 +322,8 @@ Command add_recheck(CLI::App& app, const std::string& db) {
   rc->add_option("--top", rf.top, "re-check the top N of the leaderboard")->check(CLI::Range(1, 1000));
   rc->add_option("--db", rf.db);
   add_choice(rc, "--gpus", rf.gpus, agent::parse_gpu_selection, "GPUs: all (default), none or a list like 0,1");
-  rc->add_option("--noise-threshold", rf.noise_threshold, "smallest relative change reported")->check(CLI::Range(0.0, 1.0));
+  rc->add_option("--noise-threshold", rf.noise_threshold, "smallest relative change reported")
+      ->check(CLI::Range(0.0, 1.0));
   add_choice(rc, "--l2-flush", rf.l2_flush, evaluator::parse_l2_flush, "write (default) or read, as for optimize");
   add_choice(rc, "--stopping-rule", rf.stopping_rule, evaluator::parse_stopping_criterion,
              "rse (default) or plateau, as for optimize");
@@ -378,10 +397,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tessera 0.1.0");
   const std::string db = default_db();
   std::vector<Command> commands = {
-      add_optimize(app, db), add_leaderboard(app, db), add_show(app, db),   add_export(app, db),
-      add_import(app),       add_targets(app),         add_doctor(app, db), add_run(app, db),
-      add_search_bench(app), add_nightly(app),         add_recheck(app, db), add_report(app, db),
-      add_merge(app),        add_worker(app)};
+      add_optimize(app, db), add_leaderboard(app, db), add_show(app, db), add_export(app, db),   add_import(app),
+      add_targets(app),      add_doctor(app, db),      add_run(app, db),  add_search_bench(app), add_nightly(app),
+      add_recheck(app, db),  add_report(app, db),      add_merge(app),    add_worker(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

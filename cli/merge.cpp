@@ -1,14 +1,14 @@
 // cli/merge.cpp — `tessera merge OUT.db SHARD.db...`: merges database shards
 // (one per node of a Slurm job array) into one history; idempotent. See
 // store/merge.h for what is deduplicated and what is kept.
+#include "store/merge.h"
+
 #include <fmt/format.h>
 
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/reporting.h"
-#include "store/merge.h"
 
 namespace tessera::cli {
 
@@ -21,7 +21,8 @@ int cmd_merge(const std::string& out, const std::vector<std::string>& shards, bo
       auto st = store::merge_shard(db, shard);
       nlohmann::json tables = nlohmann::json::object();
       std::string line;
-      for (const char* t : {"runs", "candidates", "sources", "compiles", "evaluations", "shape_results", "exchanges", "devices"}) {
+      for (const char* t :
+           {"runs", "candidates", "sources", "compiles", "evaluations", "shape_results", "exchanges", "devices"}) {
         auto it = st.tables.find(t);
         if (it == st.tables.end()) continue;
         tables[t] = {{"added", it->second.added}, {"present", it->second.present}};
@@ -40,7 +41,8 @@ int cmd_merge(const std::string& out, const std::vector<std::string>& shards, bo
       std::cerr << "tessera merge: " << e.what() << "\n";
     }
   }
-  if (as_json) std::cout << report.dump(2) << "\n";
+  if (as_json)
+    std::cout << report.dump(2) << "\n";
   else {
     size_t failed = 0;
     for (auto& r : report) failed += r.contains("error");

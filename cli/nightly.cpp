@@ -3,16 +3,16 @@
 // machine-readable summary (REPORT_DIR/nightly.json).
 // Exit status: 0 all good, 2 bad job file or flag, 3 a champion regressed,
 // 4 a step failed (the report, a re-check, a search, no GPU while required).
+#include "agent/nightly.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
-#include "agent/nightly.h"
 #include "cli/reporting.h"
 #include "store/report_queries.h"
 
@@ -62,11 +62,21 @@ int cmd_nightly(const NightlyFlags& f) {
   for (auto& o : res.operators) {
     json items = json::array();
     for (auto& v : o.recheck.items)
-      items.push_back({{"candidate", v.candidate_id}, {"rank", v.rank}, {"verdict", v.verdict}, {"regression", v.regression},
-                       {"speedup_before", v.speedup_before}, {"speedup_now", v.speedup_now},
-                       {"time_ratio", v.time_ratio}, {"note", v.note}});
-    jops.push_back({{"name", o.name}, {"recheck_run", o.recheck.run_id}, {"device", o.recheck.device},
-                    {"recheck", items}, {"search_exit", o.search_code}, {"skipped", o.skipped}, {"failures", o.failures}});
+      items.push_back({{"candidate", v.candidate_id},
+                       {"rank", v.rank},
+                       {"verdict", v.verdict},
+                       {"regression", v.regression},
+                       {"speedup_before", v.speedup_before},
+                       {"speedup_now", v.speedup_now},
+                       {"time_ratio", v.time_ratio},
+                       {"note", v.note}});
+    jops.push_back({{"name", o.name},
+                    {"recheck_run", o.recheck.run_id},
+                    {"device", o.recheck.device},
+                    {"recheck", items},
+                    {"search_exit", o.search_code},
+                    {"skipped", o.skipped},
+                    {"failures", o.failures}});
   }
   summary["operators"] = jops;
   summary["failures"] = res.failures;
@@ -80,7 +90,9 @@ int cmd_nightly(const NightlyFlags& f) {
   }
   for (auto& fl : res.failures) std::cout << "FAILED: " << fl << "\n";
   int code = res.exit_code();
-  std::cout << fmt::format("nightly: {}\n", code == 0 ? "all good" : code == 3 ? "REGRESSIONS (exit 3)" : "FAILURES (exit 4)");
+  std::cout << fmt::format("nightly: {}\n", code == 0   ? "all good"
+                                            : code == 3 ? "REGRESSIONS (exit 3)"
+                                                        : "FAILURES (exit 4)");
   return code;
 }
 
@@ -110,10 +122,15 @@ int cmd_recheck(const RecheckFlags& f) {
   if (f.json) {
     json items = json::array();
     for (auto& v : res.items)
-      items.push_back({{"candidate", v.candidate_id}, {"rank", v.rank}, {"verdict", v.verdict},
-                       {"regression", v.regression}, {"speedup_before", v.speedup_before},
-                       {"speedup_now", v.speedup_now}, {"time_ratio", v.time_ratio},
-                       {"stored_evaluation", v.stored_evaluation}, {"new_evaluation", v.new_evaluation},
+      items.push_back({{"candidate", v.candidate_id},
+                       {"rank", v.rank},
+                       {"verdict", v.verdict},
+                       {"regression", v.regression},
+                       {"speedup_before", v.speedup_before},
+                       {"speedup_now", v.speedup_now},
+                       {"time_ratio", v.time_ratio},
+                       {"stored_evaluation", v.stored_evaluation},
+                       {"new_evaluation", v.new_evaluation},
                        {"note", v.note}});
     std::cout << json{{"run", res.run_id}, {"device", res.device}, {"skipped", res.skipped}, {"items", items}}.dump(2)
               << "\n";

@@ -13,9 +13,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "agent/recheck.h"
 #include "cli/reporting.h"
@@ -32,11 +31,20 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -55,7 +63,9 @@ double epoch(const std::string& iso) {
   return static_cast<double>(timegm(&tm));
 }
 
-std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
+std::string pct(double f) {
+  return fmt::format("{:.1f}%", 100 * f);
+}
 
 std::string params_text(const std::string& js) {
   try {
@@ -112,9 +122,10 @@ std::string speedup_plot(const std::string& id, const std::vector<store::Timelin
       id, W, H, W, H);
   s += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n", W, H);
   for (double v = 0; v <= ytop + 1e-9; v += ystep)
-    s += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/><text x=\"{:.1f}\" "
-                     "y=\"{:.1f}\" text-anchor=\"end\">{:.2g}×</text>\n",
-                     L, W - R, Y(v), Y(v), L - 6, Y(v) + 4, v);
+    s += fmt::format(
+        "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/><text x=\"{:.1f}\" "
+        "y=\"{:.1f}\" text-anchor=\"end\">{:.2g}×</text>\n",
+        L, W - R, Y(v), Y(v), L - 6, Y(v) + 4, v);
   for (int k = 0; k <= 4; ++k) {
     double t = t0 + (t1 - t0) * k / 4;
     std::time_t tt = static_cast<std::time_t>(t);
@@ -124,29 +135,36 @@ std::string speedup_plot(const std::string& id, const std::vector<store::Timelin
     std::strftime(buf, sizeof buf, "%m-%d %H:%M", &tm);
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", X(t), H - B + 16, buf);
   }
-  s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#888\" "
-                   "stroke-dasharray=\"4 3\"/><text x=\"{1:.1f}\" y=\"{3:.1f}\" text-anchor=\"end\" fill=\"#666\">"
-                   "baseline</text>\n",
-                   L, W - R, Y(1), Y(1) - 4);
-  s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time (UTC)</text>\n", (L + W - R) / 2, H - 8);
+  s += fmt::format(
+      "<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#888\" "
+      "stroke-dasharray=\"4 3\"/><text x=\"{1:.1f}\" y=\"{3:.1f}\" text-anchor=\"end\" fill=\"#666\">"
+      "baseline</text>\n",
+      L, W - R, Y(1), Y(1) - 4);
+  s +=
+      fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">time (UTC)</text>\n", (L + W - R) / 2, H - 8);
   int c = 0;
   for (auto& [dev, ser] : by) {
     const char* col = kPalette[c % 6];
     for (auto& [t, v] : ser.points)
-      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\" fill-opacity=\"0.3\"/>\n", X(t), Y(v), col);
+      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\" fill-opacity=\"0.3\"/>\n", X(t), Y(v),
+                       col);
     std::string d;
     for (size_t i = 0; i < ser.best.size(); ++i) {
       auto [t, v] = ser.best[i];
-      if (i == 0) d += fmt::format("M{:.1f},{:.1f}", X(t), Y(v));
-      else d += fmt::format(" H{:.1f} V{:.1f}", X(t), Y(v));
+      if (i == 0)
+        d += fmt::format("M{:.1f},{:.1f}", X(t), Y(v));
+      else
+        d += fmt::format(" H{:.1f} V{:.1f}", X(t), Y(v));
     }
     d += fmt::format(" H{:.1f}", X(t1));
-    s += fmt::format("<path class=\"series\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>{}: best "
-                     "{:.3f}×</title></path>\n",
-                     d, col, esc(dev), ser.best.back().second);
-    s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.1f}\" "
-                     "y=\"{:.1f}\">{}</text>\n",
-                     L + 10, T + 4 + 16 * c, col, L + 24, T + 13 + 16 * c, esc(dev.empty() ? "(unknown GPU)" : dev));
+    s += fmt::format(
+        "<path class=\"series\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"><title>{}: best "
+        "{:.3f}×</title></path>\n",
+        d, col, esc(dev), ser.best.back().second);
+    s += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.1f}\" "
+        "y=\"{:.1f}\">{}</text>\n",
+        L + 10, T + 4 + 16 * c, col, L + 24, T + 13 + 16 * c, esc(dev.empty() ? "(unknown GPU)" : dev));
     ++c;
   }
   s += "</svg>\n";
@@ -172,14 +190,16 @@ std::string shapes_plot(const std::string& id, const std::vector<store::ShapeRow
       id, W, H, W, H);
   s += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n", W, H);
   for (double e = e0; e <= e1 + 1e-9; e += 1)
-    s += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/><text x=\"{:.1f}\" "
-                     "y=\"{:.1f}\" text-anchor=\"end\">{:g} ms</text>\n",
-                     L, W - R, Y(std::pow(10, e)), Y(std::pow(10, e)), L - 6, Y(std::pow(10, e)) + 4, std::pow(10, e));
+    s += fmt::format(
+        "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/><text x=\"{:.1f}\" "
+        "y=\"{:.1f}\" text-anchor=\"end\">{:g} ms</text>\n",
+        L, W - R, Y(std::pow(10, e)), Y(std::pow(10, e)), L - 6, Y(std::pow(10, e)) + 4, std::pow(10, e));
   const char* names[] = {"candidate", "baseline", "roofline floor"};
   const char* cols[] = {"#1f77b4", "#999999", "#2ca02c"};
   for (int k = 0; k < 3; ++k)
-    s += fmt::format("<rect x=\"{:.1f}\" y=\"8\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.1f}\" y=\"17\">{}</text>\n",
-                     L + 120.0 * k, cols[k], L + 120.0 * k + 14, names[k]);
+    s += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"8\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.1f}\" y=\"17\">{}</text>\n",
+        L + 120.0 * k, cols[k], L + 120.0 * k + 14, names[k]);
   for (size_t i = 0; i < shapes.size(); ++i) {
     auto& r = shapes[i];
     double x = L + group * static_cast<double>(i) + 6;
@@ -187,13 +207,15 @@ std::string shapes_plot(const std::string& id, const std::vector<store::ShapeRow
     for (int k = 0; k < 3; ++k) {
       if (vals[k] <= 0) continue;
       double y = Y(std::max(vals[k], std::pow(10, e0)));
-      s += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"13\" height=\"{:.1f}\" fill=\"{}\"><title>{} "
-                       "{}: {:.4g} ms</title></rect>\n",
-                       x + 14 * k, y, H - B - y, cols[k], esc(r.shape), names[k], vals[k]);
+      s += fmt::format(
+          "<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"13\" height=\"{:.1f}\" fill=\"{}\"><title>{} "
+          "{}: {:.4g} ms</title></rect>\n",
+          x + 14 * k, y, H - B - y, cols[k], esc(r.shape), names[k], vals[k]);
     }
     double cx = x + 20, cy = H - B + 8;
-    s += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"end\" transform=\"rotate(-40 {0:.1f} {1:.1f})\">{2}</text>\n",
-                     cx, cy, esc(r.shape.size() > 22 ? r.shape.substr(0, 21) + "…" : r.shape));
+    s += fmt::format(
+        "<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"end\" transform=\"rotate(-40 {0:.1f} {1:.1f})\">{2}</text>\n",
+        cx, cy, esc(r.shape.size() > 22 ? r.shape.substr(0, 21) + "…" : r.shape));
   }
   s += "</svg>\n";
   return s;
@@ -235,15 +257,16 @@ struct Doc {
 
 }  // namespace
 
-ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const std::string& dir, const std::string& title) {
+ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const std::string& dir,
+                         const std::string& title) {
   auto known = store::operators_in(db);
   if (ops.empty()) ops = known;
   for (auto& op : ops)
     if (std::find(known.begin(), known.end(), op) == known.end()) {
       std::string list;
       for (auto& n : known) list += (list.empty() ? "" : ", ") + n;
-      throw std::invalid_argument(fmt::format("no history of '{}' in the database (it has: {})", op,
-                                              list.empty() ? "nothing" : list));
+      throw std::invalid_argument(
+          fmt::format("no history of '{}' in the database (it has: {})", op, list.empty() ? "nothing" : list));
     }
   fs::create_directories(fs::path(dir) / "plots");
   ReportFiles files;
@@ -251,8 +274,8 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
   std::string generated = store::now_iso();
   d.md += "# " + title + "\n\n";
   d.md += fmt::format("Generated {} on {} from the tessera history.\n\n", generated, store::hostname());
-  d.html += fmt::format("<h1>{}</h1>\n<p class=\"meta\">Generated {} on {} from the tessera history.</p>\n<nav><ul>", esc(title),
-                        generated, esc(store::hostname()));
+  d.html += fmt::format("<h1>{}</h1>\n<p class=\"meta\">Generated {} on {} from the tessera history.</p>\n<nav><ul>",
+                        esc(title), generated, esc(store::hostname()));
   for (auto& op : ops) d.html += fmt::format("<li><a href=\"#op-{0}\">{0}</a></li>", esc(op));
   d.html += "</ul></nav>\n";
   for (auto& op : ops) {
@@ -268,7 +291,9 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
       d.p(fmt::format("No candidate has been timed on a GPU yet; {} candidate(s) recorded (latest status shown).",
                       all.size()));
       std::vector<std::vector<std::string>> rows;
-      for (auto& r : all) rows.push_back({std::to_string(r.candidate_id), r.template_name, params_text(r.params_json), r.status, r.created});
+      for (auto& r : all)
+        rows.push_back(
+            {std::to_string(r.candidate_id), r.template_name, params_text(r.params_json), r.status, r.created});
       if (!rows.empty()) d.table({"id", "template", "parameters", "status", "when"}, rows, "leaderboard");
     }
     for (auto& m : models) {
@@ -298,9 +323,11 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
       std::ofstream(fs::path(dir) / file) << svg;
       files.plots.push_back((fs::path(dir) / file).string());
       d.md += fmt::format("![best geomean speedup over time]({})\n\n", file);
-      d.html += "<figure>" + svg + fmt::format("<figcaption>Best geomean speedup over the baseline so far, per GPU model "
-                                               "({} timed evaluations; dots: every one).</figcaption></figure>\n",
-                                               tl.size());
+      d.html += "<figure>" + svg +
+                fmt::format(
+                    "<figcaption>Best geomean speedup over the baseline so far, per GPU model "
+                    "({} timed evaluations; dots: every one).</figcaption></figure>\n",
+                    tl.size());
     }
 
     // The champion per shape.
@@ -313,8 +340,9 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
         d.p(fmt::format("No candidate currently passes on {}.", models[0]));
       } else {
         auto& c = board[0];
-        d.p(fmt::format("Candidate #{} ({} {}) on {}: {:.3f}× the baseline (geomean), {} of the roofline.", c.candidate_id,
-                        c.template_name, params_text(c.params_json), models[0], c.geomean_speedup, pct(c.roofline_fraction)));
+        d.p(fmt::format("Candidate #{} ({} {}) on {}: {:.3f}× the baseline (geomean), {} of the roofline.",
+                        c.candidate_id, c.template_name, params_text(c.params_json), models[0], c.geomean_speedup,
+                        pct(c.roofline_fraction)));
         std::string svg = shapes_plot("plot-" + op + "-shapes", c.shapes);
         if (!svg.empty()) {
           std::string file = "plots/" + op + "-shapes.svg";
@@ -355,7 +383,8 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
     } else {
       d.p(regressions ? fmt::format("{} regression(s) of a champion found (highlighted).", regressions)
                       : "No champion regressed.");
-      d.table({"when", "GPU", "candidate", "rank", "verdict", "", "speedup before", "speedup now", "time now/before", "note"},
+      d.table({"when", "GPU", "candidate", "rank", "verdict", "", "speedup before", "speedup now", "time now/before",
+               "note"},
               rrows, "rechecks", flags);
     }
 
@@ -374,12 +403,13 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
                               g.value("evaluated", 0), g.value("waited_s", 0.0), g.value("tail_s", 0.0));
         busy += " — " + each;
       }
-      runrows.push_back({std::to_string(r.id), r.started, r.proposer + (r.strategy.empty() ? "" : "/" + r.strategy), r.host,
-                         r.device, std::to_string(r.budget), std::to_string(r.evaluations), std::to_string(r.timed),
-                         r.status, busy});
+      runrows.push_back({std::to_string(r.id), r.started, r.proposer + (r.strategy.empty() ? "" : "/" + r.strategy),
+                         r.host, r.device, std::to_string(r.budget), std::to_string(r.evaluations),
+                         std::to_string(r.timed), r.status, busy});
     }
-    d.table({"run", "started", "proposer/strategy", "host", "GPU", "budget", "evaluations", "timed", "status", "GPU busy"},
-            runrows, "runs");
+    d.table(
+        {"run", "started", "proposer/strategy", "host", "GPU", "budget", "evaluations", "timed", "status", "GPU busy"},
+        runrows, "runs");
     d.html += "</section>\n";
   }
   std::string css = R"CSS(
@@ -401,7 +431,8 @@ section.operator{border-top:2px solid #444;margin-top:2em} .meta{color:#666}
   return files;
 }
 
-int cmd_report(const std::string& db, const std::vector<std::string>& ops, const std::string& out, const std::string& title) {
+int cmd_report(const std::string& db, const std::vector<std::string>& ops, const std::string& out,
+               const std::string& title) {
   if (!fs::exists(db)) throw store::StoreError(fmt::format("no database at {} (pass --db)", db));
   store::Store st(db);
   ReportFiles f;

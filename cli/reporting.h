@@ -22,9 +22,11 @@ struct ReportFiles {
 // script, no network) and DIR/plots/*.svg for the given operators (all with
 // history when empty). Throws std::invalid_argument for an operator with no
 // history in the database.
-ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const std::string& dir, const std::string& title);
+ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const std::string& dir,
+                         const std::string& title);
 
-int cmd_report(const std::string& db, const std::vector<std::string>& ops, const std::string& out, const std::string& title);
+int cmd_report(const std::string& db, const std::vector<std::string>& ops, const std::string& out,
+               const std::string& title);
 int cmd_merge(const std::string& out, const std::vector<std::string>& shards, bool as_json);
 struct NightlyFlags {
   std::string config, db, report_dir;

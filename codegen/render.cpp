@@ -2,9 +2,8 @@
 #include "codegen/render.h"
 
 #define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include <fmt/format.h>
+#include <xxhash.h>
 
 #include <fstream>
 #include <sstream>

@@ -19,7 +19,7 @@ struct BatchSelection {
   std::vector<double> candidate_ms, baseline_ms;  // samples of the kept batches
   int kept = 0, total = 0;                        // batches
   double reference_ms = 0;                        // the baseline batch median the others are held to
-  bool prior_met = true;  // false: no batch came within tolerance of the prior, so all are kept
+  bool prior_met = true;                          // false: no batch came within tolerance of the prior, so all are kept
 };
 
 // Keeps the batches whose baseline median is at most (1 + tolerance) times the

@@ -2,9 +2,8 @@
 #include "evaluator/channel.h"
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>

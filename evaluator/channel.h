@@ -18,9 +18,8 @@
 // line cut off) ends the worker; no verdict is ever taken from such a channel.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tessera::evaluator {
 

@@ -59,12 +59,13 @@ void Cublas::gemm_bf16(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, long long M,
   // a[M,K] row-major = col-major K×M, not transposed. The "TN" case cuBLAS is fastest at.
   float alpha = 1.0f, beta = 0.0f;
   auto gemm = reinterpret_cast<GemmExFn>(gemm_ex_);
-  cublasStatus_t s = gemm(static_cast<cublasHandle_t>(handle_), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N),
-                          static_cast<int>(M), static_cast<int>(K), &alpha, reinterpret_cast<const void*>(b),
-                          CUDA_R_16BF, static_cast<int>(K), reinterpret_cast<const void*>(a), CUDA_R_16BF,
-                          static_cast<int>(K), &beta, reinterpret_cast<void*>(c), CUDA_R_16BF, static_cast<int>(N),
-                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(fmt::format("cublasGemmEx failed (status {})", static_cast<int>(s)));
+  cublasStatus_t s =
+      gemm(static_cast<cublasHandle_t>(handle_), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M),
+           static_cast<int>(K), &alpha, reinterpret_cast<const void*>(b), CUDA_R_16BF, static_cast<int>(K),
+           reinterpret_cast<const void*>(a), CUDA_R_16BF, static_cast<int>(K), &beta, reinterpret_cast<void*>(c),
+           CUDA_R_16BF, static_cast<int>(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format("cublasGemmEx failed (status {})", static_cast<int>(s)));
 }
 
 }  // namespace tessera::evaluator

@@ -3,10 +3,10 @@
 // binary starts where cuBLAS is absent.
 #pragma once
 
+#include <cuda.h>
+
 #include <memory>
 #include <string>
-
-#include <cuda.h>
 
 namespace tessera::evaluator {
 

@@ -108,7 +108,8 @@ CUfunction Module::function(const std::string& name) {
   CUfunction f = nullptr;
   CUresult r = drv_->cuModuleGetFunction(&f, mod_, name.c_str());
   if (r != CUDA_SUCCESS)
-    throw DriverError(fmt::format("kernel '{}' not found in the compiled module (is it extern \"C\" __global__?)", name), r);
+    throw DriverError(
+        fmt::format("kernel '{}' not found in the compiled module (is it extern \"C\" __global__?)", name), r);
   fns_[name] = f;
   return f;
 }
@@ -144,7 +145,9 @@ Device::~Device() {
   if (ctx_) drv_->cuDevicePrimaryCtxRelease(dev_);
 }
 
-void Device::sync() { TESSERA_CU(*drv_, cuStreamSynchronize(stream_)); }
+void Device::sync() {
+  TESSERA_CU(*drv_, cuStreamSynchronize(stream_));
+}
 
 void Device::reset_persisting_l2() {
   drv_->cuCtxResetPersistingL2Cache();  // harmless where no carve-out is set
@@ -160,7 +163,8 @@ void Device::launch(CUfunction f, const int grid[3], const int block[3], unsigne
 }
 
 void Device::launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args, CUstream on) {
-  TESSERA_CU(*drv_, cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, on, args, nullptr));
+  TESSERA_CU(*drv_,
+             cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, on, args, nullptr));
 }
 
 CUevent Device::record() {
@@ -182,6 +186,8 @@ float Device::elapsed_ms(CUevent a, CUevent b) {
   return ms;
 }
 
-void Device::release(CUevent e) { event_pool_.push_back(e); }
+void Device::release(CUevent e) {
+  event_pool_.push_back(e);
+}
 
 }  // namespace tessera::evaluator

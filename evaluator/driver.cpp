@@ -19,11 +19,11 @@ std::shared_ptr<Driver> Driver::load(std::string* why) {
   d->handle = h;
   bool ok = true;
   std::string missing;
-#define TESSERA_LOAD(name)                                                          \
-  d->name = reinterpret_cast<decltype(d->name)>(dlsym(h, TESSERA_STR(name)));       \
-  if (!d->name) {                                                                   \
-    ok = false;                                                                     \
-    missing += std::string(missing.empty() ? "" : ", ") + TESSERA_STR(name);        \
+#define TESSERA_LOAD(name)                                                    \
+  d->name = reinterpret_cast<decltype(d->name)>(dlsym(h, TESSERA_STR(name))); \
+  if (!d->name) {                                                             \
+    ok = false;                                                               \
+    missing += std::string(missing.empty() ? "" : ", ") + TESSERA_STR(name);  \
   }
   TESSERA_DRIVER_FUNCTIONS(TESSERA_LOAD)
 #undef TESSERA_LOAD

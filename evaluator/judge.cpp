@@ -12,19 +12,19 @@
 #include <fstream>
 #include <map>
 
+#include "codegen/compiler.h"
 #include "evaluator/batch_filter.h"
+#include "evaluator/builtin_kernels.h"
 #include "evaluator/judge_internal.h"
 #include "evaluator/judge_python.h"
+#include "evaluator/npy.h"
 #include "evaluator/nvml.h"
 #include "evaluator/plan_runner.h"
-#include "codegen/compiler.h"
-#include "evaluator/builtin_kernels.h"
-#include "evaluator/npy.h"
 
 namespace tessera::evaluator {
 
-using spec::DType;
 using judge_detail::StickyFault;
+using spec::DType;
 
 // ---- Judge -----------------------------------------------------------------------
 
@@ -49,8 +49,8 @@ Judge::Judge(Device& dev, const spec::Operator& op, LoadedProgram reference, Loa
 Judge::~Judge() = default;
 
 nlohmann::json Judge::run_inputs(const LoadedProgram& p, const spec::Shape& s,
-                                const std::map<std::string, std::vector<unsigned char>>& inputs, bool is_reference,
-                                int repeat, const std::string& outputs_dir) {
+                                 const std::map<std::string, std::vector<unsigned char>>& inputs, bool is_reference,
+                                 int repeat, const std::string& outputs_dir) {
   auto ws = std::make_unique<Workspace>();
   ws->shape = s;
   ws->b = op_.bindings(s);
@@ -62,8 +62,8 @@ nlohmann::json Judge::run_inputs(const LoadedProgram& p, const spec::Shape& s,
     if (it == inputs.end()) throw std::runtime_error(fmt::format("input '{}' was not given", t.name));
     size_t want = static_cast<size_t>(n) * spec::dtype_size(t.dtype);
     if (it->second.size() != want)
-      throw std::runtime_error(fmt::format("input '{}' has {} bytes, the spec's shape needs {}", t.name,
-                                           it->second.size(), want));
+      throw std::runtime_error(
+          fmt::format("input '{}' has {} bytes, the spec's shape needs {}", t.name, it->second.size(), want));
     Buffer buf(&dev_, want);
     buf.upload(it->second.data(), want);
     ws->inputs.emplace(t.name, std::move(buf));
@@ -130,8 +130,8 @@ void Judge::flush(const JudgeSettings& st) {
   e->evict();
 }
 
-OutputError Judge::device_compare(const std::string& name, const Buffer& got, DType dt, const Buffer& ref,
-                                  DType ref_dt, long long n, const spec::Tolerance& tol) {
+OutputError Judge::device_compare(const std::string& name, const Buffer& got, DType dt, const Buffer& ref, DType ref_dt,
+                                  long long n, const spec::Tolerance& tol) {
   Buffer acc(&dev_, 4 * sizeof(double));
   TESSERA_CU(dev_.drv(), cuMemsetD8(acc.ptr(), 0, 4 * sizeof(double)));
   OutputError e;
@@ -139,8 +139,8 @@ OutputError Judge::device_compare(const std::string& name, const Buffer& got, DT
   if (n > 0) {
     if (ref_dt != DType::f64 && ref_dt != dt)
       throw std::logic_error("device_compare: the reference must be float64 or of the output's dtype");
-    CUfunction f = builtins_->function(std::string(ref_dt == DType::f64 ? "tessera_compare_" : "tessera_compare_same_") +
-                                       spec::dtype_name(dt));
+    CUfunction f = builtins_->function(
+        std::string(ref_dt == DType::f64 ? "tessera_compare_" : "tessera_compare_same_") + spec::dtype_name(dt));
     CUdeviceptr g = got.ptr(), r = ref.ptr(), a = acc.ptr(), b = acc.ptr() + 3 * sizeof(double);
     long long nn = n;
     void* args[] = {&g, &r, &nn, &a, &b};

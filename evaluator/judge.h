@@ -30,14 +30,14 @@ namespace tessera::evaluator {
 class PythonSide;  // evaluator/judge_python.h
 
 struct JudgeSettings {
-  int seeds = 3;                  // fresh seeds per validation shape
-  unsigned long long seed_base = 1;  // validation seeds derive from this and the candidate
+  int seeds = 3;                      // fresh seeds per validation shape
+  unsigned long long seed_base = 1;   // validation seeds derive from this and the candidate
   unsigned long long bench_seed = 7;  // inputs of the benchmark shapes (one per run)
   bool validate = true;
   bool benchmark = true;
   int min_samples = 10;
   int max_samples = 200;
-  double target_rse = 0.01;       // stop when both candidate and baseline are this tight
+  double target_rse = 0.01;  // stop when both candidate and baseline are this tight
   double max_seconds_per_shape = 1.0;
   // Which criterion ends a shape's timing under those caps (evaluator/stopping_rule.h):
   // the relative standard error above (the default), or the entropy plateau.
@@ -79,7 +79,6 @@ class Judge {
   nlohmann::json run_inputs(const LoadedProgram& p, const spec::Shape& s,
                             const std::map<std::string, std::vector<unsigned char>>& inputs, bool is_reference,
                             int repeat, const std::string& outputs_dir);
-
 
  private:
   ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed,
@@ -130,7 +129,7 @@ class Judge {
   // Evicts L2 the way the settings say (a stream operation, capturable).
   void flush(const JudgeSettings& st);
   std::map<L2Flush, std::unique_ptr<L2Evictor>> evictors_;
-  Buffer gate_word_;   // tessera_gate's word: a batch runs once the host has queued all of it
+  Buffer gate_word_;  // tessera_gate's word: a batch runs once the host has queued all of it
   unsigned gate_value_ = 0;
   // Holds the stream behind tessera_gate (at most 0.1 s) until release_gate(value):
   // timed launches queued in between start back to back, so the GPU never catches up
@@ -152,6 +151,5 @@ struct ContextLost : std::runtime_error {
   EvalReport report;
   explicit ContextLost(EvalReport r) : std::runtime_error(r.message), report(std::move(r)) {}
 };
-
 
 }  // namespace tessera::evaluator

@@ -5,7 +5,6 @@
 
 #include <fstream>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 namespace tessera::evaluator {
@@ -40,9 +39,10 @@ void PythonSide::ensure() {
   std::string why;
   ref_ = PythonReference::start(device_, &why);
   if (!ref_)
-    throw std::runtime_error(fmt::format("the reference of {} is Python ({}'s run), and the reference process cannot "
-                                         "start: {}",
-                                         op_.name, op_.reference.python.string(), why));
+    throw std::runtime_error(
+        fmt::format("the reference of {} is Python ({}'s run), and the reference process cannot "
+                    "start: {}",
+                    op_.name, op_.reference.python.string(), why));
   std::filesystem::path base_py;
   if (!op_.baseline.python.empty() && op_.baseline.python.extension() == ".py") base_py = op_.baseline.python;
   ref_->load(op_.reference.python, base_py);
@@ -90,16 +90,18 @@ void PythonSide::reference(const spec::Shape& s, const spec::Bindings& b, const 
   compared_.insert(key);
   if (compare && !r.cached) {
     for (auto& [name, rel] : r.as_written_rel_l2)
-      std::cerr << fmt::format("tessera worker: {} at {}: the reference as written (its own casts) differs from its "
-                               "float64 run by rel_l2 {:.3g}, max_abs {:.3g} in '{}'\n",
-                               op_.name, key, rel, r.as_written_max_abs[name], name);
+      std::cerr << fmt::format(
+          "tessera worker: {} at {}: the reference as written (its own casts) differs from its "
+          "float64 run by rel_l2 {:.3g}, max_abs {:.3g} in '{}'\n",
+          op_.name, key, rel, r.as_written_max_abs[name], name);
   }
   for (auto& [name, _] : outputs_) {
     auto& v = r.outputs.at(name);
     Buffer& dst = outputs.at(name);
     if (v.size() * sizeof(double) != dst.bytes())
-      throw std::runtime_error(fmt::format("the Python reference returned {} values for '{}', the spec's shape needs {}",
-                                           v.size(), name, dst.bytes() / sizeof(double)));
+      throw std::runtime_error(
+          fmt::format("the Python reference returned {} values for '{}', the spec's shape needs {}", v.size(), name,
+                      dst.bytes() / sizeof(double)));
     dst.upload(v.data(), dst.bytes());
   }
 }

@@ -48,7 +48,7 @@ class PythonSide {
   const spec::Operator& op_;
   std::unique_ptr<PythonReference> ref_;
   std::string device_;
-  std::vector<std::string> inputs_;                                // the definition's input order
+  std::vector<std::string> inputs_;                                        // the definition's input order
   std::vector<std::pair<std::string, std::vector<std::string>>> outputs_;  // name, shape expressions
   long long l2_bytes_ = 0;
   std::set<std::string> compared_;  // shapes whose as-written run was compared

@@ -1,8 +1,6 @@
 // evaluator/judge_timing.cpp — timing of a candidate beside the baseline (EVALUATION.md):
 // per benchmark shape, cold-L2 A/B batches behind a gate or as a replayed graph, the
 // batch filter, the stopping rule, and the outputs of the last timed launch re-checked.
-#include "evaluator/judge.h"
-
 #include <fmt/format.h>
 
 #include <chrono>
@@ -13,6 +11,7 @@
 #include <map>
 
 #include "evaluator/batch_filter.h"
+#include "evaluator/judge.h"
 #include "evaluator/judge_internal.h"
 #include "evaluator/judge_python.h"
 #include "evaluator/nvml.h"
@@ -21,8 +20,8 @@
 
 namespace tessera::evaluator {
 
-using spec::DType;
 using judge_detail::StickyFault;
+using spec::DType;
 
 // A batch whose baseline median is more than this above the baseline's best is set
 // aside (batch_filter.h). On the H200 (2026-11-30) the disturbed batches of the
@@ -179,8 +178,10 @@ bool Judge::time_batched(const TimedPair& p, const JudgeSettings& st, bool graph
     for (auto e : ev) d.cuEventDestroy(e);
   };
   auto record = [&](CUevent e) {
-    if (graph) TESSERA_CU(d, cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL));
-    else TESSERA_CU(d, cuEventRecord(e, s));
+    if (graph)
+      TESSERA_CU(d, cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL));
+    else
+      TESSERA_CU(d, cuEventRecord(e, s));
   };
   // With events, the batch waits behind a gate until all of it is queued, so the
   // GPU never catches up with the host inside a timed pair of events. (A graph is
@@ -223,8 +224,10 @@ bool Judge::time_batched(const TimedPair& p, const JudgeSettings& st, bool graph
     std::vector<std::vector<double>> cb, bb;
     const double settle_s = 0.8 * st.max_seconds_per_shape;
     for (int taken = 0;;) {
-      if (graph) TESSERA_CU(d, cuGraphLaunch(exec, s));
-      else enqueue();
+      if (graph)
+        TESSERA_CU(d, cuGraphLaunch(exec, s));
+      else
+        enqueue();
       dev_.sync();
       if (dumping)
         batch_clocks_.push_back({sm_clock_mhz(dev_.info().ordinal), clock_event_reasons(dev_.info().ordinal)});
@@ -280,8 +283,9 @@ void Judge::dump_samples(const std::string& shape, const std::string& method, co
     clocks.push_back(mhz);
     reasons.push_back(why);
   }
-  nlohmann::json line = {{"shape", shape},         {"method", method},          {"candidate_ms", cs},
-                         {"baseline_ms", bs},      {"batch_sm_mhz", clocks},    {"batch_clock_reasons", reasons},
+  nlohmann::json line = {{"shape", shape},           {"method", method},
+                         {"candidate_ms", cs},       {"baseline_ms", bs},
+                         {"batch_sm_mhz", clocks},   {"batch_clock_reasons", reasons},
                          {"batches_kept", sel.kept}, {"reference_ms", sel.reference_ms}};
   std::ofstream f(std::string(dir) + "/samples.jsonl", std::ios::app);
   f << line.dump() << "\n";

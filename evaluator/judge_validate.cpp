@@ -1,8 +1,6 @@
 // evaluator/judge_validate.cpp — validation of a candidate (EVALUATION.md): per
 // validation shape and fresh seed, the candidate, the float64 reference, the candidate
 // again; outputs, guard zones, inputs left untouched, and two runs that agree.
-#include "evaluator/judge.h"
-
 #include <fmt/format.h>
 
 #include <chrono>
@@ -13,6 +11,7 @@
 #include <map>
 
 #include "evaluator/batch_filter.h"
+#include "evaluator/judge.h"
 #include "evaluator/judge_internal.h"
 #include "evaluator/judge_python.h"
 #include "evaluator/nvml.h"
@@ -20,8 +19,8 @@
 
 namespace tessera::evaluator {
 
-using spec::DType;
 using judge_detail::StickyFault;
+using spec::DType;
 
 // A shape's key for per-shape memos: its label and, for ragged batches, the sequence lengths.
 static std::string shape_key(const spec::Shape& s) {
@@ -91,8 +90,9 @@ ShapeCheck Judge::validate_one(const LoadedProgram& cand, const spec::Shape& s, 
 
   // A Python reference's time depends on its cache (a yardstick from a cached run says
   // nothing about a fresh seed), so it runs as a trusted step of its own, between the two.
-  if (python_) announce(fmt::format("the float64 reference on {} (seed {}), in the reference process", s.label(), seed),
-                        st.trusted_step_s);
+  if (python_)
+    announce(fmt::format("the float64 reference on {} (seed {}), in the reference process", s.label(), seed),
+             st.trusted_step_s);
   OutputSet ref = runner.make_outputs(reference_, *ws, true);
   runner.poison(ref);
   runner.run(reference_, *ws, ref);

@@ -21,7 +21,8 @@ class ReadFlush : public L2Evictor {
   ReadFlush(Device& dev, Module& builtins) : dev_(dev), builtins_(builtins) {}
   void evict() override {
     const int blocks = dev_.info().sm_count * 8;
-    if (sink_.bytes() < static_cast<size_t>(blocks) * sizeof(unsigned)) sink_ = Buffer(&dev_, blocks * sizeof(unsigned));
+    if (sink_.bytes() < static_cast<size_t>(blocks) * sizeof(unsigned))
+      sink_ = Buffer(&dev_, blocks * sizeof(unsigned));
     CUfunction f = builtins_.function("tessera_read_flush");
     CUdeviceptr p = dev_.flush_buffer(), sink = sink_.ptr();
     long long n16 = static_cast<long long>(dev_.flush_bytes() / 16);
@@ -39,7 +40,9 @@ class ReadFlush : public L2Evictor {
 
 }  // namespace
 
-const char* l2_flush_name(L2Flush f) { return f == L2Flush::read ? "read" : "write"; }
+const char* l2_flush_name(L2Flush f) {
+  return f == L2Flush::read ? "read" : "write";
+}
 
 L2Flush parse_l2_flush(const std::string& s) {
   if (s == "write") return L2Flush::write;

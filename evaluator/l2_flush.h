@@ -15,8 +15,8 @@
 namespace tessera::evaluator {
 
 enum class L2Flush { write, read };
-const char* l2_flush_name(L2Flush f);           // "write" | "read"
-L2Flush parse_l2_flush(const std::string& s);   // throws std::invalid_argument naming the choices
+const char* l2_flush_name(L2Flush f);          // "write" | "read"
+L2Flush parse_l2_flush(const std::string& s);  // throws std::invalid_argument naming the choices
 
 class L2Evictor {
  public:

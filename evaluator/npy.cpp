@@ -16,8 +16,7 @@
 
 namespace tessera::npy {
 
-static_assert(std::endian::native == std::endian::little,
-              "npy.cpp assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little, "npy.cpp assumes a little-endian host");
 
 namespace {
 
@@ -44,15 +43,14 @@ struct Scanner {
   void expect(char c) {
     ws();
     if (i >= s.size() || s[i] != c)
-      fail(name, std::string("malformed .npy header: expected '") + c + "' at offset " +
-                     std::to_string(i) + " in " + s);
+      fail(name,
+           std::string("malformed .npy header: expected '") + c + "' at offset " + std::to_string(i) + " in " + s);
     ++i;
   }
   std::string str() {
     ws();
     if (i >= s.size() || (s[i] != '\'' && s[i] != '"'))
-      fail(name, "malformed .npy header: expected a string at offset " + std::to_string(i) +
-                     " in " + s);
+      fail(name, "malformed .npy header: expected a string at offset " + std::to_string(i) + " in " + s);
     char q = s[i++];
     std::size_t start = i;
     while (i < s.size() && s[i] != q) ++i;
@@ -80,8 +78,7 @@ struct Scanner {
       ws();
       std::size_t start = i;
       while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-      if (start == i)
-        fail(name, "malformed .npy header: expected a non-negative integer in shape in " + s);
+      if (start == i) fail(name, "malformed .npy header: expected a non-negative integer in shape in " + s);
       std::int64_t v = 0;
       for (std::size_t j = start; j < i; ++j) {
         if (v > (std::numeric_limits<std::int64_t>::max() - 9) / 10)
@@ -91,8 +88,10 @@ struct Scanner {
       ws();
       if (i < s.size() && s[i] == 'L') ++i;  // Python 2 long suffix
       out.push_back(v);
-      if (peek(',')) ++i;
-      else if (!peek(')')) fail(name, "malformed .npy header: bad shape tuple in " + s);
+      if (peek(','))
+        ++i;
+      else if (!peek(')'))
+        fail(name, "malformed .npy header: bad shape tuple in " + s);
     }
     expect(')');
     return out;
@@ -104,8 +103,7 @@ DType dtype_from_descr(const std::string& d, const std::string& name) {
     char order = d[0];
     std::string kind = d.substr(1);
     if (order == '>')
-      fail(name, "unsupported dtype '" + d +
-                     "': big-endian data is not supported (save with a little-endian dtype)");
+      fail(name, "unsupported dtype '" + d + "': big-endian data is not supported (save with a little-endian dtype)");
     if (order == '<' || order == '|' || order == '=') {
       if (kind == "f8") return DType::F64;
       if (kind == "f4") return DType::F32;
@@ -114,18 +112,23 @@ DType dtype_from_descr(const std::string& d, const std::string& name) {
       if (kind == "i4") return DType::I32;
     }
   }
-  fail(name, "unsupported dtype '" + d +
-                 "' (supported: <f8, <f4, <f2, <i8, <i4; bf16 tensors are stored as <f4)");
+  fail(name, "unsupported dtype '" + d + "' (supported: <f8, <f4, <f2, <i8, <i4; bf16 tensors are stored as <f4)");
 }
 
 const char* descr_of(DType t) {
   switch (t) {
-    case DType::F64: return "<f8";
-    case DType::F32: return "<f4";
-    case DType::F16: return "<f2";
-    case DType::I64: return "<i8";
-    case DType::I32: return "<i4";
-    case DType::BF16: break;
+    case DType::F64:
+      return "<f8";
+    case DType::F32:
+      return "<f4";
+    case DType::F16:
+      return "<f2";
+    case DType::I64:
+      return "<i8";
+    case DType::I32:
+      return "<i4";
+    case DType::BF16:
+      break;
   }
   return nullptr;
 }
@@ -143,46 +146,90 @@ std::int64_t shape_count(const std::vector<std::int64_t>& shape) {
 double element_as_double(const Array& a, std::int64_t i) {
   const std::uint8_t* p = a.data.data();
   switch (a.dtype) {
-    case DType::F64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
-    case DType::F32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
-    case DType::F16: { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); return float_from_half(v); }
-    case DType::BF16: { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); return float_from_bf16(v); }
-    case DType::I64: { std::int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
-    case DType::I32: { std::int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, p + 8 * i, 8);
+      return v;
+    }
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case DType::F16: {
+      std::uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      return float_from_half(v);
+    }
+    case DType::BF16: {
+      std::uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      return float_from_bf16(v);
+    }
+    case DType::I64: {
+      std::int64_t v;
+      std::memcpy(&v, p + 8 * i, 8);
+      return static_cast<double>(v);
+    }
+    case DType::I32: {
+      std::int32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
   }
   return 0;
 }
 
 std::int64_t element_as_int(const Array& a, std::int64_t i) {
   const std::uint8_t* p = a.data.data();
-  if (a.dtype == DType::I64) { std::int64_t v; std::memcpy(&v, p + 8 * i, 8); return v; }
-  std::int32_t v; std::memcpy(&v, p + 4 * i, 4); return v;
+  if (a.dtype == DType::I64) {
+    std::int64_t v;
+    std::memcpy(&v, p + 8 * i, 8);
+    return v;
+  }
+  std::int32_t v;
+  std::memcpy(&v, p + 4 * i, 4);
+  return v;
 }
 
 }  // namespace
 
 std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F64: case DType::I64: return 8;
-    case DType::F32: case DType::I32: return 4;
-    case DType::F16: case DType::BF16: return 2;
+    case DType::F64:
+    case DType::I64:
+      return 8;
+    case DType::F32:
+    case DType::I32:
+      return 4;
+    case DType::F16:
+    case DType::BF16:
+      return 2;
   }
   return 0;
 }
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::F64: return "f64";
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::I64: return "i64";
-    case DType::I32: return "i32";
+    case DType::F64:
+      return "f64";
+    case DType::F32:
+      return "f32";
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
+    case DType::I64:
+      return "i64";
+    case DType::I32:
+      return "i32";
   }
   return "?";
 }
 
-std::int64_t Array::count() const { return shape_count(shape); }
+std::int64_t Array::count() const {
+  return shape_count(shape);
+}
 
 std::uint16_t bf16_from_float(float f) {
   std::uint32_t u = std::bit_cast<std::uint32_t>(f);
@@ -237,8 +284,8 @@ Array parse(const std::vector<std::uint8_t>& bytes, const std::string& name) {
            (static_cast<std::size_t>(bytes[10]) << 16) | (static_cast<std::size_t>(bytes[11]) << 24);
     hstart = 12;
   } else {
-    fail(name, "unsupported .npy format version " + std::to_string(major) + "." +
-                   std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
+    fail(name, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                   " (supported: 1.0, 2.0, 3.0)");
   }
   if (bytes.size() < hstart + hlen)
     fail(name, "truncated .npy header (header length " + std::to_string(hlen) + ", file " +
@@ -254,8 +301,7 @@ Array parse(const std::vector<std::uint8_t>& bytes, const std::string& name) {
     std::string key = sc.str();
     sc.expect(':');
     if (key == "descr") {
-      if (sc.peek('['))
-        fail(name, "unsupported dtype: structured arrays are not supported");
+      if (sc.peek('[')) fail(name, "unsupported dtype: structured arrays are not supported");
       descr = sc.str();
       have_descr = true;
     } else if (key == "fortran_order") {
@@ -267,32 +313,33 @@ Array parse(const std::vector<std::uint8_t>& bytes, const std::string& name) {
     } else {
       fail(name, "malformed .npy header: unexpected key '" + key + "'");
     }
-    if (sc.peek(',')) sc.expect(',');
-    else if (!sc.peek('}')) fail(name, "malformed .npy header: expected ',' or '}' in " + header);
+    if (sc.peek(','))
+      sc.expect(',');
+    else if (!sc.peek('}'))
+      fail(name, "malformed .npy header: expected ',' or '}' in " + header);
   }
   sc.expect('}');
   if (!have_descr || !have_order || !have_shape)
-    fail(name, "malformed .npy header: it must hold 'descr', 'fortran_order' and 'shape': " +
-                   header);
+    fail(name, "malformed .npy header: it must hold 'descr', 'fortran_order' and 'shape': " + header);
   if (fortran)
-    fail(name, "fortran_order True is not supported: save the array in C order "
-               "(numpy.ascontiguousarray) first");
+    fail(name,
+         "fortran_order True is not supported: save the array in C order "
+         "(numpy.ascontiguousarray) first");
   a.dtype = dtype_from_descr(descr, name);
 
   std::int64_t n = 1;
   for (auto d : a.shape) {
-    if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / 8 / d)
-      fail(name, "shape too large");
+    if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / 8 / d) fail(name, "shape too large");
     n *= d;
   }
   std::size_t need = static_cast<std::size_t>(n) * dtype_size(a.dtype);
   std::size_t have = bytes.size() - hstart - hlen;
   if (have < need)
-    fail(name, "truncated .npy payload: shape and dtype " + descr + " need " +
-                   std::to_string(need) + " bytes, the file holds " + std::to_string(have));
+    fail(name, "truncated .npy payload: shape and dtype " + descr + " need " + std::to_string(need) +
+                   " bytes, the file holds " + std::to_string(have));
   if (have > need)
-    fail(name, std::to_string(have - need) + " unexpected bytes after the .npy payload (shape and " +
-                   "dtype " + descr + " need " + std::to_string(need) + ")");
+    fail(name, std::to_string(have - need) + " unexpected bytes after the .npy payload (shape and " + "dtype " + descr +
+                   " need " + std::to_string(need) + ")");
   a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(hstart + hlen), bytes.end());
   return a;
 }
@@ -300,16 +347,14 @@ Array parse(const std::vector<std::uint8_t>& bytes, const std::string& name) {
 Array read(const std::filesystem::path& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(path.string(), "cannot open for reading");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)),
-                                  std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (f.bad()) fail(path.string(), "read error");
   return parse(bytes, path.string());
 }
 
 std::vector<std::uint8_t> serialize(const Array& a) {
   const char* descr = descr_of(a.dtype);
-  if (!descr)
-    throw Error("npy: a bf16 array cannot be stored raw in .npy; use write_as(..., DType::BF16, ...)");
+  if (!descr) throw Error("npy: a bf16 array cannot be stored raw in .npy; use write_as(..., DType::BF16, ...)");
   if (a.data.size() != static_cast<std::size_t>(a.count()) * dtype_size(a.dtype))
     throw Error("npy: data holds " + std::to_string(a.data.size()) + " bytes, shape and dtype need " +
                 std::to_string(a.count() * static_cast<std::int64_t>(dtype_size(a.dtype))));
@@ -378,8 +423,8 @@ std::vector<std::uint8_t> read_as(const std::filesystem::path& path, DType targe
   if (a.dtype == target) return std::move(a.data);
   const std::string name = path.string();
   if (is_float(a.dtype) != is_float(target))
-    fail(name, std::string("the file holds ") + dtype_name(a.dtype) + " but a " +
-                   dtype_name(target) + " tensor was expected (no float/integer conversion)");
+    fail(name, std::string("the file holds ") + dtype_name(a.dtype) + " but a " + dtype_name(target) +
+                   " tensor was expected (no float/integer conversion)");
   std::int64_t n = a.count();
   std::vector<std::uint8_t> out(static_cast<std::size_t>(n) * dtype_size(target));
   std::uint8_t* p = out.data();
@@ -387,11 +432,26 @@ std::vector<std::uint8_t> read_as(const std::filesystem::path& path, DType targe
     if (is_float(target)) {
       double v = element_as_double(a, i);
       switch (target) {
-        case DType::F64: std::memcpy(p + 8 * i, &v, 8); break;
-        case DType::F32: { float f = static_cast<float>(v); std::memcpy(p + 4 * i, &f, 4); break; }
-        case DType::F16: { std::uint16_t h = half_from_float(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); break; }
-        case DType::BF16: { std::uint16_t b = bf16_from_float(static_cast<float>(v)); std::memcpy(p + 2 * i, &b, 2); break; }
-        default: break;
+        case DType::F64:
+          std::memcpy(p + 8 * i, &v, 8);
+          break;
+        case DType::F32: {
+          float f = static_cast<float>(v);
+          std::memcpy(p + 4 * i, &f, 4);
+          break;
+        }
+        case DType::F16: {
+          std::uint16_t h = half_from_float(static_cast<float>(v));
+          std::memcpy(p + 2 * i, &h, 2);
+          break;
+        }
+        case DType::BF16: {
+          std::uint16_t b = bf16_from_float(static_cast<float>(v));
+          std::memcpy(p + 2 * i, &b, 2);
+          break;
+        }
+        default:
+          break;
       }
     } else {
       std::int64_t v = element_as_int(a, i);

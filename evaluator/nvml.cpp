@@ -37,8 +37,11 @@ unsigned long long clock_event_reasons(int ordinal) {
   void* lib = nullptr;
   void* h = nvml_device(ordinal, &lib);
   if (!h || !lib) return 0;
-  auto get = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
-  if (!get) get = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+  auto get =
+      reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
+  if (!get)
+    get =
+        reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
   unsigned long long r = 0;
   if (!get || get(h, &r) != 0) return 0;
   return r;

@@ -101,7 +101,8 @@ void PlanRunner::run(const LoadedProgram& p, const Workspace& ws, OutputSet& out
   }
   for (auto [f, smem] : most_smem)
     if (smem > 48 * 1024)
-      TESSERA_CU(dev_.drv(), cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
+      TESSERA_CU(dev_.drv(),
+                 cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
   for (size_t li = 0; li < steps.size(); ++li) {
     const auto& k = p.program.launch[li];
     if (!steps[li].f) continue;
@@ -121,18 +122,26 @@ void PlanRunner::run(const LoadedProgram& p, const Workspace& ws, OutputSet& out
         static_assert(sizeof(v) <= sizeof(ArgStorage));
         std::memcpy(storage[i].bytes, &v, sizeof v);
       };
-      if (auto tm = spec::parse_tensor_map_arg(a)) put(tensor_map(*tm, ws, outs, b, k.kernel));
-      else if (auto it = ws.inputs.find(a); it != ws.inputs.end()) put(it->second.ptr());
-      else if (auto ot = outs.bufs.find(a); ot != outs.bufs.end()) put(ot->second.ptr());
-      else if (auto pt = p.params.find(a); pt != p.params.end()) put(static_cast<long long>(pt->second));
+      if (auto tm = spec::parse_tensor_map_arg(a))
+        put(tensor_map(*tm, ws, outs, b, k.kernel));
+      else if (auto it = ws.inputs.find(a); it != ws.inputs.end())
+        put(it->second.ptr());
+      else if (auto ot = outs.bufs.find(a); ot != outs.bufs.end())
+        put(ot->second.ptr());
+      else if (auto pt = p.params.find(a); pt != p.params.end())
+        put(static_cast<long long>(pt->second));
       else {
         const spec::Scalar* sc = nullptr;
         for (auto& s : op_.scalars)
           if (s.name == a) sc = &s;
-        if (sc && sc->dtype == DType::f32) put(static_cast<float>(b.at(a)));
-        else if (sc && sc->dtype == DType::f64) put(static_cast<double>(b.at(a)));
-        else if (b.count(a)) put(static_cast<long long>(std::llround(b.at(a))));
-        else throw std::runtime_error(fmt::format("kernel '{}': argument '{}' has no value", k.kernel, a));
+        if (sc && sc->dtype == DType::f32)
+          put(static_cast<float>(b.at(a)));
+        else if (sc && sc->dtype == DType::f64)
+          put(static_cast<double>(b.at(a)));
+        else if (b.count(a))
+          put(static_cast<long long>(std::llround(b.at(a))));
+        else
+          throw std::runtime_error(fmt::format("kernel '{}': argument '{}' has no value", k.kernel, a));
       }
       ptrs[i] = storage[i].bytes;
     }
@@ -166,16 +175,17 @@ CUtensorMap PlanRunner::tensor_map(const spec::TensorMapArg& tm, const Workspace
     if (x.name == tm.tensor) t = &x;
   CUdeviceptr ptr = 0;
   DType dt = t ? t->dtype : DType::f32;
-  if (auto it = ws.inputs.find(tm.tensor); it != ws.inputs.end()) ptr = it->second.ptr();
+  if (auto it = ws.inputs.find(tm.tensor); it != ws.inputs.end())
+    ptr = it->second.ptr();
   else if (auto ot = outs.bufs.find(tm.tensor); ot != outs.bufs.end()) {
     ptr = ot->second.ptr();
     dt = outs.dtype.at(tm.tensor);
   }
   if (!t || !ptr || t->shape.size() != tm.box.size())
-    throw std::runtime_error(fmt::format("kernel '{}': tensor map over '{}': no such buffer of that rank", kernel, tm.tensor));
+    throw std::runtime_error(
+        fmt::format("kernel '{}': tensor map over '{}': no such buffer of that rank", kernel, tm.tensor));
   return encode_tensor_map(dev_.drv(), ptr, dt, *t, tm, b);
 }
-
 
 std::unique_ptr<Workspace> make_workspace(Device& dev, Module& builtins, const spec::Operator& op, const spec::Shape& s,
                                           unsigned long long seed) {
@@ -193,8 +203,10 @@ std::unique_ptr<Workspace> make_workspace(Device& dev, Module& builtins, const s
     spec::Init init = t.init;
     if (auto it = s.init_overrides.find(t.name); it != s.init_overrides.end()) init = it->second;
     if (spec::host_generated(init)) {
-      std::vector<long long> v = spec::generate_index(t, init, s, ws->b, n, seed_mix(seed, static_cast<unsigned long long>(idx)), host);
-      if (t.dtype == DType::i64) buf.upload(v.data(), v.size() * 8);
+      std::vector<long long> v =
+          spec::generate_index(t, init, s, ws->b, n, seed_mix(seed, static_cast<unsigned long long>(idx)), host);
+      if (t.dtype == DType::i64)
+        buf.upload(v.data(), v.size() * 8);
       else if (t.dtype == DType::i32) {
         std::vector<int32_t> v32(v.begin(), v.end());
         buf.upload(v32.data(), v32.size() * 4);

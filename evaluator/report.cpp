@@ -7,11 +7,21 @@
 namespace tessera::evaluator {
 
 const std::vector<std::string>& all_statuses() {
-  static const std::vector<std::string> s = {
-      status::ok,           status::compiled,     status::compile_error,  status::not_applicable,
-      status::rejected_static, status::resource_limit, status::launch_error, status::wrong_result,
-      status::race,         status::out_of_bounds, status::modified_input, status::crashed,
-      status::timeout,      status::impossible_speed, status::protocol_error};
+  static const std::vector<std::string> s = {status::ok,
+                                             status::compiled,
+                                             status::compile_error,
+                                             status::not_applicable,
+                                             status::rejected_static,
+                                             status::resource_limit,
+                                             status::launch_error,
+                                             status::wrong_result,
+                                             status::race,
+                                             status::out_of_bounds,
+                                             status::modified_input,
+                                             status::crashed,
+                                             status::timeout,
+                                             status::impossible_speed,
+                                             status::protocol_error};
   return s;
 }
 
@@ -57,7 +67,11 @@ void from_json(const json& j, Timing& o) {
   o.samples = j.value("samples", 0);
 }
 void to_json(json& j, const ShapeTiming& o) {
-  j = {{"shape", o.shape}, {"candidate", o.candidate}, {"baseline", o.baseline}, {"speedup", o.speedup}, {"after", o.after}};
+  j = {{"shape", o.shape},
+       {"candidate", o.candidate},
+       {"baseline", o.baseline},
+       {"speedup", o.speedup},
+       {"after", o.after}};
   if (!o.method.empty()) j["method"] = o.method;
   if (!o.method.empty()) j["stopping_rule"] = o.stopping_rule;
   if (o.batches) {

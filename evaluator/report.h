@@ -4,10 +4,9 @@
 // the worker to the agent as JSON and is stored per shape in the database.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tessera::evaluator {
 

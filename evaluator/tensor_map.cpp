@@ -25,12 +25,24 @@ CUtensorMap encode_tensor_map(Driver& d, CUdeviceptr ptr, spec::DType dt, const 
   }
   CUtensorMapDataType ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   switch (dt) {
-    case spec::DType::bf16: ty = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
-    case spec::DType::f16: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
-    case spec::DType::f32: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
-    case spec::DType::f64: ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
-    case spec::DType::i32: ty = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
-    case spec::DType::i64: ty = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+    case spec::DType::bf16:
+      ty = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+      break;
+    case spec::DType::f16:
+      ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+      break;
+    case spec::DType::f32:
+      ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+      break;
+    case spec::DType::f64:
+      ty = CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+      break;
+    case spec::DType::i32:
+      ty = CU_TENSOR_MAP_DATA_TYPE_INT32;
+      break;
+    case spec::DType::i64:
+      ty = CU_TENSOR_MAP_DATA_TYPE_INT64;
+      break;
   }
   const CUtensorMapSwizzle sw = tm.swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
                                 : tm.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
@@ -38,8 +50,8 @@ CUtensorMap encode_tensor_map(Driver& d, CUdeviceptr ptr, spec::DType dt, const 
                                                    : CU_TENSOR_MAP_SWIZZLE_NONE;
   CUtensorMap m;
   check(d,
-        d.cuTensorMapEncodeTiled(&m, ty, static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(ptr), dims, strides, box,
-                                 estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        d.cuTensorMapEncodeTiled(&m, ty, static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(ptr), dims, strides,
+                                 box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         fmt::format("cuTensorMapEncodeTiled ({}: tmap:{})", spec::dtype_name(dt), tm.tensor).c_str());
   return m;

@@ -2,9 +2,8 @@
 #include "evaluator/worker.h"
 
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -60,15 +59,17 @@ JudgeSettings settings_from_json(const json& j) {
   s.step_floor_s = j.value("step_floor_s", s.step_floor_s);
   s.step_factor = j.value("step_factor", s.step_factor);
   s.trusted_step_s = j.value("trusted_step_s", s.trusted_step_s);
-  if (j.contains("baseline_prior_ms")) s.baseline_prior_ms = j.at("baseline_prior_ms").get<std::map<std::string, double>>();
+  if (j.contains("baseline_prior_ms"))
+    s.baseline_prior_ms = j.at("baseline_prior_ms").get<std::map<std::string, double>>();
   return s;
 }
 
 namespace {
 
 json device_json(const DeviceInfo& i) {
-  return {{"ordinal", i.ordinal},        {"name", i.name},         {"arch", i.arch()},
-          {"sm_count", i.sm_count},      {"l2_bytes", i.l2_bytes}, {"total_mem", i.total_mem},
+  return {{"ordinal", i.ordinal},       {"name", i.name},
+          {"arch", i.arch()},           {"sm_count", i.sm_count},
+          {"l2_bytes", i.l2_bytes},     {"total_mem", i.total_mem},
           {"driver", i.driver_version}, {"max_smem_optin", i.max_smem_optin}};
 }
 
@@ -82,7 +83,8 @@ struct Session {
 LoadedProgram load_program(Device& dev, const spec::Program& p, const std::string& cubin_path) {
   LoadedProgram lp;
   lp.program = p;
-  if (p.builtin.empty() && p.python.empty()) lp.module = std::make_shared<Module>(dev.driver(), codegen::read_file(cubin_path));
+  if (p.builtin.empty() && p.python.empty())
+    lp.module = std::make_shared<Module>(dev.driver(), codegen::read_file(cubin_path));
   return lp;
 }
 
@@ -128,12 +130,18 @@ json handle_evaluate(Device& dev, Session& s, const json& req, ReplyChannel& cha
 
 npy::DType npy_dtype(spec::DType t) {
   switch (t) {
-    case spec::DType::bf16: return npy::DType::BF16;
-    case spec::DType::f16: return npy::DType::F16;
-    case spec::DType::f32: return npy::DType::F32;
-    case spec::DType::f64: return npy::DType::F64;
-    case spec::DType::i32: return npy::DType::I32;
-    case spec::DType::i64: return npy::DType::I64;
+    case spec::DType::bf16:
+      return npy::DType::BF16;
+    case spec::DType::f16:
+      return npy::DType::F16;
+    case spec::DType::f32:
+      return npy::DType::F32;
+    case spec::DType::f64:
+      return npy::DType::F64;
+    case spec::DType::i32:
+      return npy::DType::I32;
+    case spec::DType::i64:
+      return npy::DType::I64;
   }
   return npy::DType::F32;
 }
@@ -182,7 +190,10 @@ json dispatch(Device* dev, const std::string& why, Session& session, const json&
   if (type == "hello") return {{"ok", true}, {"device", device_json(dev->info())}};
   if (type == "ceilings") {
     Ceilings c = measure_ceilings(*dev);
-    return {{"ok", true}, {"copy_bytes_per_s", c.copy_bytes_per_s}, {"bf16_flops_per_s", c.bf16_flops_per_s}, {"note", c.note}};
+    return {{"ok", true},
+            {"copy_bytes_per_s", c.copy_bytes_per_s},
+            {"bf16_flops_per_s", c.bf16_flops_per_s},
+            {"note", c.note}};
   }
   if (type == "evaluate") return handle_evaluate(*dev, session, req, channel);
   if (type == "run") return handle_run(*dev, session, req);
@@ -204,8 +215,10 @@ int worker_main(int gpu) {
   std::unique_ptr<Device> dev;
   if (drv) {
     try {
-      if (gpu >= device_count(*drv)) why = fmt::format("GPU {} does not exist", gpu);
-      else dev = std::make_unique<Device>(drv, gpu);
+      if (gpu >= device_count(*drv))
+        why = fmt::format("GPU {} does not exist", gpu);
+      else
+        dev = std::make_unique<Device>(drv, gpu);
     } catch (std::exception& e) {
       why = e.what();
     }

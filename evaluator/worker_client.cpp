@@ -4,12 +4,11 @@
 #include "evaluator/worker_client.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,7 +25,7 @@ namespace tessera::evaluator {
 
 namespace {
 
-constexpr size_t kTailKeep = 1500;                // last words of a dead worker
+constexpr size_t kTailKeep = 1500;                  // last words of a dead worker
 constexpr size_t kMaxLineBytes = size_t{64} << 20;  // a reply line longer than this is a flood
 
 void write_all(int fd, const std::string& s) {
@@ -179,8 +178,9 @@ WorkerReply WorkerClient::finish_dead(WorkerReply r) {
   drain_output(r);
   for (int* fd : {&from_child_, &output_})
     if (*fd >= 0) close(*fd), *fd = -1;
-  std::string how = WIFSIGNALED(st) ? fmt::format("worker killed by signal {} ({})", WTERMSIG(st), strsignal(WTERMSIG(st)))
-                                    : fmt::format("worker exited with status {}", WEXITSTATUS(st));
+  std::string how = WIFSIGNALED(st)
+                        ? fmt::format("worker killed by signal {} ({})", WTERMSIG(st), strsignal(WTERMSIG(st)))
+                        : fmt::format("worker exited with status {}", WEXITSTATUS(st));
   if (!buffer_.empty()) {
     r.kind = WorkerReply::Kind::protocol_error;
     r.detail = fmt::format("the reply channel carried a line cut off after {} bytes; {}", buffer_.size(), how);
@@ -256,8 +256,10 @@ WorkerReply WorkerClient::request(const nlohmann::json& req, double timeout_s, b
     if (!p[0].revents) continue;
     char buf[65536];
     ssize_t n = read(from_child_, buf, sizeof buf);
-    if (n > 0) buffer_.append(buf, static_cast<size_t>(n));
-    else if (n == 0) return finish_dead(std::move(r));
+    if (n > 0)
+      buffer_.append(buf, static_cast<size_t>(n));
+    else if (n == 0)
+      return finish_dead(std::move(r));
   }
 }
 

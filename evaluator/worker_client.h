@@ -9,20 +9,19 @@
 
 #include <sys/types.h>
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tessera::evaluator {
 
 struct WorkerReply {
   enum class Kind { ok, crashed, timeout, protocol_error } kind = Kind::ok;
-  nlohmann::json body;   // the reply (kind ok)
-  std::string detail;    // exit status / signal, last output lines, the broken rule
-  std::string printed;   // what the worker wrote on stdout/stderr during the request (the first kPrintedKeep bytes)
+  nlohmann::json body;  // the reply (kind ok)
+  std::string detail;   // exit status / signal, last output lines, the broken rule
+  std::string printed;  // what the worker wrote on stdout/stderr during the request (the first kPrintedKeep bytes)
   long long printed_bytes = 0;  // all of it, counted
-  std::string step;      // the last step the worker announced (a timeout names it)
-  double limit_s = 0;    // that step's limit (or the request's, before any step)
+  std::string step;             // the last step the worker announced (a timeout names it)
+  double limit_s = 0;           // that step's limit (or the request's, before any step)
 };
 
 class WorkerClient {

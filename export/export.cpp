@@ -49,8 +49,12 @@ json figures(store::Store& db, long long id, std::string* spec_hash) {
     if (it->status != "ok") continue;
     json shapes = json::array();
     for (auto& s : it->shapes)
-      shapes.push_back({{"shape", s.shape}, {"median_ms", s.cand_median_ms}, {"baseline_ms", s.base_median_ms},
-                        {"speedup", s.speedup}, {"roofline_fraction", s.roofline_fraction}, {"rel_l2", s.rel_l2}});
+      shapes.push_back({{"shape", s.shape},
+                        {"median_ms", s.cand_median_ms},
+                        {"baseline_ms", s.base_median_ms},
+                        {"speedup", s.speedup},
+                        {"roofline_fraction", s.roofline_fraction},
+                        {"rel_l2", s.rel_l2}});
     if (spec_hash && spec_hash->empty()) *spec_hash = it->spec_hash;
     json r = json::parse(it->report_json.empty() ? "{}" : it->report_json, nullptr, false);
     return {{"device", it->device},
@@ -77,8 +81,10 @@ std::vector<long long> choose(store::Store& db, const ExportOptions& o, std::map
     ids.push_back(*o.candidate);
   } else {
     if (rows.empty())
-      throw std::runtime_error(fmt::format("no candidate of {} is ok in {}: run `tessera optimize {}` first, or name "
-                                           "one with --candidate", o.op, o.db, o.op));
+      throw std::runtime_error(
+          fmt::format("no candidate of {} is ok in {}: run `tessera optimize {}` first, or name "
+                      "one with --candidate",
+                      o.op, o.db, o.op));
     ids.push_back(rows[0].candidate_id);
   }
   if (!o.per_shape) return ids;
@@ -126,8 +132,8 @@ void compile_candidate(PackedCandidate& pc, const std::vector<std::string>& arch
     pc.images.push_back({arch, r.cubin});
   }
   if (pc.images.empty())
-    throw std::runtime_error(fmt::format("candidate {} compiles for none of {}: {}", pc.name, fmt::join(archs, ", "),
-                                         unavailable->dump()));
+    throw std::runtime_error(
+        fmt::format("candidate {} compiles for none of {}: {}", pc.name, fmt::join(archs, ", "), unavailable->dump()));
   std::string lowest = pc.images.front().arch;  // (archs are sorted by number)
   std::string digits = lowest.substr(3);
   if (!digits.empty() && digits.back() == 'a') digits.pop_back();
@@ -193,8 +199,14 @@ void write_manifest(const ExportPackage& p, const fs::path& out) {
   for (auto& c : p.candidates) {
     json images = json::array();
     for (auto& im : c.images) images.push_back(im.arch);
-    cands.push_back({{"name", c.name}, {"id", c.id}, {"template", c.template_name}, {"params", c.params},
-                     {"archs", images}, {"ptx", c.ptx_arch}, {"kernels", json::array()}, {"figures", c.figures}});
+    cands.push_back({{"name", c.name},
+                     {"id", c.id},
+                     {"template", c.template_name},
+                     {"params", c.params},
+                     {"archs", images},
+                     {"ptx", c.ptx_arch},
+                     {"kernels", json::array()},
+                     {"figures", c.figures}});
     for (auto& k : c.program.launch) cands.back()["kernels"].push_back(k.kernel);
   }
   json rules = json::array();
@@ -202,10 +214,13 @@ void write_manifest(const ExportPackage& p, const fs::path& out) {
     rules.push_back({{"shape", r.shape}, {"symbols", r.symbols}, {"candidate", p.candidates[r.candidate].name}});
   json tensors = json::array();
   for (auto& t : p.op->tensors)
-    tensors.push_back({{"name", t.name}, {"dtype", spec::dtype_name(t.dtype)}, {"shape", t.shape},
+    tensors.push_back({{"name", t.name},
+                       {"dtype", spec::dtype_name(t.dtype)},
+                       {"shape", t.shape},
                        {"role", t.output ? "output" : "input"}});
   json scalars = json::array();
-  for (auto& s : p.op->scalars) scalars.push_back({{"name", s.name}, {"dtype", spec::dtype_name(s.dtype)}, {"expr", s.expr}});
+  for (auto& s : p.op->scalars)
+    scalars.push_back({{"name", s.name}, {"dtype", spec::dtype_name(s.dtype)}, {"expr", s.expr}});
   json m = {{"format", "tessera-export/1"},
             {"operator", p.op->name},
             {"description", p.op->description},
@@ -218,8 +233,9 @@ void write_manifest(const ExportPackage& p, const fs::path& out) {
             {"scalars", scalars},
             {"candidates", cands},
             {"dispatch",
-             {{"rule", "a call whose symbols all equal a rule's serves that rule's candidate; every other call the "
-                       "fallback (docs/export.md)"},
+             {{"rule",
+               "a call whose symbols all equal a rule's serves that rule's candidate; every other call the "
+               "fallback (docs/export.md)"},
               {"fallback", p.candidates.at(0).name},
               {"rules", rules}}}};
   write_text(out / "manifest.json", m.dump(2) + "\n");
@@ -263,13 +279,15 @@ int run_export(const ExportOptions& o) {
     if (formats.count("cpp") || formats.count("torch")) write_cpp(p, out);  // (torch builds the cpp library)
     if (formats.count("torch")) write_torch(p, out);
     if (formats.count("flashinfer")) write_flashinfer(p, out);
-    std::cout << fmt::format("exported {} ({} candidate{}: {}) for {} to {}\n", o.op, p.candidates.size(),
-                             p.candidates.size() == 1 ? "" : "s", [&] {
-                               std::string s;
-                               for (auto& c : p.candidates) s += (s.empty() ? "" : ", ") + c.name;
-                               return s;
-                             }(),
-                             fmt::join(p.archs, ", "), out.string());
+    std::cout << fmt::format(
+        "exported {} ({} candidate{}: {}) for {} to {}\n", o.op, p.candidates.size(),
+        p.candidates.size() == 1 ? "" : "s",
+        [&] {
+          std::string s;
+          for (auto& c : p.candidates) s += (s.empty() ? "" : ", ") + c.name;
+          return s;
+        }(),
+        fmt::join(p.archs, ", "), out.string());
     for (auto& c : p.candidates)
       if (c.figures.contains("unavailable"))
         for (auto& [arch, why] : c.figures["unavailable"].items())

@@ -15,10 +15,10 @@ struct ExportOptions {
   std::string op;
   std::string db;
   std::string out;
-  std::optional<long long> candidate;  // else the operator's champion
-  bool per_shape = false;              // also each benchmark shape's champion
+  std::optional<long long> candidate;          // else the operator's champion
+  bool per_shape = false;                      // also each benchmark shape's champion
   std::vector<std::string> formats = {"cpp"};  // cpp, torch, flashinfer
-  std::vector<std::string> archs;      // empty: the champion's architecture
+  std::vector<std::string> archs;              // empty: the champion's architecture
 };
 
 // Builds the package in memory (throws std::runtime_error saying what is missing).

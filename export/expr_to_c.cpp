@@ -80,18 +80,25 @@ class Translator {
   std::string additive() {
     std::string a = multiplicative();
     for (;;) {
-      if (eat("+")) a = fmt::format("({} + {})", a, multiplicative());
-      else if (eat("-")) a = fmt::format("({} - {})", a, multiplicative());
-      else return a;
+      if (eat("+"))
+        a = fmt::format("({} + {})", a, multiplicative());
+      else if (eat("-"))
+        a = fmt::format("({} - {})", a, multiplicative());
+      else
+        return a;
     }
   }
   std::string multiplicative() {
     std::string a = unary();
     for (;;) {
-      if (eat("*")) a = fmt::format("({} * {})", a, unary());
-      else if (eat("/")) a = fmt::format("({} / {})", a, unary());
-      else if (eat("%")) a = fmt::format("std::fmod({}, {})", a, unary());
-      else return a;
+      if (eat("*"))
+        a = fmt::format("({} * {})", a, unary());
+      else if (eat("/"))
+        a = fmt::format("({} / {})", a, unary());
+      else if (eat("%"))
+        a = fmt::format("std::fmod({}, {})", a, unary());
+      else
+        return a;
     }
   }
   std::string unary() {
@@ -142,11 +149,11 @@ class Translator {
   }
   std::string call(const std::string& f, const std::vector<std::string>& a) {
     static const std::map<std::string, std::pair<const char*, int>> fns = {
-        {"cdiv", {"tessera_cdiv", 2}},  {"floor", {"std::floor", 1}}, {"ceil", {"std::ceil", 1}},
-        {"mod", {"std::fmod", 2}},      {"sqrt", {"std::sqrt", 1}},   {"abs", {"std::fabs", 1}},
-        {"exp", {"std::exp", 1}},       {"ln", {"std::log", 1}},      {"log2", {"std::log2", 1}},
-        {"log10", {"std::log10", 1}},   {"rint", {"std::rint", 1}},   {"sign", {"tessera_sign", 1}},
-        {"min", {"tessera_min", -1}},   {"max", {"tessera_max", -1}}};
+        {"cdiv", {"tessera_cdiv", 2}}, {"floor", {"std::floor", 1}}, {"ceil", {"std::ceil", 1}},
+        {"mod", {"std::fmod", 2}},     {"sqrt", {"std::sqrt", 1}},   {"abs", {"std::fabs", 1}},
+        {"exp", {"std::exp", 1}},      {"ln", {"std::log", 1}},      {"log2", {"std::log2", 1}},
+        {"log10", {"std::log10", 1}},  {"rint", {"std::rint", 1}},   {"sign", {"tessera_sign", 1}},
+        {"min", {"tessera_min", -1}},  {"max", {"tessera_max", -1}}};
     auto it = fns.find(f);
     if (it == fns.end()) fail("function '" + f + "' cannot be exported");
     int arity = it->second.second;
@@ -172,11 +179,14 @@ std::string expr_to_c(const std::string& expr, const std::function<std::string(c
 }
 
 const char* expr_helpers_source() {
+  // (shipped code, formatted by hand: clang-format would format the raw string as C++)
+  // clang-format off
   return R"CPP(static inline double tessera_cdiv(double a, double b) { return std::ceil(a / b); }
 static inline double tessera_min(double a, double b) { return a < b ? a : b; }
 static inline double tessera_max(double a, double b) { return a > b ? a : b; }
 static inline double tessera_sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : 0.0; }
 )CPP";
+  // clang-format on
 }
 
 }  // namespace tessera::exporter

@@ -27,11 +27,10 @@ void write_cpp_example(const ExportPackage& p, const fs::path& dir);  // format_
 
 namespace {
 
-
 bool is_identifier(const std::string& s) {
-  static const std::set<std::string> reserved = {"int", "long", "double", "float", "char", "void", "const",
-                                                 "struct", "return", "if", "else", "for", "while", "do",
-                                                 "switch", "case", "default", "break", "continue", "scratch"};
+  static const std::set<std::string> reserved = {"int",    "long",   "double",  "float", "char",     "void",   "const",
+                                                 "struct", "return", "if",      "else",  "for",      "while",  "do",
+                                                 "switch", "case",   "default", "break", "continue", "scratch"};
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
@@ -40,12 +39,18 @@ bool is_identifier(const std::string& s) {
 
 const char* tmap_type(spec::DType t) {
   switch (t) {
-    case spec::DType::bf16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
-    case spec::DType::f16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
-    case spec::DType::f32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
-    case spec::DType::f64: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT64";
-    case spec::DType::i32: return "CU_TENSOR_MAP_DATA_TYPE_INT32";
-    case spec::DType::i64: return "CU_TENSOR_MAP_DATA_TYPE_INT64";
+    case spec::DType::bf16:
+      return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+    case spec::DType::f16:
+      return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+    case spec::DType::f32:
+      return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+    case spec::DType::f64:
+      return "CU_TENSOR_MAP_DATA_TYPE_FLOAT64";
+    case spec::DType::i32:
+      return "CU_TENSOR_MAP_DATA_TYPE_INT32";
+    case spec::DType::i64:
+      return "CU_TENSOR_MAP_DATA_TYPE_INT64";
   }
   return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
 }
@@ -94,8 +99,7 @@ const char* tessera_{0}_candidate(const tessera_{0}_args* args);
 #endif
 #endif
 )GEN",
-                     n, p.op->description, p.tessera_commit, p.created, guard, fields,
-                     [&] {
+                     n, p.op->description, p.tessera_commit, p.created, guard, fields, [&] {
                        std::string u = n;
                        for (auto& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
                        return u;
@@ -140,8 +144,8 @@ struct Names {
     for (auto& sc : p.op->scalars)
       if (sc.name == id) return "v_" + id;
     if (id == spec::kSmCountSymbol) return "v_SMS";
-    throw std::runtime_error(fmt::format("candidate {}: expression names '{}', which is no symbol, scalar or parameter",
-                                         c.name, id));
+    throw std::runtime_error(
+        fmt::format("candidate {}: expression names '{}', which is no symbol, scalar or parameter", c.name, id));
   }
 };
 
@@ -151,7 +155,8 @@ std::string scratch_layout(const ExportPackage& p, const PackedCandidate& c) {
   std::string out = "  size_t off = 0;\n";
   for (auto& s : c.program.scratch)
     out += fmt::format(
-        "  long long n_{0} = 0;\n  if (!tessera_count({1}, &n_{0})) return tessera_fail(2, \"scratch '{0}': size is not a "
+        "  long long n_{0} = 0;\n  if (!tessera_count({1}, &n_{0})) return tessera_fail(2, \"scratch '{0}': size is "
+        "not a "
         "count\");\n  const size_t at_{0} = off;\n  off = (off + static_cast<size_t>(n_{0}) * {2} + 255) / 256 * 256;\n"
         "  (void)at_{0};\n",
         s.name, expr_to_c(s.size, names), spec::dtype_size(s.dtype));
@@ -165,7 +170,8 @@ std::string pack_argument(const ExportPackage& p, const PackedCandidate& c, cons
   if (auto tm = spec::parse_tensor_map_arg(arg)) {
     const spec::Tensor* t = p.op->tensor(tm->tensor);
     if (!t || t->shape.size() != tm->box.size())
-      throw std::runtime_error(fmt::format("candidate {}: {}: tensor map over '{}' of the wrong rank", c.name, kernel, tm->tensor));
+      throw std::runtime_error(
+          fmt::format("candidate {}: {}: tensor map over '{}' of the wrong rank", c.name, kernel, tm->tensor));
     std::string dims, box;
     for (size_t d = 0; d < t->shape.size(); ++d) {
       dims += fmt::format("{}, ", expr_to_c(t->shape[t->shape.size() - 1 - d], names));
@@ -173,24 +179,29 @@ std::string pack_argument(const ExportPackage& p, const PackedCandidate& c, cons
     }
     return fmt::format(
         "    {{ const double dims[] = {{{0}}}; const unsigned box[] = {{{1}}};\n"
-        "      if (int e = tessera_encode_tmap(cx, reinterpret_cast<CUtensorMap*>(slot[{2}].bytes), {3}, {4}, {5}, dims, box, "
+        "      if (int e = tessera_encode_tmap(cx, reinterpret_cast<CUtensorMap*>(slot[{2}].bytes), {3}, {4}, {5}, "
+        "dims, box, "
         "{6}, a->{7})) return e; }}\n",
         dims, box, i, tmap_type(t->dtype), spec::dtype_size(t->dtype), t->shape.size(), tm->swizzle, tm->tensor);
   }
   if (p.op->tensor(arg)) return fmt::format("    tessera_put(slot[{}], a->{});\n", i, arg);
   for (auto& s : c.program.scratch)
-    if (s.name == arg) return fmt::format("    tessera_put(slot[{}], static_cast<CUdeviceptr>(a->scratch + at_{}));\n", i, arg);
+    if (s.name == arg)
+      return fmt::format("    tessera_put(slot[{}], static_cast<CUdeviceptr>(a->scratch + at_{}));\n", i, arg);
   if (auto it = c.params.find(arg); it != c.params.end())
     return fmt::format("    tessera_put(slot[{}], static_cast<long long>({}));\n", i, it->second);
   for (auto& sc : p.op->scalars)
     if (sc.name == arg) {
-      if (sc.dtype == spec::DType::f32) return fmt::format("    tessera_put(slot[{}], static_cast<float>(v_{}));\n", i, arg);
-      if (sc.dtype == spec::DType::f64) return fmt::format("    tessera_put(slot[{}], static_cast<double>(v_{}));\n", i, arg);
+      if (sc.dtype == spec::DType::f32)
+        return fmt::format("    tessera_put(slot[{}], static_cast<float>(v_{}));\n", i, arg);
+      if (sc.dtype == spec::DType::f64)
+        return fmt::format("    tessera_put(slot[{}], static_cast<double>(v_{}));\n", i, arg);
       return fmt::format("    tessera_put(slot[{}], static_cast<long long>(std::llround(v_{})));\n", i, arg);
     }
   for (auto& s : p.op->symbols)
     if (s == arg) return fmt::format("    tessera_put(slot[{}], static_cast<long long>(a->{}));\n", i, arg);
-  if (arg == spec::kSmCountSymbol) return fmt::format("    tessera_put(slot[{}], static_cast<long long>(cx.sms));\n", i);
+  if (arg == spec::kSmCountSymbol)
+    return fmt::format("    tessera_put(slot[{}], static_cast<long long>(cx.sms));\n", i);
   throw std::runtime_error(fmt::format("candidate {}: kernel '{}': argument '{}' has no value", c.name, kernel, arg));
 }
 
@@ -198,12 +209,14 @@ std::string pack_argument(const ExportPackage& p, const PackedCandidate& c, cons
 // kernels' shared-memory limits raised), then the launches, as the judge runs them.
 std::string launch_function(const ExportPackage& p, const PackedCandidate& c, size_t index) {
   Names names{p, c};
-  std::string out = fmt::format("static int tessera_launch_{}(const tessera_{}_args* a, CUstream stream, TesseraContext& cx) {{\n",
-                                c.name, c_name(p.op->name));
+  std::string out =
+      fmt::format("static int tessera_launch_{}(const tessera_{}_args* a, CUstream stream, TesseraContext& cx) {{\n",
+                  c.name, c_name(p.op->name));
   out += bind_values(p) + scratch_layout(p, c);
   out += "  if (off > 0 && !a->scratch) return tessera_fail(2, \"this call needs %zu bytes of scratch\", off);\n";
-  out += fmt::format("  TesseraModule* m = nullptr;\n  if (int e = tessera_module(cx, tessera_candidates[{0}], {0}, &m)) return e;\n",
-                     index);
+  out += fmt::format(
+      "  TesseraModule* m = nullptr;\n  if (int e = tessera_module(cx, tessera_candidates[{0}], {0}, &m)) return e;\n",
+      index);
   bool side = false;
   for (auto& k : c.program.launch) side = side || k.stream == "side";
   if (side) out += "  std::lock_guard<std::mutex> side_lock(cx.side_mu);\n";
@@ -216,12 +229,14 @@ std::string launch_function(const ExportPackage& p, const PackedCandidate& c, si
       out += fmt::format("    if ({})\n", expr_to_c(k.when, names));
     out += "    {\n";
     for (int d = 0; d < 3; ++d)
-      out += fmt::format("    if (!tessera_count({}, &steps[{}].grid[{}]) || !tessera_count({}, &steps[{}].block[{}]))\n"
-                         "      return tessera_fail(2, \"kernel {}: grid or block is not a count at this shape\");\n",
-                         expr_to_c(k.grid[d], names), li, d, expr_to_c(k.block[d], names), li, d, k.kernel);
-    out += fmt::format("    if (!tessera_count({}, &steps[{}].smem)) return tessera_fail(2, \"kernel {}: shared memory is "
-                       "not a count\");\n    steps[{}].f = m->functions[{}];\n    }}\n  }}\n",
-                       expr_to_c(k.smem, names), li, k.kernel, li, li);
+      out += fmt::format(
+          "    if (!tessera_count({}, &steps[{}].grid[{}]) || !tessera_count({}, &steps[{}].block[{}]))\n"
+          "      return tessera_fail(2, \"kernel {}: grid or block is not a count at this shape\");\n",
+          expr_to_c(k.grid[d], names), li, d, expr_to_c(k.block[d], names), li, d, k.kernel);
+    out += fmt::format(
+        "    if (!tessera_count({}, &steps[{}].smem)) return tessera_fail(2, \"kernel {}: shared memory is "
+        "not a count\");\n    steps[{}].f = m->functions[{}];\n    }}\n  }}\n",
+        expr_to_c(k.smem, names), li, k.kernel, li, li);
   }
   out += fmt::format("  if (int e = tessera_raise_smem(cx, steps, {})) return e;\n", L.size());
   out += "  bool forked = false;\n  (void)forked;\n";
@@ -232,8 +247,10 @@ std::string launch_function(const ExportPackage& p, const PackedCandidate& c, si
     for (size_t i = 0; i < k.args.size(); ++i) out += pack_argument(p, c, k.args[i], i, k.kernel);
     out += fmt::format("    for (int i = 0; i < {}; ++i) params[i] = slot[i].bytes;\n", k.args.size());
     if (k.stream == "side")
-      out += fmt::format("    if (!forked) {{\n      if (int e = tessera_fork(cx, stream)) return e;\n      forked = true;\n    }}\n"
-                         "    if (int e = tessera_run(steps[{}], cx.side, params)) return e;\n  }}\n", li);
+      out += fmt::format(
+          "    if (!forked) {{\n      if (int e = tessera_fork(cx, stream)) return e;\n      forked = true;\n    }}\n"
+          "    if (int e = tessera_run(steps[{}], cx.side, params)) return e;\n  }}\n",
+          li);
     else
       out += fmt::format("    if (int e = tessera_run(steps[{}], stream, params)) return e;\n  }}\n", li);
   }
@@ -263,8 +280,9 @@ std::string dispatch_function(const ExportPackage& p) {
 
 std::string source(const ExportPackage& p) {
   const std::string n = c_name(p.op->name);
-  std::string out = fmt::format("// tessera_{}.cpp — generated by tessera export (commit {}, {}): operator {}, candidates", n,
-                                p.tessera_commit, p.created, p.op->name);
+  std::string out =
+      fmt::format("// tessera_{}.cpp — generated by tessera export (commit {}, {}): operator {}, candidates", n,
+                  p.tessera_commit, p.created, p.op->name);
   for (auto& c : p.candidates) out += " " + c.name;
   out += ".\n// Do not edit: export again. The fixed part is tessera's export/cpp_runtime.inc.\n";
   out += fmt::format("#include \"tessera_{}.h\"\n", n);
@@ -279,12 +297,12 @@ std::string source(const ExportPackage& p) {
   for (auto& c : p.candidates) {
     std::string images, kernels;
     for (auto& im : c.images)
-      images += fmt::format("{{\"{}\", tessera_image_{}_{}, sizeof tessera_image_{}_{} - 1}}, ", im.arch, c.name, im.arch,
-                            c.name, im.arch);
+      images += fmt::format("{{\"{}\", tessera_image_{}_{}, sizeof tessera_image_{}_{} - 1}}, ", im.arch, c.name,
+                            im.arch, c.name, im.arch);
     for (auto& k : c.program.launch) kernels += fmt::format("\"{}\", ", k.kernel);
     out += fmt::format("  {{\"{}\", {{{}}}, {}, {}, \"{}\", {}, {{{}}}}},\n", c.name, images, c.images.size(),
-                       c.ptx.empty() ? std::string("nullptr") : "tessera_ptx_" + c.name, c.ptx_arch, c.program.launch.size(),
-                       kernels);
+                       c.ptx.empty() ? std::string("nullptr") : "tessera_ptx_" + c.name, c.ptx_arch,
+                       c.program.launch.size(), kernels);
   }
   out += "};\n\n";
   for (size_t i = 0; i < p.candidates.size(); ++i) out += launch_function(p, p.candidates[i], i);
@@ -370,7 +388,8 @@ void write_cpp(const ExportPackage& p, const fs::path& out) {
   for (auto& s : p.op->symbols)
     if (!is_identifier(s)) throw std::runtime_error("symbol '" + s + "' is not a C identifier");
   for (auto& c : p.candidates)
-    if (!c.program.builtin.empty()) throw std::runtime_error("candidate " + c.name + " is a library call, not a kernel");
+    if (!c.program.builtin.empty())
+      throw std::runtime_error("candidate " + c.name + " is a library call, not a kernel");
   const std::string n = c_name(p.op->name);
   fs::path dir = out / "cpp";
   write_text(dir / "include" / ("tessera_" + n + ".h"), header(p));

@@ -16,6 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// (shipped code, formatted by hand: clang-format would format the raw string as C++)
+// clang-format off
 const char* kNpy = R"CPP(
 // ---- .npy files: little-endian f4, f8, i4, i8, C order --------------------------
 struct Npy {
@@ -109,8 +111,11 @@ static void check(CUresult r, const char* what) {
   }
 }
 )CPP";
+// clang-format on
 
-size_t elem_bytes(spec::DType t) { return spec::dtype_size(t); }
+size_t elem_bytes(spec::DType t) {
+  return spec::dtype_size(t);
+}
 
 std::string main_source(const ExportPackage& p) {
   const std::string n = c_name(p.op->name);
@@ -260,7 +265,6 @@ target_link_libraries({0}_example PRIVATE tessera::{0} CUDA::cuda_driver)
 )GEN",
                      n);
 }
-
 
 }  // namespace
 

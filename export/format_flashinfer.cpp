@@ -27,9 +27,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "codegen/render.h"
 #include "export/expr_to_c.h"
 #include "export/expr_to_py.h"
-#include "codegen/render.h"
 #include "export/package.h"
 #include "export/python_call.h"
 #include "export/templates.h"
@@ -42,7 +42,9 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 // (codegen's reader, which names the file when it cannot read it)
-std::string read_file(const fs::path& p) { return codegen::read_file(p.string()); }
+std::string read_file(const fs::path& p) {
+  return codegen::read_file(p.string());
+}
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
@@ -378,9 +380,10 @@ void write_flashinfer_imported(const ExportPackage& p, const PythonCall& c, cons
   const std::string name = def.at("name"), op_type = def.at("op_type");
   for (auto& [in, v] : def.at("inputs").items())
     if (v.at("shape").is_null())
-      throw std::runtime_error(fmt::format("format flashinfer: input {} of {} is a scalar, which tessera's exported "
-                                           "binding does not take yet",
-                                           in, name));
+      throw std::runtime_error(
+          fmt::format("format flashinfer: input {} of {} is a scalar, which tessera's exported "
+                      "binding does not take yet",
+                      in, name));
   Layout l;
   l.definition = name;
   fs::path dir = out / "flashinfer";
@@ -399,25 +402,28 @@ void write_flashinfer_imported(const ExportPackage& p, const PythonCall& c, cons
       ++kept;
     }
   }
-  if (dropped) left_out = fmt::format(" ({} workloads whose index tensors live in absent safetensors blobs are left out)", dropped);
+  if (dropped)
+    left_out =
+        fmt::format(" ({} workloads whose index tensors live in absent safetensors blobs are left out)", dropped);
   write_text(dir / "workloads" / op_type / (name + ".jsonl"), lines);
   std::string sol_name;
   ojson sol = solution(p, c, l, out, &sol_name);
   write_text(dir / "solutions" / op_type / (sol_name + ".json"), sol.dump(2) + "\n");
   std::vector<std::string> cands;
   for (auto& cand : p.candidates) cands.push_back(cand.name);
-  write_text(dir / "README.md",
-             fill_template("flashinfer/README.md",
-                           {{"DEFINITION", name},
-                            {"OP", op_type},
-                            {"CANDIDATES", join(cands, ", ")},
-                            {"COMMIT", p.tessera_commit},
-                            {"CREATED", p.created},
-                            {"WORKLOADS", fmt::format("the definition's own workloads ({})", kept)},
-                            {"BLOBS", left_out},
-                            {"SOLUTION", sol_name},
-                            {"NOTES", fmt::format("\nThe operator was imported from this definition "
-                                                  "(`tessera import`); the definition is the original, unchanged.\n")}}));
+  write_text(
+      dir / "README.md",
+      fill_template("flashinfer/README.md",
+                    {{"DEFINITION", name},
+                     {"OP", op_type},
+                     {"CANDIDATES", join(cands, ", ")},
+                     {"COMMIT", p.tessera_commit},
+                     {"CREATED", p.created},
+                     {"WORKLOADS", fmt::format("the definition's own workloads ({})", kept)},
+                     {"BLOBS", left_out},
+                     {"SOLUTION", sol_name},
+                     {"NOTES", fmt::format("\nThe operator was imported from this definition "
+                                           "(`tessera import`); the definition is the original, unchanged.\n")}}));
 }
 
 void write_flashinfer(const ExportPackage& p, const fs::path& out) {
@@ -453,15 +459,16 @@ void write_flashinfer(const ExportPackage& p, const fs::path& out) {
         "\nThe reference runs the recurrence token by token in float64 (8192 sequential steps a workload, in "
         "every timed run too), so fewer timing runs keep the evaluation short: `flashinfer-bench run --local . "
         "--warmup-runs 3 --iterations 20 --num-trials 1`.\n";
-  write_text(dir / "README.md", fill_template("flashinfer/README.md", {{"DEFINITION", l.definition},
-                                                                       {"OP", op.name},
-                                                                       {"CANDIDATES", join(cands, ", ")},
-                                                                       {"COMMIT", p.tessera_commit},
-                                                                       {"CREATED", p.created},
-                                                                       {"BLOBS", blobs},
-                                                                       {"WORKLOADS", "one workload for each of tessera's benchmark shapes"},
-                                                                       {"SOLUTION", sol_name},
-                                                                       {"NOTES", notes}}));
+  write_text(dir / "README.md", fill_template("flashinfer/README.md",
+                                              {{"DEFINITION", l.definition},
+                                               {"OP", op.name},
+                                               {"CANDIDATES", join(cands, ", ")},
+                                               {"COMMIT", p.tessera_commit},
+                                               {"CREATED", p.created},
+                                               {"BLOBS", blobs},
+                                               {"WORKLOADS", "one workload for each of tessera's benchmark shapes"},
+                                               {"SOLUTION", sol_name},
+                                               {"NOTES", notes}}));
 }
 
 }  // namespace tessera::exporter

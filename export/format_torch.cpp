@@ -16,8 +16,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "export/expr_to_py.h"
 #include "codegen/render.h"
+#include "export/expr_to_py.h"
 #include "export/package.h"
 #include "export/python_call.h"
 #include "export/templates.h"
@@ -29,7 +29,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // (codegen's reader, which names the file when it cannot read it)
-std::string read_file(const fs::path& p) { return codegen::read_file(p.string()); }
+std::string read_file(const fs::path& p) {
+  return codegen::read_file(p.string());
+}
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;

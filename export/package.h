@@ -17,10 +17,9 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "spec/spec.h"
 
@@ -36,33 +35,33 @@ struct KernelImage {
 // and the figures the store holds for it.
 struct PackedCandidate {
   long long id = 0;
-  std::string name;            // "c42": file and symbol stem
-  std::string template_name;   // spec template, or the LLM proposal's name
+  std::string name;           // "c42": file and symbol stem
+  std::string template_name;  // spec template, or the LLM proposal's name
   std::map<std::string, long long> params;
-  spec::Program program;       // launch plan (expressions over symbols, params and SMS)
-  std::string source;          // rendered source (parameters #defined)
+  spec::Program program;  // launch plan (expressions over symbols, params and SMS)
+  std::string source;     // rendered source (parameters #defined)
   std::vector<KernelImage> images;
-  std::string ptx;             // for the lowest requested architecture's virtual one (forward compatibility)
-  std::string ptx_arch;        // "compute_90a"
-  nlohmann::json figures;      // {"device", "driver", "date", "geomean_speedup", "max_rel_l2", "shapes": [...]}
+  std::string ptx;         // for the lowest requested architecture's virtual one (forward compatibility)
+  std::string ptx_arch;    // "compute_90a"
+  nlohmann::json figures;  // {"device", "driver", "date", "geomean_speedup", "max_rel_l2", "shapes": [...]}
 };
 
 // Which candidate serves a call (docs/export.md, "Per-shape dispatch"): the first
 // rule whose symbols all equal the call's serves it; else `fallback`.
 struct DispatchRule {
-  std::string shape;                        // benchmark shape label
-  std::map<std::string, long long> symbols; // the shape's symbols (T and NSEQ included for ragged operators)
-  size_t candidate = 0;                     // index into ExportPackage::candidates
+  std::string shape;                         // benchmark shape label
+  std::map<std::string, long long> symbols;  // the shape's symbols (T and NSEQ included for ragged operators)
+  size_t candidate = 0;                      // index into ExportPackage::candidates
 };
 
 struct ExportPackage {
   const spec::Operator* op = nullptr;
   std::string spec_hash;
-  std::string tessera_commit;               // `git describe` of the source tree, or "unknown"
-  std::string created;                      // ISO date
-  std::vector<std::string> archs;           // requested, e.g. {"sm_90a", "sm_103a"}
-  std::vector<PackedCandidate> candidates;  // [0] is the overall champion (the fallback)
-  std::vector<DispatchRule> dispatch;       // empty without --per-shape
+  std::string tessera_commit;                  // `git describe` of the source tree, or "unknown"
+  std::string created;                         // ISO date
+  std::vector<std::string> archs;              // requested, e.g. {"sm_90a", "sm_103a"}
+  std::vector<PackedCandidate> candidates;     // [0] is the overall champion (the fallback)
+  std::vector<DispatchRule> dispatch;          // empty without --per-shape
   std::vector<std::filesystem::path> headers;  // files the sources include (relative to DIR/src)
 };
 

@@ -3,13 +3,13 @@
 #include "importer/definition.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 namespace tessera::importer {
 
@@ -67,7 +67,8 @@ std::string check_reference(const std::string& src, size_t nargs, bool* checked)
       "import ast,json,sys\n"
       "src=open(sys.argv[1]).read()\n"
       "try:\n t=ast.parse(src)\n"
-      "except SyntaxError as e:\n print(json.dumps({'ok':False,'error':'line %s: %s' % (e.lineno, e.msg)})); sys.exit()\n"
+      "except SyntaxError as e:\n print(json.dumps({'ok':False,'error':'line %s: %s' % (e.lineno, e.msg)})); "
+      "sys.exit()\n"
       "runs=[n for n in t.body if isinstance(n, ast.FunctionDef) and n.name=='run']\n"
       "if not runs:\n print(json.dumps({'ok':False,'error':'no top-level function run(...)'})); sys.exit()\n"
       "a=runs[0].args\n"
@@ -123,12 +124,14 @@ std::string tessera_dtype(const std::string& d, const std::string& where) {
                                                     "int16",         "int8",        "bool"};
   if (auto it = known.find(d); it != known.end()) return it->second;
   if (format_only.count(d))
-    throw ImportError(fmt::format("{}: dtype '{}' is valid in the format but tessera does not support it yet "
-                                  "(supported: float32, float16, bfloat16, int32, int64)",
-                                  where, d));
-  throw ImportError(fmt::format("{}: expected a dtype of the format (float32, float16, bfloat16, float8_e4m3fn, "
-                                "float8_e5m2, float4_e2m1, int64, int32, int16, int8, bool), got '{}'",
-                                where, d));
+    throw ImportError(
+        fmt::format("{}: dtype '{}' is valid in the format but tessera does not support it yet "
+                    "(supported: float32, float16, bfloat16, int32, int64)",
+                    where, d));
+  throw ImportError(
+      fmt::format("{}: expected a dtype of the format (float32, float16, bfloat16, float8_e4m3fn, "
+                  "float8_e5m2, float4_e2m1, int64, int32, int16, int8, bool), got '{}'",
+                  where, d));
 }
 
 Definition read_definition(const fs::path& file, std::string* parse_note) {
@@ -154,7 +157,8 @@ Definition read_definition(const fs::path& file, std::string* parse_note) {
     Axis ax;
     ax.name = name;
     std::string type = str(file, a, "type", "axes." + name + ".", true);
-    if (type != "const" && type != "var") fail(file, "axes." + name + ".type", "\"const\" or \"var\", got '" + type + "'");
+    if (type != "const" && type != "var")
+      fail(file, "axes." + name + ".type", "\"const\" or \"var\", got '" + type + "'");
     ax.is_const = type == "const";
     if (ax.is_const) {
       if (!a.contains("value") || !a.at("value").is_number_integer() || a.at("value").get<long long>() < 0)
@@ -281,8 +285,10 @@ std::vector<long long> read_safetensors_ints(const fs::path& file, const std::st
   std::string dt = h[key].value("dtype", "");
   auto off = h[key].at("data_offsets");
   size_t begin = off[0].get<size_t>(), end = off[1].get<size_t>();
-  static const std::map<std::string, int> width = {{"I64", 8}, {"I32", 4}, {"I16", 2}, {"I8", 1}, {"U8", 1}, {"BOOL", 1}};
-  if (!width.count(dt)) throw ImportError(fmt::format("{}: tensor '{}' is {}, not an integer type", file.string(), key, dt));
+  static const std::map<std::string, int> width = {{"I64", 8}, {"I32", 4}, {"I16", 2},
+                                                   {"I8", 1},  {"U8", 1},  {"BOOL", 1}};
+  if (!width.count(dt))
+    throw ImportError(fmt::format("{}: tensor '{}' is {}, not an integer type", file.string(), key, dt));
   int w = width.at(dt);
   std::string data(end - begin, '\0');
   in.seekg(static_cast<std::streamoff>(8 + hl + begin));

@@ -11,11 +11,10 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tessera::importer {
 
@@ -28,7 +27,7 @@ struct Axis {
 
 struct TensorDef {
   std::string name;
-  std::string dtype;                // the format's name: bfloat16, float16, float32, int32, int64, ...
+  std::string dtype;                              // the format's name: bfloat16, float16, float32, int32, int64, ...
   std::optional<std::vector<std::string>> shape;  // axis names; nullopt: a scalar
   bool optional = false;
   std::string description;
@@ -41,8 +40,8 @@ struct Definition {
   std::vector<Axis> axes;  // in the file's order
   std::vector<TensorDef> inputs, outputs;
   std::vector<std::string> constraints;
-  std::string reference;         // Python source
-  nlohmann::ordered_json json;   // the file as read
+  std::string reference;        // Python source
+  nlohmann::ordered_json json;  // the file as read
 
   const Axis* axis(const std::string& n) const;
   const TensorDef* input(const std::string& n) const;
@@ -56,8 +55,8 @@ struct Definition {
 Definition read_definition(const std::filesystem::path& file, std::string* parse_note = nullptr);
 
 struct WorkloadInput {
-  std::string type;  // random, scalar, safetensors
-  double value = 0;  // scalar
+  std::string type;            // random, scalar, safetensors
+  double value = 0;            // scalar
   std::filesystem::path path;  // safetensors (as written: relative to the dataset's root)
   std::string tensor_key;
 };

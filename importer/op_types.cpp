@@ -69,7 +69,9 @@ ojson project_template(const std::string& op, const std::string& name, const std
   throw ImportError(fmt::format("{}: no template '{}'", file.string(), name));
 }
 
-const TensorDef* only(const std::vector<TensorDef>& v, size_t i) { return i < v.size() ? &v[i] : nullptr; }
+const TensorDef* only(const std::vector<TensorDef>& v, size_t i) {
+  return i < v.size() ? &v[i] : nullptr;
+}
 
 bool shaped(const TensorDef* t, const std::vector<std::string>& dims, const std::string& dtype) {
   return t && t->shape && *t->shape == dims && t->dtype == dtype;
@@ -91,13 +93,14 @@ void rmsnorm(const Definition& d, OpTraits& tr) {
               shaped(&d.outputs[0], {B, H}, "bfloat16") && d.inputs.size() == (fused ? 3u : 2u) &&
               (!fused || shaped(r, {B, H}, "bfloat16")) && eps_found;
   if (!fits) {
-    tr.notes.push_back("rmsnorm: not the layout of tessera's rows template (bf16 [batch, hidden] rows, a bf16 weight, "
-                       "one bf16 output, an EPS constant in the reference): the LLM proposer alone searches it");
+    tr.notes.push_back(
+        "rmsnorm: not the layout of tessera's rows template (bf16 [batch, hidden] rows, a bf16 weight, "
+        "one bf16 output, an EPS constant in the reference): the LLM proposer alone searches it");
     return;
   }
   tr.extra_scalars["eps"] = {{"dtype", "f32"}, {"expr", m[1].str()}};
-  std::map<std::string, std::string> names = {{"M", B}, {"N", H}, {"x", x->name}, {"w", w->name},
-                                              {"y", d.outputs[0].name}};
+  std::map<std::string, std::string> names = {
+      {"M", B}, {"N", H}, {"x", x->name}, {"w", w->name}, {"y", d.outputs[0].name}};
   ojson t = project_template("rmsnorm", "rows", names, [](const std::string& k) { return k; });
   if (fused) {
     auto& k = t["launch"][0];
@@ -122,17 +125,19 @@ void gemm(const Definition& d, OpTraits& tr) {
   if (!a || !b || !a->shape || !b->shape || a->shape->size() != 2 || b->shape->size() != 2) return;
   const std::string M = (*a->shape)[0], K = (*a->shape)[1], N = (*b->shape)[0];
   tr.flops = fmt::format("2*{}*{}*{}", M, N, K);
-  bool bt = d.reference.find(b->name + ".T") != std::string::npos || d.reference.find(b->name + ".t()") != std::string::npos;
+  bool bt =
+      d.reference.find(b->name + ".T") != std::string::npos || d.reference.find(b->name + ".t()") != std::string::npos;
   bool fits = d.inputs.size() == 2 && (a->dtype == "float16" || a->dtype == "bfloat16") &&
               shaped(b, {N, K}, a->dtype) && d.outputs.size() == 1 && shaped(&d.outputs[0], {M, N}, a->dtype) && bt;
   if (!fits) {
-    tr.notes.push_back("gemm: not C = A @ B.T with A [M, K], B [N, K] and C [M, N] of one 16-bit type: the LLM "
-                       "proposer alone searches it");
+    tr.notes.push_back(
+        "gemm: not C = A @ B.T with A [M, K], B [N, K] and C [M, N] of one 16-bit type: the LLM "
+        "proposer alone searches it");
     return;
   }
   bool f16 = a->dtype == "float16";
-  std::map<std::string, std::string> names = {{"M", M}, {"N", N}, {"K", K}, {"a", a->name}, {"b", b->name},
-                                              {"c", d.outputs[0].name}};
+  std::map<std::string, std::string> names = {{"M", M},       {"N", N},       {"K", K},
+                                              {"a", a->name}, {"b", b->name}, {"c", d.outputs[0].name}};
   auto kernel = [f16](const std::string& k) { return f16 ? k + "_f16" : k; };
   for (const char* name : {"mma", "mma_splitk"}) {
     ojson t = project_template("gemm", name, names, kernel);
@@ -182,7 +187,8 @@ void gqa(const Definition& d, OpTraits& tr) {
       }
       for (long long i = 0; i < nq; ++i) pairs += static_cast<double>(std::clamp(i + 1 + nk - nq, 0LL, nk));
     }
-    return 4.0 * pairs * static_cast<double>(axis_value(*def, axes, H)) * static_cast<double>(axis_value(*def, axes, D));
+    return 4.0 * pairs * static_cast<double>(axis_value(*def, axes, H)) *
+           static_cast<double>(axis_value(*def, axes, D));
   };
 }
 
@@ -201,14 +207,19 @@ void gdn(const Definition& d, OpTraits& tr) {
 
 OpTraits op_traits(const Definition& d) {
   OpTraits tr;
-  if (d.op_type == "rmsnorm") rmsnorm(d, tr);
-  else if (d.op_type == "gemm") gemm(d, tr);
-  else if (d.op_type == "gqa_ragged" || d.op_type == "gqa_paged") gqa(d, tr);
-  else if (d.op_type == "gdn") gdn(d, tr);
+  if (d.op_type == "rmsnorm")
+    rmsnorm(d, tr);
+  else if (d.op_type == "gemm")
+    gemm(d, tr);
+  else if (d.op_type == "gqa_ragged" || d.op_type == "gqa_paged")
+    gqa(d, tr);
+  else if (d.op_type == "gdn")
+    gdn(d, tr);
   if (tr.templates.empty())
-    tr.notes.push_back(fmt::format("op_type '{}': no tessera template; `tessera optimize {} --proposer llm` (or "
-                                   "hybrid) searches it, shown the definition and its reference",
-                                   d.op_type, d.name));
+    tr.notes.push_back(
+        fmt::format("op_type '{}': no tessera template; `tessera optimize {} --proposer llm` (or "
+                    "hybrid) searches it, shown the definition and its reference",
+                    d.op_type, d.name));
   return tr;
 }
 

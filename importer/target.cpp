@@ -42,7 +42,7 @@ std::string product(const std::vector<std::string>& dims) {
 // The relations the definition's constraints state: "X == T[-1].item()" (the last offset
 // of T is axis X) and "L == C + 1" (axis L is one more than axis C).
 struct Relations {
-  std::map<std::string, std::string> last_of;  // tensor -> axis
+  std::map<std::string, std::string> last_of;   // tensor -> axis
   std::map<std::string, std::string> one_more;  // L -> C
 };
 
@@ -53,30 +53,37 @@ Relations relations(const Definition& d) {
   static const std::regex plus1(R"(^\s*(\w+)\s*==\s*(\w+)\s*\+\s*1\s*$)");
   std::smatch m;
   for (auto& c : d.constraints) {
-    if (std::regex_match(c, m, last1) && d.axis(m[1])) r.last_of[m[2]] = m[1];
-    else if (std::regex_match(c, m, last2) && d.axis(m[2])) r.last_of[m[1]] = m[2];
-    else if (std::regex_match(c, m, plus1) && d.axis(m[1]) && d.axis(m[2])) r.one_more[m[1]] = m[2];
+    if (std::regex_match(c, m, last1) && d.axis(m[1]))
+      r.last_of[m[2]] = m[1];
+    else if (std::regex_match(c, m, last2) && d.axis(m[2]))
+      r.last_of[m[1]] = m[2];
+    else if (std::regex_match(c, m, plus1) && d.axis(m[1]) && d.axis(m[2]))
+      r.one_more[m[1]] = m[2];
   }
   return r;
 }
 
-bool is_int(const std::string& dtype) { return dtype.rfind("int", 0) == 0; }
+bool is_int(const std::string& dtype) {
+  return dtype.rfind("int", 0) == 0;
+}
 
 // How an integer input is made: offsets rising to an axis, or indices below one.
 ojson index_init(const Definition& d, const TensorDef& t, const Relations& rel) {
   const std::string& n = t.name;
   auto where = fmt::format("{}: field 'inputs.{}'", d.file.string(), n);
   if (!t.shape || t.shape->size() != 1)
-    throw ImportError(where + ": expected integer inputs to be 1-D offsets or indices (tessera cannot tell what this "
-                              "one holds, and random integers would not be valid)");
-  bool offsets = n.find("indptr") != std::string::npos || n.rfind("cu_seqlens", 0) == 0 ||
-                 n.find("offsets") != std::string::npos;
+    throw ImportError(where +
+                      ": expected integer inputs to be 1-D offsets or indices (tessera cannot tell what this "
+                      "one holds, and random integers would not be valid)");
+  bool offsets =
+      n.find("indptr") != std::string::npos || n.rfind("cu_seqlens", 0) == 0 || n.find("offsets") != std::string::npos;
   if (offsets) {
     auto it = rel.last_of.find(n);
     if (it == rel.last_of.end())
-      throw ImportError(fmt::format("{}: expected a constraint 'AXIS == {}[-1].item()' saying what its last offset "
-                                    "equals",
-                                    where, n));
+      throw ImportError(
+          fmt::format("{}: expected a constraint 'AXIS == {}[-1].item()' saying what its last offset "
+                      "equals",
+                      where, n));
     ojson init = {{"dist", "offsets"}, {"last", it->second}};
     // Keys that cover their queries: kv offsets no shorter than the query offsets.
     if (n.rfind("kv_", 0) == 0) {
@@ -92,8 +99,9 @@ ojson index_init(const Definition& d, const TensorDef& t, const Relations& rel) 
     if (d.axis("num_pages")) return {{"dist", "indices"}, {"below", "num_pages"}};
     throw ImportError(where + ": expected an index input to point into a '*cache*' input or below a num_pages axis");
   }
-  throw ImportError(where + ": expected integer inputs to be offsets (*indptr, cu_seqlens*, *offsets) or indices "
-                            "(*indices): tessera cannot tell what this one holds");
+  throw ImportError(where +
+                    ": expected integer inputs to be offsets (*indptr, cu_seqlens*, *offsets) or indices "
+                    "(*indices): tessera cannot tell what this one holds");
 }
 
 // Floating inputs in their real ranges (docs/import.md, "Inputs").
@@ -101,8 +109,8 @@ ojson float_init(const Definition& d, const TensorDef& t) {
   const std::string& n = t.name;
   if (d.op_type == "rmsnorm" && n == "weight") return {{"dist", "uniform"}, {"low", 0.5}, {"high", 1.5}};
   if (d.op_type == "gdn") {
-    if (n == "A_log") return {{"dist", "uniform"}, {"low", 0.0}, {"high", 2.77}};       // A in [1, 16]
-    if (n == "dt_bias") return {{"dist", "uniform"}, {"low", -6.9}, {"high", -2.3}};     // dt in [1e-3, 0.1]
+    if (n == "A_log") return {{"dist", "uniform"}, {"low", 0.0}, {"high", 2.77}};     // A in [1, 16]
+    if (n == "dt_bias") return {{"dist", "uniform"}, {"low", -6.9}, {"high", -2.3}};  // dt in [1e-3, 0.1]
     if ((n == "q" || n == "k") && t.shape && !t.shape->empty()) {
       const Axis* a = d.axis(t.shape->back());
       double dim = a && a->is_const && a->value > 0 ? static_cast<double>(a->value) : 128.0;
@@ -130,17 +138,22 @@ std::map<std::string, long long> synthesize(const Definition& d, const Relations
   std::set<std::string> totals, lens, counts;
   for (auto& [tensor, axis] : rel.last_of) {
     totals.insert(axis);
-    if (const TensorDef* td = d.input(tensor); td && td->shape && td->shape->size() == 1) lens.insert(td->shape->front());
+    if (const TensorDef* td = d.input(tensor); td && td->shape && td->shape->size() == 1)
+      lens.insert(td->shape->front());
   }
   for (auto& [l, c] : rel.one_more)
     if (lens.count(l)) counts.insert(c);
   std::map<std::string, long long> v;
   for (auto& a : d.axes) {
     if (a.is_const) continue;
-    if (lens.count(a.name)) v[a.name] = t.count + 1;
-    else if (counts.count(a.name)) v[a.name] = t.count;
-    else if (totals.count(a.name)) v[a.name] = t.total;
-    else v[a.name] = t.free;
+    if (lens.count(a.name))
+      v[a.name] = t.count + 1;
+    else if (counts.count(a.name))
+      v[a.name] = t.count;
+    else if (totals.count(a.name))
+      v[a.name] = t.total;
+    else
+      v[a.name] = t.free;
   }
   return v;
 }
@@ -256,8 +269,9 @@ void shapes(const Located& where, const Definition& d, const std::vector<Workloa
   std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.bytes < b.bytes; });
   std::vector<ShapeRow> bench, valid;
   if (rows.empty()) {
-    notes.push_back("no workloads: the shapes are synthesized (docs/import.md, \"Shapes\"); give real ones with "
-                    "--workloads");
+    notes.push_back(
+        "no workloads: the shapes are synthesized (docs/import.md, \"Shapes\"); give real ones with "
+        "--workloads");
     for (Tier t : {Tier{4, 4096, 64}, Tier{16, 16384, 1024}})
       bench.push_back({synthesize(d, rel, t), {}, fmt::format("synthesized-{}", t.count)});
   } else {
@@ -266,9 +280,10 @@ void shapes(const Located& where, const Definition& d, const std::vector<Workloa
     for (size_t i = 0; i < k; ++i) pick.insert(k == 1 ? rows.size() - 1 : i * (rows.size() - 1) / (k - 1));
     for (size_t i : pick) bench.push_back(rows[i]);
     if (rows.size() > k)
-      notes.push_back(fmt::format("{} distinct workloads: {} benchmark shapes at evenly spaced ranks by bytes moved, "
-                                  "the smallest and the largest included",
-                                  rows.size(), bench.size()));
+      notes.push_back(
+          fmt::format("{} distinct workloads: {} benchmark shapes at evenly spaced ranks by bytes moved, "
+                      "the smallest and the largest included",
+                      rows.size(), bench.size()));
   }
   for (auto& r : bench) {
     const Workload* w = nullptr;
@@ -277,11 +292,13 @@ void shapes(const Located& where, const Definition& d, const std::vector<Workloa
     if (!index_inputs.empty()) fix_indices(where, d, rel, index_inputs, r, w, &blobs_read, &blobs_missing);
   }
   if (blobs_missing)
-    notes.push_back(fmt::format("{} index tensors of the benchmark workloads live in safetensors blobs that are not "
-                                "here (the dataset's blobs are on Hugging Face): generated instead, valid for each "
-                                "workload's axes, fixed per workload",
-                                blobs_missing));
-  if (blobs_read) notes.push_back(fmt::format("{} index tensors read from the workloads' safetensors blobs", blobs_read));
+    notes.push_back(
+        fmt::format("{} index tensors of the benchmark workloads live in safetensors blobs that are not "
+                    "here (the dataset's blobs are on Hugging Face): generated instead, valid for each "
+                    "workload's axes, fixed per workload",
+                    blobs_missing));
+  if (blobs_read)
+    notes.push_back(fmt::format("{} index tensors read from the workloads' safetensors blobs", blobs_read));
   // Validation: awkward sizes for one free axis; else length 1, the smallest and a middle workload.
   std::vector<std::string> vars;
   for (auto& a : d.axes)
@@ -296,7 +313,8 @@ void shapes(const Located& where, const Definition& d, const std::vector<Workloa
     if (rows.empty()) {
       for (Tier t : {Tier{3, 37, 7}, Tier{5, 1000, 33}}) valid.push_back({synthesize(d, rel, t), {}, "synthesized"});
     } else {
-      for (size_t i : std::set<size_t>{0, std::min<size_t>(1, rows.size() - 1), rows.size() / 2}) valid.push_back(rows[i]);
+      for (size_t i : std::set<size_t>{0, std::min<size_t>(1, rows.size() - 1), rows.size() / 2})
+        valid.push_back(rows[i]);
     }
   }
   auto shape_json = [&](const ShapeRow& r, bool fixed) {
@@ -337,8 +355,10 @@ ImportResult build_target(const Located& where, const Definition& d, const std::
   if (where.workloads.empty()) spec["imported"].erase("workloads");
   ojson symbols = ojson::array(), scalars = ojson::object();
   for (auto& a : d.axes) {
-    if (a.is_const) scalars[a.name] = {{"dtype", "i64"}, {"expr", std::to_string(a.value)}};
-    else symbols.push_back(a.name);
+    if (a.is_const)
+      scalars[a.name] = {{"dtype", "i64"}, {"expr", std::to_string(a.value)}};
+    else
+      symbols.push_back(a.name);
   }
   // Scalar inputs: the workloads' value (they agree), else a default from the axes.
   for (auto& t : d.inputs) {
@@ -347,7 +367,8 @@ ImportResult build_target(const Located& where, const Definition& d, const std::
       throw ImportError(fmt::format("{}: field 'inputs.{}': expected a floating scalar", d.file.string(), t.name));
     std::set<float> values;
     for (auto& w : wl)
-      if (w.inputs.count(t.name) && w.inputs.at(t.name).type == "scalar") values.insert(static_cast<float>(w.inputs.at(t.name).value));
+      if (w.inputs.count(t.name) && w.inputs.at(t.name).type == "scalar")
+        values.insert(static_cast<float>(w.inputs.at(t.name).value));
     std::string expr;
     if (!values.empty()) {
       expr = fmt::format("{:.9g}", *values.begin());
@@ -395,7 +416,8 @@ ImportResult build_target(const Located& where, const Definition& d, const std::
   std::string bytes;
   for (auto* part : {&d.inputs, &d.outputs})
     for (auto& t : *part)
-      if (t.shape) bytes += (bytes.empty() ? "" : " + ") + fmt::format("{}*{}", format_size(t.dtype), product(*t.shape));
+      if (t.shape)
+        bytes += (bytes.empty() ? "" : " + ") + fmt::format("{}*{}", format_size(t.dtype), product(*t.shape));
   spec["bytes"] = traits.bytes.empty() ? bytes : traits.bytes;
   if (traits.flops == "0") notes.push_back("op_type '" + d.op_type + "': no FLOP formula known, so only bytes count");
   spec["reference"] = {{"python", "definition.json"}};
@@ -426,7 +448,8 @@ ImportResult import_definition(const ImportOptions& o) {
   fs::copy_file(where.definition, res.dir / "definition.json", fs::copy_options::overwrite_existing);
   if (!where.workloads.empty())
     fs::copy_file(where.workloads, res.dir / "workloads.jsonl", fs::copy_options::overwrite_existing);
-  if (!where.baseline.empty()) fs::copy_file(where.baseline, res.dir / "baseline.py", fs::copy_options::overwrite_existing);
+  if (!where.baseline.empty())
+    fs::copy_file(where.baseline, res.dir / "baseline.py", fs::copy_options::overwrite_existing);
   for (auto& [name, from] : template_sources(res.spec)) {
     std::string text;
     {

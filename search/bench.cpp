@@ -16,7 +16,9 @@
 namespace tessera::search {
 namespace {
 
-RandomBaseline baseline_of(const Simulation& sim) { return RandomBaseline(sim.sorted_costs(), sim.failed()); }
+RandomBaseline baseline_of(const Simulation& sim) {
+  return RandomBaseline(sim.sorted_costs(), sim.failed());
+}
 
 size_t share_of(size_t size, double fraction) {
   return std::max<size_t>(1, static_cast<size_t>(std::ceil(fraction * static_cast<double>(size))));
@@ -25,8 +27,8 @@ size_t share_of(size_t size, double fraction) {
 constexpr double kWithin3 = 1.0 / 1.03;  // optimum / best of a run within 3% of the optimum
 
 struct RunCost {
-  double cpu_ms = 0;         // the strategy's own time
-  double simulated_s = 0;    // the recorded evaluations' time
+  double cpu_ms = 0;       // the strategy's own time
+  double simulated_s = 0;  // the recorded evaluations' time
 };
 
 // One run of `strategy` on a fresh replay of `sim`: the best cost after each evaluation.
@@ -74,8 +76,7 @@ SpaceSummary summarize(const std::string& name, const Simulation& sim) {
 
 std::vector<StrategyScore> score_strategies(const std::string& space_name, const Simulation& sim,
                                             const std::vector<std::string>& strategies, int repeats,
-                                            uint64_t first_seed, size_t parallel,
-                                            std::shared_ptr<const Prior> prior) {
+                                            uint64_t first_seed, size_t parallel, std::shared_ptr<const Prior> prior) {
   RandomBaseline baseline = baseline_of(sim);
   SpaceSummary summary = summarize(space_name, sim);
   std::vector<double> curve = baseline.curve(summary.cutoff);
@@ -90,8 +91,7 @@ std::vector<StrategyScore> score_strategies(const std::string& space_name, const
     size_t tenth = share_of(summary.size, 0.10);
     for (int r = 0; r < repeats; ++r) {
       uint64_t seed = first_seed + static_cast<uint64_t>(r);
-      std::vector<double> best =
-          run_once(sim, name, summary.budget, seed, baseline.worst(), cost, parallel, prior);
+      std::vector<double> best = run_once(sim, name, summary.budget, seed, baseline.worst(), cost, parallel, prior);
       scores.push_back(run_score(best, curve, baseline.optimum()));
       to_within3.push_back(evals_to_within3(best, baseline.optimum(), summary.budget));
       row.at_1pct += fraction_of_optimum(best, share_of(summary.size, 0.01), baseline);
@@ -136,10 +136,9 @@ void print_markdown(const SpaceSummary& s, const std::vector<StrategyScore>& row
   auto cell = [](double v, const char* f, bool known) { return known ? fmt::format(fmt::runtime(f), v) : "—"; };
   for (const StrategyScore& r : rows) {
     bool ours = !r.peer;  // kt_peer.py's runs last max(cutoff, 5%) and do not report the rest
-    std::string to3 = !ours ? "—"
-                      : r.evals_to_within3 > static_cast<double>(s.budget)
-                          ? fmt::format("> {}", s.budget)
-                          : fmt::format("{:.0f}", r.evals_to_within3);
+    std::string to3 = !ours                                                ? "—"
+                      : r.evals_to_within3 > static_cast<double>(s.budget) ? fmt::format("> {}", s.budget)
+                                                                           : fmt::format("{:.0f}", r.evals_to_within3);
     out << fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {} | {} | {:.0f} | {} |\n",
                        r.strategy, r.runs, r.score, r.score_sd, r.at_1pct, r.at_2pct, r.at_5pct,
                        cell(r.at_10pct, "{:.3f}", ours), cell(100 * r.within3_at_10pct, "{:.0f}%", ours),
@@ -194,8 +193,8 @@ int search_bench_main(const SearchBenchOptions& o, std::ostream& out) {
       for (auto& r : score_strategies(name, sim, strategies, o.repeats, 1, o.parallel)) rows.push_back(r);
       if (warm) {
         auto prior = prior_from_kt_cache(sim.space(), *warm);
-        summary.name += " — warm start from " + warm->path.substr(warm->path.find_last_of('/') + 1) + ", " +
-                        prior->source();
+        summary.name +=
+            " — warm start from " + warm->path.substr(warm->path.find_last_of('/') + 1) + ", " + prior->source();
         for (auto& r : score_strategies(name, sim, strategies, o.repeats, 1, o.parallel, prior)) rows.push_back(r);
       }
       if (!o.json.empty()) {

@@ -28,19 +28,19 @@ struct StrategyScore {
   std::string space;
   std::string strategy;
   int runs = 0;
-  double score = 0;      // mean over runs
-  double score_sd = 0;   // standard deviation over runs
-  double at_1pct = 0;    // mean optimum / best after 1% of the space
+  double score = 0;     // mean over runs
+  double score_sd = 0;  // standard deviation over runs
+  double at_1pct = 0;   // mean optimum / best after 1% of the space
   double at_2pct = 0;
   double at_5pct = 0;
   double at_10pct = 0;
-  double within3_at_10pct = 0;  // share of runs whose best after 10% of the space is within 3% of the optimum
+  double within3_at_10pct = 0;      // share of runs whose best after 10% of the space is within 3% of the optimum
   double within3_budget_10pct = 0;  // the same for runs whose whole budget is 10% of the space
   // Median over runs of the evaluations it took to get within 3% of the optimum;
   // a run that never did counts as budget + 1 (so a median above the budget means
   // most runs did not get there).
   double evals_to_within3 = 0;
-  double ms_per_run = 0; // the strategy's own CPU time per run (the simulation costs ~nothing)
+  double ms_per_run = 0;  // the strategy's own CPU time per run (the simulation costs ~nothing)
   // The strategy's share of a run's time when the recorded evaluation times are
   // paid too: strategy / (strategy + simulated evaluation seconds).
   double strategy_share = 0;
@@ -83,15 +83,15 @@ std::vector<StrategyScore> peer_rows(const std::string& jsonl, const std::string
 std::string row_json(const StrategyScore& row);
 
 struct SearchBenchOptions {
-  std::vector<std::string> caches;   // Kernel Tuner cache files, one space each
+  std::vector<std::string> caches;  // Kernel Tuner cache files, one space each
   int repeats = 20;
-  std::vector<std::string> only;     // strategies (empty: all but exhaustive)
-  size_t parallel = 1;               // evaluations judged at once, as on that many GPUs
-  std::string warm_from;             // another device's cache: every strategy with and without the warm start
-  std::string peer;                  // kt_peer.py --json output: Kernel Tuner's rows in the same tables
-  bool leave_one_out = false;        // and the leave-one-space-out table at the end
-  std::string json;                  // append every row measured here to this file (JSON lines)
-  std::string rows;                  // rows measured before (an earlier --json file), printed with these
+  std::vector<std::string> only;  // strategies (empty: all but exhaustive)
+  size_t parallel = 1;            // evaluations judged at once, as on that many GPUs
+  std::string warm_from;          // another device's cache: every strategy with and without the warm start
+  std::string peer;               // kt_peer.py --json output: Kernel Tuner's rows in the same tables
+  bool leave_one_out = false;     // and the leave-one-space-out table at the end
+  std::string json;               // append every row measured here to this file (JSON lines)
+  std::string rows;               // rows measured before (an earlier --json file), printed with these
 };
 
 // `tessera search-bench --cache FILE... [--repeats R] [--strategies a,b|none] [--warm-from FILE]

@@ -13,11 +13,11 @@
 namespace tessera::search {
 
 struct Outcome {
-  bool ok = false;         // false: failed to compile, run, or validate
-  double cost = 0;         // lower is better (time in ms, or -speedup): only if ok
-  std::string failure;     // why not ok (status word), empty if ok
-  double seconds = 0;      // time the evaluation took (real or simulated)
-  bool recorded = false;   // answered from stored history (resumed): costs no budget
+  bool ok = false;        // false: failed to compile, run, or validate
+  double cost = 0;        // lower is better (time in ms, or -speedup): only if ok
+  std::string failure;    // why not ok (status word), empty if ok
+  double seconds = 0;     // time the evaluation took (real or simulated)
+  bool recorded = false;  // answered from stored history (resumed): costs no budget
 };
 
 class CostFunction {

@@ -65,13 +65,18 @@ std::string close_truncated_json(const std::string& text, size_t max_depth) {
   for (size_t i = 0; i < text.size(); ++i) {
     char ch = text[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (ch == '\\') escaped = true;
-      else if (ch == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (ch == '\\')
+        escaped = true;
+      else if (ch == '"')
+        in_string = false;
       continue;
     }
     switch (ch) {
-      case '"': in_string = true; break;
+      case '"':
+        in_string = true;
+        break;
       case '{':
       case '[':
         stack.push_back(ch);
@@ -94,7 +99,8 @@ std::string close_truncated_json(const std::string& text, size_t max_depth) {
           safe_stack = stack;
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   if (stack.empty() && !in_string) return text;
@@ -132,8 +138,7 @@ KtCache parse_kt_cache(const std::string& text, const std::string& origin) {
   std::vector<std::map<std::string, int>> position(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     if (!tp.contains(names[i]) || !tp[names[i]].is_array())
-      throw std::runtime_error("Kernel Tuner cache '" + origin + "': tune_params has no list for '" +
-                               names[i] + "'");
+      throw std::runtime_error("Kernel Tuner cache '" + origin + "': tune_params has no list for '" + names[i] + "'");
     Param p;
     p.name = names[i];
     for (auto& v : tp[names[i]]) {
@@ -177,6 +182,8 @@ KtCache parse_kt_cache(const std::string& text, const std::string& origin) {
   return cache;
 }
 
-KtCache read_kt_cache(const std::string& path) { return parse_kt_cache(read_maybe_gzipped(path), path); }
+KtCache read_kt_cache(const std::string& path) {
+  return parse_kt_cache(read_maybe_gzipped(path), path);
+}
 
 }  // namespace tessera::search

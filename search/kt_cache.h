@@ -32,10 +32,10 @@ struct KtCache {
   std::string device_name;
   std::string kernel_name;
   std::string objective = "time";
-  std::vector<Param> params;         // in tune_params_keys order, values as Python's str() writes them
-  std::vector<KtCacheEntry> entries; // in file order
-  bool repaired = false;             // the file was unclosed and had to be closed
-  size_t dropped = 0;                // entries whose values are not in tune_params (skipped)
+  std::vector<Param> params;          // in tune_params_keys order, values as Python's str() writes them
+  std::vector<KtCacheEntry> entries;  // in file order
+  bool repaired = false;              // the file was unclosed and had to be closed
+  size_t dropped = 0;                 // entries whose values are not in tune_params (skipped)
 };
 
 // Reads a cache file, plain or gzipped. Throws std::runtime_error naming the file

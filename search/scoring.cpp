@@ -43,8 +43,10 @@ size_t RandomBaseline::cutoff(double fraction) const {
   size_t lo = 1, hi = values_.size();
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (expected_best(mid) <= target) hi = mid;
-    else lo = mid + 1;
+    if (expected_best(mid) <= target)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }

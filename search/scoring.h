@@ -26,7 +26,7 @@ class RandomBaseline {
   size_t size() const { return values_.size(); }  // configurations, failed included
   double optimum() const { return values_.front(); }
   double worst() const { return values_.back(); }
-  double median() const { return median_; }         // of the successes
+  double median() const { return median_; }  // of the successes
 
   // Expected minimum cost of n distinct configurations drawn uniformly (1 <= n <= size()).
   double expected_best(size_t n) const;

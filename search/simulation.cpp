@@ -42,14 +42,18 @@ Simulation::Simulation(std::vector<Param> params, const std::vector<Record>& rec
       c[i] = it->second;
     }
     auto [slot, fresh] = t.at.emplace(t.flat(c), t.outcomes.size());
-    if (fresh) t.outcomes.push_back(r.outcome);
-    else t.outcomes[slot->second] = r.outcome;  // the later record wins, as in a cache file
+    if (fresh)
+      t.outcomes.push_back(r.outcome);
+    else
+      t.outcomes[slot->second] = r.outcome;  // the later record wins, as in a cache file
   }
   std::shared_ptr<const Table> table = table_;
   space_ = Space(std::move(params), [table](const Config& c) { return table->at.count(table->flat(c)) > 0; });
 }
 
-Simulation Simulation::from_kt_cache(const KtCache& cache) { return Simulation(cache.params, records_of(cache)); }
+Simulation Simulation::from_kt_cache(const KtCache& cache) {
+  return Simulation(cache.params, records_of(cache));
+}
 
 std::vector<Record> Simulation::records_of(const KtCache& cache) {
   std::vector<Record> records;

@@ -50,7 +50,9 @@ std::vector<std::string> strategy_names() {
   return {"exhaustive", "random", "annealing", "genetic", "greedy_ils", "bayes", "genetic_ils", "portfolio"};
 }
 
-std::string default_strategy() { return "portfolio"; }
+std::string default_strategy() {
+  return "portfolio";
+}
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "exhaustive") return std::make_unique<Exhaustive>();

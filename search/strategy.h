@@ -63,8 +63,8 @@ class Tuning {
   const std::vector<Trial>& history() const { return history_; }
   std::optional<Trial> best() const;
   size_t evals() const { return history_.size(); }  // configurations with an outcome
-  size_t spent() const { return spent_; }            // of those, evaluated now (not recorded)
-  double seconds() const { return seconds_; }  // evaluations' and (count_strategy_time) the strategy's
+  size_t spent() const { return spent_; }           // of those, evaluated now (not recorded)
+  double seconds() const { return seconds_; }       // evaluations' and (count_strategy_time) the strategy's
   double strategy_seconds() const { return strategy_seconds_; }  // the strategy's own, between evaluations
   const Space& space() const { return space_; }
   const Budget& budget() const { return budget_; }

@@ -17,11 +17,13 @@ namespace tessera::search {
 namespace {
 
 constexpr size_t kBatch = 4;
-constexpr double kStartTemperature = 0.2;   // a 20% worse step is taken with p = 1/e at first
+constexpr double kStartTemperature = 0.2;  // a 20% worse step is taken with p = 1/e at first
 constexpr double kEndTemperature = 0.002;
-constexpr int kPatience = 12;               // steps without acceptance before a restart
+constexpr int kPatience = 12;  // steps without acceptance before a restart
 
-double cost_of(const Outcome& o) { return o.ok ? o.cost : std::numeric_limits<double>::infinity(); }
+double cost_of(const Outcome& o) {
+  return o.ok ? o.cost : std::numeric_limits<double>::infinity();
+}
 
 class SimulatedAnnealing final : public Strategy {
  public:
@@ -98,6 +100,8 @@ class SimulatedAnnealing final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_simulated_annealing() { return std::make_unique<SimulatedAnnealing>(); }
+std::unique_ptr<Strategy> make_simulated_annealing() {
+  return std::make_unique<SimulatedAnnealing>();
+}
 
 }  // namespace tessera::search

@@ -30,10 +30,14 @@ constexpr size_t kMaxCandidates = 600;
 constexpr size_t kNeighbourhoodOf = 5;  // best configurations whose neighbours are always scored
 constexpr int kRefitEvery = 4;          // rounds between length-scale fits
 constexpr double kNoise = 1e-3;
-constexpr double kXi = 0.01;            // exploration margin of expected improvement
+constexpr double kXi = 0.01;  // exploration margin of expected improvement
 
-double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi); }
-double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::numbers::sqrt2); }
+double normal_pdf(double z) {
+  return std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi);
+}
+double normal_cdf(double z) {
+  return 0.5 * std::erfc(-z / std::numbers::sqrt2);
+}
 
 // y ≈ a + b q(x), q the prior's rank quantile (its mean where it has none), least
 // squares over the training set; 0 without a prior or when q does not vary. The
@@ -45,8 +49,7 @@ double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::numbers::sqrt2); 
 // no transfer: it is read as no information (b = 0).
 class PriorMean {
  public:
-  PriorMean(const Prior* prior, const std::vector<const Trial*>& trials, const std::vector<double>& y)
-      : prior_(prior) {
+  PriorMean(const Prior* prior, const std::vector<const Trial*>& trials, const std::vector<double>& y) : prior_(prior) {
     if (!prior_) return;
     std::vector<double> q;
     for (const Trial* tr : trials) q.push_back(prior_->quantile(tr->config));
@@ -122,8 +125,8 @@ class BayesOpt final : public Strategy {
   }
 
   // Coordinate search over log length scales, starting from the current ones.
-  static void fit_scales(GaussianProcess& gp, const std::vector<std::vector<double>>& x,
-                         const std::vector<double>& y, std::vector<double>& scales) {
+  static void fit_scales(GaussianProcess& gp, const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                         std::vector<double>& scales) {
     auto lml = [&](const std::vector<double>& s) {
       return gp.fit(x, y, s, kNoise) ? gp.log_marginal_likelihood() : -std::numeric_limits<double>::infinity();
     };
@@ -241,6 +244,8 @@ class BayesOpt final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_bayes_opt() { return std::make_unique<BayesOpt>(); }
+std::unique_ptr<Strategy> make_bayes_opt() {
+  return std::make_unique<BayesOpt>();
+}
 
 }  // namespace tessera::search

@@ -23,7 +23,9 @@ constexpr size_t kTournament = 3;
 constexpr int kRepairTries = 24;
 constexpr size_t kSeeded = 4;  // best configurations of an earlier run that join the first population
 
-double cost_of(const Outcome& o) { return o.ok ? o.cost : std::numeric_limits<double>::infinity(); }
+double cost_of(const Outcome& o) {
+  return o.ok ? o.cost : std::numeric_limits<double>::infinity();
+}
 
 struct Member {
   Config config;
@@ -42,8 +44,7 @@ class GeneticAlgorithm final : public Strategy {
         first.push_back(*c);
     std::vector<Member> population = evaluate(t, first);
     while (!t.exhausted() && !population.empty()) {
-      std::sort(population.begin(), population.end(),
-                [](const Member& a, const Member& b) { return a.cost < b.cost; });
+      std::sort(population.begin(), population.end(), [](const Member& a, const Member& b) { return a.cost < b.cost; });
       std::vector<Config> children;
       for (size_t guard = 0; children.size() + kElite < kPopulation && guard < 8 * kPopulation; ++guard) {
         const Config& a = tournament(population, rng).config;
@@ -125,6 +126,8 @@ class GeneticAlgorithm final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_genetic_algorithm() { return std::make_unique<GeneticAlgorithm>(); }
+std::unique_ptr<Strategy> make_genetic_algorithm() {
+  return std::make_unique<GeneticAlgorithm>();
+}
 
 }  // namespace tessera::search

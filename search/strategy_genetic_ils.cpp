@@ -46,6 +46,8 @@ class GeneticIls final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_genetic_ils() { return std::make_unique<GeneticIls>(); }
+std::unique_ptr<Strategy> make_genetic_ils() {
+  return std::make_unique<GeneticIls>();
+}
 
 }  // namespace tessera::search

@@ -46,7 +46,9 @@ constexpr size_t kBatch = 8;
 constexpr size_t kRestartDraws = 16;
 constexpr size_t kModelFrom = 8;  // evaluations before the model is trusted to order anything
 
-double cost_of(const Outcome& o) { return o.ok ? o.cost : std::numeric_limits<double>::infinity(); }
+double cost_of(const Outcome& o) {
+  return o.ok ? o.cost : std::numeric_limits<double>::infinity();
+}
 
 class GreedyIls final : public Strategy {
  public:
@@ -183,6 +185,8 @@ class GreedyIls final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_greedy_ils() { return std::make_unique<GreedyIls>(); }
+std::unique_ptr<Strategy> make_greedy_ils() {
+  return std::make_unique<GreedyIls>();
+}
 
 }  // namespace tessera::search

@@ -8,7 +8,9 @@ namespace tessera::search {
 Tuning::Tuning(const Space& space, CostFunction& cost, Budget budget)
     : space_(space), cost_(cost), budget_(budget), since_(std::chrono::steady_clock::now()) {}
 
-bool Tuning::seen(const Config& c) const { return index_.count(c) > 0; }
+bool Tuning::seen(const Config& c) const {
+  return index_.count(c) > 0;
+}
 
 bool Tuning::exhausted() const {
   if (spent_ >= budget_.max_evals || (limit_ && spent_ >= *limit_)) return true;

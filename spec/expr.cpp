@@ -9,10 +9,18 @@
 namespace tessera::spec {
 namespace {
 
-double cdiv(double a, double b) { return std::ceil(a / b); }
-double floor_(double a) { return std::floor(a); }
-double ceil_(double a) { return std::ceil(a); }
-double mod(double a, double b) { return std::fmod(a, b); }
+double cdiv(double a, double b) {
+  return std::ceil(a / b);
+}
+double floor_(double a) {
+  return std::floor(a);
+}
+double ceil_(double a) {
+  return std::ceil(a);
+}
+double mod(double a, double b) {
+  return std::fmod(a, b);
+}
 
 void setup(mu::Parser& p, const std::string& text, Bindings& vars) {
   p.DefineFun("cdiv", cdiv);

@@ -41,8 +41,8 @@ std::vector<double> lognormal_weights(size_t k, std::mt19937_64& rng) {
   return w;
 }
 
-std::vector<long long> offsets(const Tensor& t, const Init& in, const Bindings& b, long long n,
-                               std::mt19937_64& rng, const std::map<std::string, std::vector<long long>>& earlier) {
+std::vector<long long> offsets(const Tensor& t, const Init& in, const Bindings& b, long long n, std::mt19937_64& rng,
+                               const std::map<std::string, std::vector<long long>>& earlier) {
   if (n < 1) throw SpecError(fmt::format("input '{}': offsets need at least one entry", t.name));
   const long long last = eval_int(in.last, b);
   const size_t k = static_cast<size_t>(n - 1);
@@ -76,7 +76,8 @@ std::vector<long long> offsets(const Tensor& t, const Init& in, const Bindings& 
 std::vector<long long> indices(const Tensor& t, const Init& in, const Bindings& b, long long n, std::mt19937_64& rng) {
   const long long below = eval_int(in.below, b);
   if (n > 0 && below <= 0)
-    throw SpecError(fmt::format("input '{}': {} entries in [0, {}) with {} = {}", t.name, n, in.below, in.below, below));
+    throw SpecError(
+        fmt::format("input '{}': {} entries in [0, {}) with {} = {}", t.name, n, in.below, in.below, below));
   std::vector<long long> out;
   out.reserve(static_cast<size_t>(std::max(0LL, n)));
   if (n > below) {

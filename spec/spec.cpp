@@ -19,23 +19,32 @@ namespace fs = std::filesystem;
 size_t dtype_size(DType t) {
   switch (t) {
     case DType::bf16:
-    case DType::f16: return 2;
+    case DType::f16:
+      return 2;
     case DType::f32:
-    case DType::i32: return 4;
+    case DType::i32:
+      return 4;
     case DType::f64:
-    case DType::i64: return 8;
+    case DType::i64:
+      return 8;
   }
   return 0;
 }
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::bf16: return "bf16";
-    case DType::f16: return "f16";
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "f16";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
   }
   return "?";
 }
@@ -118,9 +127,12 @@ class Reader {
     size_t n = array_size(f);
     for (size_t i = 0; i < n; ++i) {
       const json& v = j_.at(f)[i];
-      if (v.is_string()) out.push_back(v.get<std::string>());
-      else if (v.is_number()) out.push_back(v.dump());
-      else fail(fmt::format("{}[{}]", f, i), "a string or number");
+      if (v.is_string())
+        out.push_back(v.get<std::string>());
+      else if (v.is_number())
+        out.push_back(v.dump());
+      else
+        fail(fmt::format("{}[{}]", f, i), "a string or number");
     }
     return out;
   }
@@ -163,9 +175,10 @@ Init read_init(const Reader& r, bool allow_constant = false) {
   } else if (in.dist == "constant" && allow_constant) {
     in.a = r.num("value");
   } else {
-    r.fail("dist", allow_constant ? "one of normal, uniform, randint, cu_seqlens, offsets, indices, constant, values"
-                                  : "one of normal, uniform, randint, cu_seqlens, offsets, indices (constant and values "
-                                    "only in a shape's init_overrides)");
+    r.fail("dist", allow_constant
+                       ? "one of normal, uniform, randint, cu_seqlens, offsets, indices, constant, values"
+                       : "one of normal, uniform, randint, cu_seqlens, offsets, indices (constant and values "
+                         "only in a shape's init_overrides)");
   }
   return in;
 }
@@ -229,7 +242,8 @@ std::optional<TensorMapArg> parse_tensor_map_arg(const std::string& arg) {
     size_t x = box.find('x', pos);
     if (x == std::string::npos) x = box.size();
     const std::string d = box.substr(pos, x - pos);
-    if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 3) throw bad("box sizes are integers");
+    if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 3)
+      throw bad("box sizes are integers");
     const int v = std::stoi(d);
     if (v < 1 || v > 256) throw bad("each box size is 1..256");
     t.box.push_back(v);
@@ -350,7 +364,8 @@ void check_program(const Operator& op, const Program& p, const std::string& file
         for (auto& x : op.tensors)
           if (x.name == tm->tensor) t = &x;
         std::string why;
-        if (!t) why = "is not a tensor of the operator";
+        if (!t)
+          why = "is not a tensor of the operator";
         else if (tm->box.size() != t->shape.size())
           why = fmt::format("gives {} box sizes for a tensor of rank {}", tm->box.size(), t->shape.size());
         else if (t->dtype == DType::i64 && tm->swizzle)
@@ -364,8 +379,9 @@ void check_program(const Operator& op, const Program& p, const std::string& file
         continue;
       }
       if (!names.count(a))
-        throw SpecError(fmt::format("{}: {}.launch[{}].args: '{}' is not a tensor, scratch buffer, symbol, scalar or parameter",
-                                    file, where, i, a));
+        throw SpecError(
+            fmt::format("{}: {}.launch[{}].args: '{}' is not a tensor, scratch buffer, symbol, scalar or parameter",
+                        file, where, i, a));
     }
     std::vector<std::string> exprs = {k.grid[0],  k.grid[1],  k.grid[2], k.block[0],
                                       k.block[1], k.block[2], k.smem,    k.when};
@@ -396,8 +412,9 @@ void check_index_inits(const Operator& op, const Shape& s, const Bindings& b, co
     if (in.dist == "indices" && !check(in.below, b, &err))
       throw SpecError(fmt::format("{}: tensor '{}'.init.below at shape {}: {}", file, t.name, s.label(), err));
     if (in.dist == "offsets" && !in.not_below.empty() && !offsets_before.count(in.not_below))
-      throw SpecError(fmt::format("{}: tensor '{}'.init.not_below: expected an offsets input listed before it, got '{}'",
-                                  file, t.name, in.not_below));
+      throw SpecError(
+          fmt::format("{}: tensor '{}'.init.not_below: expected an offsets input listed before it, got '{}'", file,
+                      t.name, in.not_below));
     if (in.dist == "values" && static_cast<long long>(in.values.size()) != op.elements(t, b))
       throw SpecError(fmt::format("{}: shape {}: init_overrides.{}: {} values for a tensor of {} entries", file,
                                   s.label(), t.name, in.values.size(), op.elements(t, b)));
@@ -588,7 +605,8 @@ Operator load_operator(const fs::path& dir_in) {
             throw SpecError(fmt::format("{}: tensors '{}'.shape[{}]: {}", file.string(), t.name, d, err));
         }
         if (op.elements(t, b) < 0)
-          throw SpecError(fmt::format("{}: tensor '{}' has a negative size at shape {}", file.string(), t.name, s.label()));
+          throw SpecError(
+              fmt::format("{}: tensor '{}' has a negative size at shape {}", file.string(), t.name, s.label()));
       }
       for (auto* f : {&op.flops, &op.bytes}) {
         std::string err;

@@ -8,11 +8,10 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "spec/expr.h"
 
@@ -121,8 +120,8 @@ struct Scratch {
 // A source file plus how to launch it: the reference, a source baseline, or a template.
 struct Program {
   std::string name;
-  std::filesystem::path source;  // absolute
-  std::vector<std::string> arch;  // empty: every architecture
+  std::filesystem::path source;                          // absolute
+  std::vector<std::string> arch;                         // empty: every architecture
   std::map<std::string, std::vector<long long>> params;  // template parameters
   std::vector<std::string> param_order;                  // order as written
   std::vector<std::string> constraints;

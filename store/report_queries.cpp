@@ -1,8 +1,9 @@
 // store/report_queries.cpp — read-only queries for reports and re-checks.
 #include "store/report_queries.h"
-#include "store/statement.h"
 
 #include <fmt/format.h>
+
+#include "store/statement.h"
 
 namespace tessera::store {
 
@@ -74,7 +75,8 @@ std::vector<TimelinePoint> ok_timeline(Store& db, const std::string& op) {
 std::vector<LeaderboardRow> timed_leaderboard(Store& db, const std::string& op, const std::string& device, int limit) {
   std::string sql = fmt::format(
       "SELECT c.id, c.template, c.params, e.status, e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2, "
-      "e.roofline_fraction, e.id, c.parent FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM evaluations WHERE "
+      "e.roofline_fraction, e.id, c.parent FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM evaluations "
+      "WHERE "
       "candidate_id=c.id AND status<>'compiled' {} ORDER BY id DESC LIMIT 1) WHERE c.operator=? "
       "ORDER BY (e.status='ok') DESC, e.geomean_speedup DESC, c.id LIMIT ?",
       device.empty() ? "" : "AND device=?");
@@ -121,9 +123,10 @@ std::vector<StoredEvaluation> evaluations_of_run(Store& db, long long run_id) {
 
 std::optional<StoredEvaluation> previous_ok(Store& db, long long candidate_id, const std::string& device,
                                             long long before_id) {
-  Q q(db.raw(), fmt::format("SELECT {} FROM evaluations WHERE candidate_id=? AND device=? AND status='ok' {} ORDER BY id "
-                            "DESC LIMIT 1",
-                            kCols, before_id > 0 ? "AND id<?" : ""));
+  Q q(db.raw(),
+      fmt::format("SELECT {} FROM evaluations WHERE candidate_id=? AND device=? AND status='ok' {} ORDER BY id "
+                  "DESC LIMIT 1",
+                  kCols, before_id > 0 ? "AND id<?" : ""));
   q.bind(1, candidate_id).bind(2, device);
   if (before_id > 0) q.bind(3, before_id);
   if (!q.step()) return std::nullopt;

@@ -48,6 +48,7 @@ std::optional<StoredEvaluation> evaluation(Store& db, long long id);
 std::vector<StoredEvaluation> evaluations_of_run(Store& db, long long run_id);
 // The latest `ok` evaluation of a candidate on a GPU model with an id below
 // `before_id` (0: any): the stored figure a re-check is compared with.
-std::optional<StoredEvaluation> previous_ok(Store& db, long long candidate_id, const std::string& device, long long before_id);
+std::optional<StoredEvaluation> previous_ok(Store& db, long long candidate_id, const std::string& device,
+                                            long long before_id);
 
 }  // namespace tessera::store

@@ -4,9 +4,8 @@
 // evaluation's per-shape rows. Internal to store/.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include <optional>
 #include <string>

@@ -24,18 +24,15 @@ double RunBudget::cost_of(int64_t prompt_tokens, int64_t completion_tokens) cons
 void RunBudget::reserve_call() {
   std::lock_guard lock(mutex_);
   if (limits_.max_calls > 0 && usage_.calls >= limits_.max_calls)
-    throw LlmError(LlmErrorKind::BudgetExceeded,
-                   fmt::format("LLM call cap reached: {} of {} calls used in this run",
-                               usage_.calls, limits_.max_calls));
+    throw LlmError(LlmErrorKind::BudgetExceeded, fmt::format("LLM call cap reached: {} of {} calls used in this run",
+                                                             usage_.calls, limits_.max_calls));
   int64_t tokens = usage_.prompt_tokens + usage_.completion_tokens;
   if (limits_.max_tokens > 0 && tokens >= limits_.max_tokens)
     throw LlmError(LlmErrorKind::BudgetExceeded,
-                   fmt::format("LLM token cap reached: {} of {} tokens used in this run",
-                               tokens, limits_.max_tokens));
+                   fmt::format("LLM token cap reached: {} of {} tokens used in this run", tokens, limits_.max_tokens));
   if (limits_.max_cost && usage_.cost >= *limits_.max_cost)
-    throw LlmError(LlmErrorKind::BudgetExceeded,
-                   fmt::format("LLM cost cap reached: {:.4f} of {:.4f} spent in this run",
-                               usage_.cost, *limits_.max_cost));
+    throw LlmError(LlmErrorKind::BudgetExceeded, fmt::format("LLM cost cap reached: {:.4f} of {:.4f} spent in this run",
+                                                             usage_.cost, *limits_.max_cost));
   ++usage_.calls;
 }
 
@@ -54,10 +51,8 @@ BudgetUsage RunBudget::usage() const {
 std::string RunBudget::summary() const {
   BudgetUsage u = usage();
   std::string s = fmt::format("{} calls, {} tokens ({} prompt + {} completion)", u.calls,
-                              u.prompt_tokens + u.completion_tokens, u.prompt_tokens,
-                              u.completion_tokens);
-  if (limits_.price_prompt_per_1k || limits_.price_completion_per_1k)
-    s += fmt::format(", cost {:.4f}", u.cost);
+                              u.prompt_tokens + u.completion_tokens, u.prompt_tokens, u.completion_tokens);
+  if (limits_.price_prompt_per_1k || limits_.price_completion_per_1k) s += fmt::format(", cost {:.4f}", u.cost);
   return s;
 }
 

@@ -10,15 +10,24 @@ namespace tessera::llm {
 
 const char* to_string(LlmErrorKind kind) {
   switch (kind) {
-    case LlmErrorKind::Config: return "config";
-    case LlmErrorKind::MissingKey: return "missing_key";
-    case LlmErrorKind::BudgetExceeded: return "budget_exceeded";
-    case LlmErrorKind::Timeout: return "timeout";
-    case LlmErrorKind::Connection: return "connection";
-    case LlmErrorKind::RateLimited: return "rate_limited";
-    case LlmErrorKind::Http: return "http";
-    case LlmErrorKind::BadResponse: return "bad_response";
-    case LlmErrorKind::ReplayExhausted: return "replay_exhausted";
+    case LlmErrorKind::Config:
+      return "config";
+    case LlmErrorKind::MissingKey:
+      return "missing_key";
+    case LlmErrorKind::BudgetExceeded:
+      return "budget_exceeded";
+    case LlmErrorKind::Timeout:
+      return "timeout";
+    case LlmErrorKind::Connection:
+      return "connection";
+    case LlmErrorKind::RateLimited:
+      return "rate_limited";
+    case LlmErrorKind::Http:
+      return "http";
+    case LlmErrorKind::BadResponse:
+      return "bad_response";
+    case LlmErrorKind::ReplayExhausted:
+      return "replay_exhausted";
   }
   return "?";
 }

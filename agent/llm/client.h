@@ -66,10 +66,8 @@ const char* to_string(LlmErrorKind kind);
 // what to do (which variable to set, which cap was hit).
 class LlmError : public std::runtime_error {
  public:
-  LlmError(LlmErrorKind kind, const std::string& message, int http_status = 0,
-           int attempts = 0)
-      : std::runtime_error(message), kind_(kind), http_status_(http_status),
-        attempts_(attempts) {}
+  LlmError(LlmErrorKind kind, const std::string& message, int http_status = 0, int attempts = 0)
+      : std::runtime_error(message), kind_(kind), http_status_(http_status), attempts_(attempts) {}
   LlmErrorKind kind() const { return kind_; }
   int http_status() const { return http_status_; }
   int attempts() const { return attempts_; }
@@ -83,10 +81,10 @@ class LlmError : public std::runtime_error {
 // One finished call, successful or not: the unit the store records and replays.
 struct Exchange {
   Conversation request;
-  Reply reply;                              // meaningful when error is empty
-  std::string error;                        // redacted message of a failed call
-  std::optional<LlmErrorKind> error_kind;   // set when the call failed
-  std::string provider;                     // "openai", "anthropic", "replay"
+  Reply reply;                             // meaningful when error is empty
+  std::string error;                       // redacted message of a failed call
+  std::optional<LlmErrorKind> error_kind;  // set when the call failed
+  std::string provider;                    // "openai", "anthropic", "replay"
   // What tessera made of the answer (JSON text: {"proposals": [{"name", "kind",
   // "candidates": [ids], ...}], "parse_errors"}), empty if unknown. Kept in record
   // files so that a replay can tell which of its own candidates an answer's "#id"

@@ -44,8 +44,7 @@ std::vector<std::string> quoted_paths(const std::string& line) {
   static const std::regex bare(R"re((?:^|[\s'(<=,:\[])((?:~|\.\.)?/[^\s"'()<>,:/]+/[^\s"'()<>,:]*))re");
   std::vector<std::string> out;
   for (const auto* re : {&quoted, &bare})
-    for (auto it = std::sregex_iterator(line.begin(), line.end(), *re);
-         it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), *re); it != std::sregex_iterator(); ++it)
       out.push_back((*it)[1].str());
   return out;
 }
@@ -57,8 +56,7 @@ bool log_path_allowed(std::string_view path, const std::vector<std::string>& all
   if (has_parent_segment(path) || path.find('\\') != std::string_view::npos) return false;
   if (path[0] == '~') return false;
   if (path[0] != '/') return path.find(':') == std::string_view::npos;  // relative name
-  if (path.find("/./") != std::string_view::npos || path.find("//") != std::string_view::npos)
-    return false;
+  if (path.find("/./") != std::string_view::npos || path.find("//") != std::string_view::npos) return false;
   for (std::string prefix : allowed_prefixes) {
     if (prefix.empty()) continue;
     if (prefix.back() != '/') prefix += '/';
@@ -67,8 +65,7 @@ bool log_path_allowed(std::string_view path, const std::vector<std::string>& all
   return false;
 }
 
-std::string scrub_compile_log(std::string_view log,
-                              const std::vector<std::string>& allowed_prefixes) {
+std::string scrub_compile_log(std::string_view log, const std::vector<std::string>& allowed_prefixes) {
   // NVRTC: "file(12): error: ..."; GCC/Clang style: "file:12:3: error: ...".
   static const std::regex header(
       R"(^(.+?)(?:\((\d+)\)|:(\d+)(?::\d+)?):\s*(?:catastrophic |fatal )?(error|warning|remark|note|message)\b)");
@@ -80,9 +77,10 @@ std::string scrub_compile_log(std::string_view log,
     out += '\n';
   };
   auto marker = [&](size_t n) {
-    emit(fmt::format("[tessera: {} line{} quoting a file outside the allowed include "
-                     "directories removed]",
-                     n, n == 1 ? "" : "s"));
+    emit(
+        fmt::format("[tessera: {} line{} quoting a file outside the allowed include "
+                    "directories removed]",
+                    n, n == 1 ? "" : "s"));
   };
   for (size_t i = 0; i < lines.size();) {
     const std::string& line = lines[i];
@@ -100,9 +98,8 @@ std::string scrub_compile_log(std::string_view log,
       continue;
     }
     auto paths = quoted_paths(line);
-    bool line_bad = std::any_of(paths.begin(), paths.end(), [&](const std::string& p) {
-      return !log_path_allowed(p, allowed_prefixes);
-    });
+    bool line_bad = std::any_of(paths.begin(), paths.end(),
+                                [&](const std::string& p) { return !log_path_allowed(p, allowed_prefixes); });
     if (line_bad)
       marker(1);
     else
@@ -115,8 +112,7 @@ std::string scrub_compile_log(std::string_view log,
 
 std::string shorten_message(std::string_view message, size_t max_lines, size_t max_chars) {
   std::vector<std::string> lines = split_lines(message);
-  while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string::npos)
-    lines.pop_back();
+  while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string::npos) lines.pop_back();
   if (lines.size() > max_lines) {
     std::vector<bool> keep(lines.size(), false);
     size_t kept = 0;
@@ -128,8 +124,7 @@ std::string shorten_message(std::string_view message, size_t max_lines, size_t m
     };
     for (size_t k = 0; k < lines.size(); ++k) {
       std::string lower = lines[k];
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return char(std::tolower(c)); });
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
       if (lower.find("error") != std::string::npos || lower.find("fail") != std::string::npos) {
         mark(k);
         mark(k + 1);

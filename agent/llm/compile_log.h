@@ -16,8 +16,7 @@ namespace tessera::llm {
 // name) are allowed. A diagnostic whose file is elsewhere is removed with its
 // indented context lines (which would quote that file's content), and any other line
 // quoting such a path is removed; each removal leaves one marker line.
-std::string scrub_compile_log(std::string_view log,
-                              const std::vector<std::string>& allowed_prefixes);
+std::string scrub_compile_log(std::string_view log, const std::vector<std::string>& allowed_prefixes);
 
 // True when `path` (as printed in a log) lies under an allowed prefix, or is
 // relative without "..".
@@ -25,7 +24,6 @@ bool log_path_allowed(std::string_view path, const std::vector<std::string>& all
 
 // Keeps the error lines (and the two lines after each) first, then other lines, up
 // to max_lines and max_chars, noting what was cut.
-std::string shorten_message(std::string_view message, size_t max_lines = 20,
-                            size_t max_chars = 1500);
+std::string shorten_message(std::string_view message, size_t max_lines = 20, size_t max_chars = 1500);
 
 }  // namespace tessera::llm

@@ -21,8 +21,8 @@ std::optional<Provider> parse_provider(const std::string& name);
 // Caps for one run, shared by every client of the run (see RunBudget). Zero or unset
 // means no cap.
 struct BudgetLimits {
-  int64_t max_calls = 0;        // complete() calls that reach the network
-  int64_t max_tokens = 0;       // prompt + completion tokens, summed over the run
+  int64_t max_calls = 0;                          // complete() calls that reach the network
+  int64_t max_tokens = 0;                         // prompt + completion tokens, summed over the run
   std::optional<double> price_prompt_per_1k;      // currency units per 1000 tokens
   std::optional<double> price_completion_per_1k;  // defaults to the prompt price
   std::optional<double> max_cost;                 // needs a price
@@ -38,12 +38,12 @@ struct LlmConfig {
   // server (vLLM, llama.cpp, Ollama) may run without one.
   std::string key_env;
 
-  double timeout_s = 600;         // whole request, per attempt
-  double connect_timeout_s = 10;  // TCP + TLS
-  int max_retries = 4;            // extra attempts after the first
-  double backoff_initial_s = 2;   // doubled at each retry ...
-  double backoff_max_s = 60;      // ... up to this
-  double max_retry_after_s = 300; // a longer Retry-After is not waited for
+  double timeout_s = 600;          // whole request, per attempt
+  double connect_timeout_s = 10;   // TCP + TLS
+  int max_retries = 4;             // extra attempts after the first
+  double backoff_initial_s = 2;    // doubled at each retry ...
+  double backoff_max_s = 60;       // ... up to this
+  double max_retry_after_s = 300;  // a longer Retry-After is not waited for
 
   int max_output_tokens = 16384;  // per reply
   std::optional<double> temperature;

@@ -14,9 +14,9 @@ using nlohmann::json;
 namespace {
 
 std::optional<LlmErrorKind> kind_from_string(const std::string& s) {
-  for (auto k : {LlmErrorKind::Config, LlmErrorKind::MissingKey, LlmErrorKind::BudgetExceeded,
-                 LlmErrorKind::Timeout, LlmErrorKind::Connection, LlmErrorKind::RateLimited,
-                 LlmErrorKind::Http, LlmErrorKind::BadResponse, LlmErrorKind::ReplayExhausted})
+  for (auto k : {LlmErrorKind::Config, LlmErrorKind::MissingKey, LlmErrorKind::BudgetExceeded, LlmErrorKind::Timeout,
+                 LlmErrorKind::Connection, LlmErrorKind::RateLimited, LlmErrorKind::Http, LlmErrorKind::BadResponse,
+                 LlmErrorKind::ReplayExhausted})
     if (s == to_string(k)) return k;
   return std::nullopt;
 }
@@ -35,8 +35,7 @@ auto field_errors_as_config(const char* what, F&& f) -> decltype(f()) {
 json to_json(const Conversation& c) {
   json messages = json::array();
   for (const auto& m : c.messages)
-    messages.push_back({{"role", m.role == Role::Assistant ? "assistant" : "user"},
-                        {"content", m.content}});
+    messages.push_back({{"role", m.role == Role::Assistant ? "assistant" : "user"}, {"content", m.content}});
   json j = {{"system", c.system}, {"messages", messages}};
   if (c.max_output_tokens) j["max_output_tokens"] = *c.max_output_tokens;
   if (c.temperature) j["temperature"] = *c.temperature;
@@ -79,8 +78,7 @@ Conversation conversation_from_json(const json& j) {
       if (role != "user" && role != "assistant")
         throw LlmError(LlmErrorKind::Config,
                        fmt::format("recorded message role '{}' is neither user nor assistant", role));
-      c.messages.push_back({role == "assistant" ? Role::Assistant : Role::User,
-                            m.at("content").get<std::string>()});
+      c.messages.push_back({role == "assistant" ? Role::Assistant : Role::User, m.at("content").get<std::string>()});
     }
     if (j.contains("max_output_tokens")) c.max_output_tokens = j.at("max_output_tokens").get<int>();
     if (j.contains("temperature")) c.temperature = j.at("temperature").get<double>();
@@ -138,8 +136,7 @@ std::vector<Exchange> load_exchanges(const std::string& path) {
   }
   const json& list = j.is_array() ? j : j.contains("exchanges") ? j.at("exchanges") : j;
   if (!list.is_array())
-    throw LlmError(LlmErrorKind::Config,
-                   fmt::format("'{}' holds neither an array nor {{\"exchanges\": [...]}}", path));
+    throw LlmError(LlmErrorKind::Config, fmt::format("'{}' holds neither an array nor {{\"exchanges\": [...]}}", path));
   std::vector<Exchange> out;
   for (size_t i = 0; i < list.size(); ++i) {
     try {

@@ -6,10 +6,9 @@
 // ("outcome", optional: what tessera made of the answer, with candidate ids).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "agent/llm/client.h"
 

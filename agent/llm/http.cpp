@@ -35,8 +35,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
 }
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return s;
 }
 
@@ -118,20 +117,17 @@ HttpResult http_post(const HttpRequest& request) {
 
   auto start = std::chrono::steady_clock::now();
   CURLcode code = curl_easy_perform(curl);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (code == CURLE_OK) {
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     result.status = int(status);
   } else {
-    result.failure = code == CURLE_OPERATION_TIMEDOUT ? TransportFailure::Timeout
-                                                      : TransportFailure::Connection;
+    result.failure = code == CURLE_OPERATION_TIMEDOUT ? TransportFailure::Timeout : TransportFailure::Connection;
     result.failure_text = error_buffer[0] ? std::string(error_buffer) : curl_easy_strerror(code);
     if (code == CURLE_WRITE_ERROR)
-      result.failure_text = "the response was larger than " +
-                            std::to_string(request.max_response_bytes) + " bytes";
+      result.failure_text = "the response was larger than " + std::to_string(request.max_response_bytes) + " bytes";
     result.body.clear();
   }
   curl_slist_free_all(headers);

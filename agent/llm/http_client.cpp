@@ -21,8 +21,7 @@ const char* default_key_variable(Provider p) {
 
 bool is_hosted_default(const LlmConfig& config) {
   std::string base = effective_base_url(config);
-  return base.find("api.openai.com") != std::string::npos ||
-         base.find("api.anthropic.com") != std::string::npos;
+  return base.find("api.openai.com") != std::string::npos || base.find("api.anthropic.com") != std::string::npos;
 }
 
 bool retryable_status(int status) {
@@ -31,13 +30,11 @@ bool retryable_status(int status) {
 
 std::string status_hint(int status, const LlmConfig& config, const std::string& key_variable) {
   if (status == 401 || status == 403)
-    return key_variable.empty()
-               ? " (the server wants a key: set TESSERA_LLM_KEY or name a variable with "
-                 "TESSERA_LLM_KEY_ENV)"
-               : fmt::format(" (check the key in ${})", key_variable);
+    return key_variable.empty() ? " (the server wants a key: set TESSERA_LLM_KEY or name a variable with "
+                                  "TESSERA_LLM_KEY_ENV)"
+                                : fmt::format(" (check the key in ${})", key_variable);
   if (status == 404)
-    return fmt::format(" (check the base URL '{}' and the model '{}')",
-                       effective_base_url(config), config.model);
+    return fmt::format(" (check the base URL '{}' and the model '{}')", effective_base_url(config), config.model);
   return "";
 }
 
@@ -60,8 +57,7 @@ KeySource locate_key(const LlmConfig& config, const EnvLookup& env) {
     source.present = present(config.key_env);
     return source;
   }
-  for (std::string name : {std::string("TESSERA_LLM_KEY"),
-                           std::string(default_key_variable(config.provider))}) {
+  for (std::string name : {std::string("TESSERA_LLM_KEY"), std::string(default_key_variable(config.provider))}) {
     if (present(name)) {
       source.variable = name;
       source.present = true;
@@ -84,8 +80,7 @@ HttpLlmClient::HttpLlmClient(LlmConfig config, std::unique_ptr<ProviderProtocol>
     throw LlmError(LlmErrorKind::MissingKey,
                    fmt::format("the API key for {} at {} is not set: export {}=<your key> "
                                "(or name another variable with TESSERA_LLM_KEY_ENV)",
-                               protocol_->name(), effective_base_url(config_),
-                               source.variable));
+                               protocol_->name(), effective_base_url(config_), source.variable));
   if (source.present) {
     key_ = env(source.variable.c_str());
     key_variable_ = source.variable;
@@ -115,8 +110,7 @@ Reply HttpLlmClient::complete(const Conversation& conversation) {
 }
 
 Reply HttpLlmClient::attempt_until_done(const std::string& body) {
-  HttpRequest request{url_, protocol_->headers(key_, config_), body, config_.timeout_s,
-                      config_.connect_timeout_s};
+  HttpRequest request{url_, protocol_->headers(key_, config_), body, config_.timeout_s, config_.connect_timeout_s};
   auto start = std::chrono::steady_clock::now();
   const int attempts_allowed = config_.max_retries + 1;
 
@@ -128,11 +122,10 @@ Reply HttpLlmClient::attempt_until_done(const std::string& body) {
     std::optional<double> retry_after;
 
     if (result.failure != TransportFailure::None) {
-      kind = result.failure == TransportFailure::Timeout ? LlmErrorKind::Timeout
-                                                         : LlmErrorKind::Connection;
+      kind = result.failure == TransportFailure::Timeout ? LlmErrorKind::Timeout : LlmErrorKind::Connection;
       what = result.failure == TransportFailure::Timeout
-                 ? fmt::format("no complete answer from {} within {:g} s ({})", url_,
-                               config_.timeout_s, result.failure_text)
+                 ? fmt::format("no complete answer from {} within {:g} s ({})", url_, config_.timeout_s,
+                               result.failure_text)
                  : fmt::format("connection to {} failed: {}", url_, result.failure_text);
       retry = true;
     } else if (result.status >= 200 && result.status < 300) {
@@ -148,14 +141,12 @@ Reply HttpLlmClient::attempt_until_done(const std::string& body) {
       reply.http_status = result.status;
       reply.attempts = attempt;
       reply.latency_s = result.seconds;
-      reply.elapsed_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      reply.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       budget_->record(reply.prompt_tokens, reply.completion_tokens);
       return reply;
     } else {
       kind = result.status == 429 ? LlmErrorKind::RateLimited : LlmErrorKind::Http;
-      what = fmt::format("HTTP {} from {}: {}{}", result.status, url_,
-                         server_error_text(result.body),
+      what = fmt::format("HTTP {} from {}: {}{}", result.status, url_, server_error_text(result.body),
                          status_hint(result.status, config_, key_variable_));
       retry = retryable_status(result.status);
       retry_after = result.retry_after_s;
@@ -163,12 +154,10 @@ Reply HttpLlmClient::attempt_until_done(const std::string& body) {
 
     what = redact_(what);
     if (!retry || attempt >= attempts_allowed) {
-      if (retry && attempts_allowed > 1)
-        what += fmt::format(" (gave up after {} attempts)", attempt);
+      if (retry && attempts_allowed > 1) what += fmt::format(" (gave up after {} attempts)", attempt);
       throw LlmError(kind, what, result.status, attempt);
     }
-    double wait = std::min(config_.backoff_initial_s * double(1LL << std::min(attempt - 1, 30)),
-                           config_.backoff_max_s);
+    double wait = std::min(config_.backoff_initial_s * double(1LL << std::min(attempt - 1, 30)), config_.backoff_max_s);
     wait = jitter(wait);
     if (retry_after) {
       if (*retry_after > config_.max_retry_after_s)
@@ -184,11 +173,9 @@ Reply HttpLlmClient::attempt_until_done(const std::string& body) {
   }
 }
 
-std::unique_ptr<LlmClient> make_client(const LlmConfig& config,
-                                       std::shared_ptr<RunBudget> budget,
+std::unique_ptr<LlmClient> make_client(const LlmConfig& config, std::shared_ptr<RunBudget> budget,
                                        const EnvLookup& env) {
-  return std::make_unique<HttpLlmClient>(config, make_protocol(config.provider),
-                                         std::move(budget), env);
+  return std::make_unique<HttpLlmClient>(config, make_protocol(config.provider), std::move(budget), env);
 }
 
 }  // namespace tessera::llm

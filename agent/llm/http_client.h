@@ -25,8 +25,7 @@ class HttpLlmClient final : public LlmClient {
   // key's variable is required but unset. `budget` may be shared with other clients;
   // null gives this client its own, built from config.limits.
   HttpLlmClient(LlmConfig config, std::unique_ptr<ProviderProtocol> protocol,
-                std::shared_ptr<RunBudget> budget = nullptr,
-                const EnvLookup& env = process_env());
+                std::shared_ptr<RunBudget> budget = nullptr, const EnvLookup& env = process_env());
 
   Reply complete(const Conversation& conversation) override;
   std::string provider_name() const override { return protocol_->name(); }
@@ -44,7 +43,7 @@ class HttpLlmClient final : public LlmClient {
   LlmConfig config_;
   std::unique_ptr<ProviderProtocol> protocol_;
   std::shared_ptr<RunBudget> budget_;
-  std::string key_;  // never leaves this object except in the request headers
+  std::string key_;           // never leaves this object except in the request headers
   std::string key_variable_;  // its variable's name, for error hints
   Redactor redact_;
   std::string url_;
@@ -60,8 +59,7 @@ struct KeySource {
 };
 KeySource locate_key(const LlmConfig& config, const EnvLookup& env = process_env());
 
-std::unique_ptr<LlmClient> make_client(const LlmConfig& config,
-                                       std::shared_ptr<RunBudget> budget = nullptr,
+std::unique_ptr<LlmClient> make_client(const LlmConfig& config, std::shared_ptr<RunBudget> budget = nullptr,
                                        const EnvLookup& env = process_env());
 
 }  // namespace tessera::llm

@@ -55,19 +55,18 @@ std::string number(std::optional<double> v, const char* format = "{:.3g}") {
 
 std::string timings_table(const std::vector<ShapeTiming>& timings) {
   if (timings.empty()) return {};
-  std::string t = "| shape | time (us) | baseline (us) | speedup | roofline fraction |\n"
-                  "|---|---|---|---|---|\n";
+  std::string t =
+      "| shape | time (us) | baseline (us) | speedup | roofline fraction |\n"
+      "|---|---|---|---|---|\n";
   for (const auto& s : timings) {
-    std::string speedup =
-        s.baseline_us && s.time_us > 0 ? fmt::format("{:.2f}x", *s.baseline_us / s.time_us) : "";
-    t += fmt::format("| {} | {:.2f} | {} | {} | {} |\n", s.shape, s.time_us,
-                     number(s.baseline_us, "{:.2f}"), speedup, number(s.roofline_fraction, "{:.2f}"));
+    std::string speedup = s.baseline_us && s.time_us > 0 ? fmt::format("{:.2f}x", *s.baseline_us / s.time_us) : "";
+    t += fmt::format("| {} | {:.2f} | {} | {} | {} |\n", s.shape, s.time_us, number(s.baseline_us, "{:.2f}"), speedup,
+                     number(s.roofline_fraction, "{:.2f}"));
   }
   return t;
 }
 
-std::map<std::string, std::string> common_values(const PromptTemplates& templates,
-                                                  const PromptContext& c) {
+std::map<std::string, std::string> common_values(const PromptTemplates& templates, const PromptContext& c) {
   std::string best, failures;
   for (const auto& cand : c.best) best += render_candidate(templates, cand, c);
   for (const auto& f : c.failures) failures += render_failure(templates, f, c);
@@ -100,8 +99,7 @@ std::string render_template(std::string_view tmpl, const std::map<std::string, s
     }
     out.append(tmpl.substr(i, open - i));
     size_t close = tmpl.find("}}", open + 2);
-    if (close == std::string_view::npos)
-      throw LlmError(LlmErrorKind::Config, "prompt template has an unclosed '{{'");
+    if (close == std::string_view::npos) throw LlmError(LlmErrorKind::Config, "prompt template has an unclosed '{{'");
     std::string tag = trim(tmpl.substr(open + 2, close - open - 2));
     i = close + 2;
     if (!tag.empty() && (tag[0] == '#' || tag[0] == '^')) {
@@ -109,8 +107,7 @@ std::string render_template(std::string_view tmpl, const std::map<std::string, s
       std::string end_tag = "{{/" + name + "}}";
       size_t end = tmpl.find(end_tag, i);
       if (end == std::string_view::npos)
-        throw LlmError(LlmErrorKind::Config,
-                       fmt::format("prompt template section {{{{{}}}}} is not closed", tag));
+        throw LlmError(LlmErrorKind::Config, fmt::format("prompt template section {{{{{}}}}} is not closed", tag));
       if (i < tmpl.size() && tmpl[i] == '\n') ++i;  // the tag's own line
       bool present = !trim(lookup(values, name)).empty();
       if (present == (tag[0] == '#')) out += render_template(tmpl.substr(i, end - i), values);
@@ -118,8 +115,7 @@ std::string render_template(std::string_view tmpl, const std::map<std::string, s
       i = end + end_tag.size();
       if (tag_on_own_line && i < tmpl.size() && tmpl[i] == '\n') ++i;
     } else if (!tag.empty() && tag[0] == '/') {
-      throw LlmError(LlmErrorKind::Config,
-                     fmt::format("prompt template closes {{{{{}}}}} without opening it", tag));
+      throw LlmError(LlmErrorKind::Config, fmt::format("prompt template closes {{{{{}}}}} without opening it", tag));
     } else {
       out += lookup(values, tag);
     }
@@ -164,8 +160,7 @@ PromptTemplates PromptTemplates::load(const std::string& dir) {
 
 const std::string& PromptTemplates::get(const std::string& name) const {
   auto it = texts_.find(name);
-  if (it == texts_.end())
-    throw LlmError(LlmErrorKind::Config, fmt::format("prompt template '{}.md' is missing", name));
+  if (it == texts_.end()) throw LlmError(LlmErrorKind::Config, fmt::format("prompt template '{}.md' is missing", name));
   return it->second;
 }
 
@@ -179,24 +174,21 @@ static std::string printed_for_model(const std::string& printed, const PromptCon
   return shorten_message(text, c.max_failure_lines, c.max_failure_chars);
 }
 
-std::string render_candidate(const PromptTemplates& templates, const CandidateReport& cand,
-                             const PromptContext& c) {
-  return render_template(
-      templates.get("candidate"),
-      {{"id", cand.id},
-       {"label", cand.label},
-       {"source", truncate_text(cand.source, c.max_source_chars)},
-       {"launch_json", cand.launch_json},
-       {"timings", timings_table(cand.timings)},
-       {"speedup", cand.speedup_geomean ? fmt::format("{:.3f}x", *cand.speedup_geomean) : ""},
-       {"max_rel_error", number(cand.max_rel_error)},
-       {"roofline_fraction", number(cand.roofline_fraction, "{:.2f}")},
-       {"resource_report", cand.resource_report},
-       {"printed", printed_for_model(cand.printed, c)}});
+std::string render_candidate(const PromptTemplates& templates, const CandidateReport& cand, const PromptContext& c) {
+  return render_template(templates.get("candidate"),
+                         {{"id", cand.id},
+                          {"label", cand.label},
+                          {"source", truncate_text(cand.source, c.max_source_chars)},
+                          {"launch_json", cand.launch_json},
+                          {"timings", timings_table(cand.timings)},
+                          {"speedup", cand.speedup_geomean ? fmt::format("{:.3f}x", *cand.speedup_geomean) : ""},
+                          {"max_rel_error", number(cand.max_rel_error)},
+                          {"roofline_fraction", number(cand.roofline_fraction, "{:.2f}")},
+                          {"resource_report", cand.resource_report},
+                          {"printed", printed_for_model(cand.printed, c)}});
 }
 
-std::string render_failure(const PromptTemplates& templates, const FailureReport& f,
-                           const PromptContext& c) {
+std::string render_failure(const PromptTemplates& templates, const FailureReport& f, const PromptContext& c) {
   std::string message = scrub_compile_log(f.message, c.allowed_log_prefixes);
   message = shorten_message(message, c.max_failure_lines, c.max_failure_chars);
   return render_template(templates.get("failure"), {{"id", f.id},
@@ -218,8 +210,7 @@ std::string render_refine_message(const PromptTemplates& templates, const Prompt
   return render_template(templates.get("refine"), common_values(templates, c));
 }
 
-std::string render_parse_feedback(const PromptTemplates& templates,
-                                  const std::vector<std::string>& errors) {
+std::string render_parse_feedback(const PromptTemplates& templates, const std::vector<std::string>& errors) {
   std::string list;
   for (const auto& e : errors) list += "- " + shorten_message(e, 8, 600) + "\n";
   return render_template(templates.get("parse_error"), {{"errors", list}});

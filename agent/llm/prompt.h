@@ -16,16 +16,16 @@
 namespace tessera::llm {
 
 struct ShapeTiming {
-  std::string shape;                   // "4096x8192"
-  double time_us = 0;                  // candidate median
-  std::optional<double> baseline_us;   // baseline median, same worker
+  std::string shape;                        // "4096x8192"
+  double time_us = 0;                       // candidate median
+  std::optional<double> baseline_us;        // baseline median, same worker
   std::optional<double> roofline_fraction;  // floor / time, in (0, 1]
 };
 
 // One of the best candidates so far, as the model should see it.
 struct CandidateReport {
-  std::string id;           // store id, so the model can name a parent
-  std::string label;        // "rows THREADS=256 VEC=8" or the proposal's name
+  std::string id;     // store id, so the model can name a parent
+  std::string label;  // "rows THREADS=256 VEC=8" or the proposal's name
   std::string source;
   std::string launch_json;  // the launch plan (and scratch) as JSON text
   std::vector<ShapeTiming> timings;
@@ -48,12 +48,12 @@ struct FailureReport {
 
 struct PromptContext {
   std::string operator_name;
-  std::string operator_math;    // the math in prose/pseudo-code (OPERATORS.md excerpt)
-  std::string spec_json;        // targets/<op>/spec.json
+  std::string operator_math;  // the math in prose/pseudo-code (OPERATORS.md excerpt)
+  std::string spec_json;      // targets/<op>/spec.json
   std::string reference_source;
-  std::string tile_api;         // the tile library's API summary
-  std::string device;           // "NVIDIA H200 (sm_90a), 132 SMs, 4.3 TB/s, 731 TFLOP/s"
-  std::string arch;             // "sm_90a"
+  std::string tile_api;  // the tile library's API summary
+  std::string device;    // "NVIDIA H200 (sm_90a), 132 SMs, 4.3 TB/s, 731 TFLOP/s"
+  std::string arch;      // "sm_90a"
   std::vector<CandidateReport> best;
   std::vector<FailureReport> failures;
   int proposals_wanted = 3;
@@ -85,18 +85,15 @@ class PromptTemplates {
 // {{^name}}X{{/name}} when it is empty. Values are not re-scanned, so a kernel
 // source holding "{{" is safe. Throws LlmError(Config) for an unknown placeholder
 // or an unclosed section.
-std::string render_template(std::string_view tmpl,
-                            const std::map<std::string, std::string>& values);
+std::string render_template(std::string_view tmpl, const std::map<std::string, std::string>& values);
 
 // The first turn: system text + one user message asking for proposals.
-Conversation build_propose_conversation(const PromptTemplates& templates,
-                                        const PromptContext& context);
+Conversation build_propose_conversation(const PromptTemplates& templates, const PromptContext& context);
 // A later turn's user message: what became of the previous proposals (the current
 // best and the new failures), asking for improved proposals.
 std::string render_refine_message(const PromptTemplates& templates, const PromptContext& context);
 // The user message sent after a reply that did not parse.
-std::string render_parse_feedback(const PromptTemplates& templates,
-                                  const std::vector<std::string>& errors);
+std::string render_parse_feedback(const PromptTemplates& templates, const std::vector<std::string>& errors);
 
 // The pieces, exposed for tests and for `tessera show`.
 std::string render_candidate(const PromptTemplates& templates, const CandidateReport& candidate,

@@ -23,8 +23,8 @@ enum class BlockKind { Source, Json, Other };
 struct Block {
   BlockKind kind;
   std::string text;
-  int line;             // the opening fence, 1-based
-  std::string before;   // prose between the previous block and this one
+  int line;            // the opening fence, 1-based
+  std::string before;  // prose between the previous block and this one
 };
 
 struct Invalid {
@@ -44,8 +44,7 @@ BlockKind classify(const std::string& info, const std::string& text) {
   if (json_tags.count(tag)) return BlockKind::Json;
   if (!tag.empty()) return BlockKind::Other;
   size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && (text[first] == '{' || text[first] == '['))
-    return BlockKind::Json;
+  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) return BlockKind::Json;
   return text.find("__global__") != std::string::npos ? BlockKind::Source : BlockKind::Other;
 }
 
@@ -69,15 +68,15 @@ std::vector<Block> extract_blocks(std::string_view text, std::vector<std::string
     size_t indent = line.find_first_not_of(' ');
     bool fence = indent != std::string::npos && indent <= 3 && line.compare(indent, 3, "```") == 0;
     size_t ticks = 0;
-    if (fence) while (indent + ticks < line.size() && line[indent + ticks] == '`') ++ticks;
+    if (fence)
+      while (indent + ticks < line.size() && line[indent + ticks] == '`') ++ticks;
     if (!open && fence) {
       info = line.substr(indent + ticks);
       info.erase(0, info.find_first_not_of(" \t"));
       open = Block{BlockKind::Other, "", line_no, prose};
       fence_len = ticks;
       prose.clear();
-    } else if (open && fence && ticks >= fence_len &&
-               line.find_first_not_of(" `\t") == std::string::npos) {
+    } else if (open && fence && ticks >= fence_len && line.find_first_not_of(" `\t") == std::string::npos) {
       open->kind = classify(info, open->text);
       blocks.push_back(std::move(*open));
       open.reset();
@@ -91,11 +90,13 @@ std::vector<Block> extract_blocks(std::string_view text, std::vector<std::string
   }
   if (open) {
     bool truncated = finish_reason == "length" || finish_reason == "max_tokens";
-    errors.push_back(fmt::format(
-        "the answer ended inside the ```{} block opened at line {}{}; close every block "
-        "with ```",
-        info, open->line, truncated ? " (the reply hit the output token limit: write shorter "
-                                      "proposals or fewer of them)" : ""));
+    errors.push_back(
+        fmt::format("the answer ended inside the ```{} block opened at line {}{}; close every block "
+                    "with ```",
+                    info, open->line,
+                    truncated ? " (the reply hit the output token limit: write shorter "
+                                "proposals or fewer of them)"
+                              : ""));
   }
   return blocks;
 }
@@ -103,8 +104,8 @@ std::vector<Block> extract_blocks(std::string_view text, std::vector<std::string
 std::string as_expr(const json& v, const std::string& where) {
   if (v.is_string() && !v.get<std::string>().empty()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
-  throw Invalid{fmt::format("{} must be an expression string or an integer, got {}", where,
-                            truncate_text(v.dump(), 80))};
+  throw Invalid{
+      fmt::format("{} must be an expression string or an integer, got {}", where, truncate_text(v.dump(), 80))};
 }
 
 bool identifier(const std::string& s) {
@@ -121,8 +122,7 @@ bool tensor_map_form(const std::string& s) {
 
 json normalize_dims(const json& v, const std::string& where) {
   json dims = v.is_array() ? v : json::array({v});
-  if (dims.empty() || dims.size() > 3)
-    throw Invalid{fmt::format("{} must list 1 to 3 dimensions", where)};
+  if (dims.empty() || dims.size() > 3) throw Invalid{fmt::format("{} must list 1 to 3 dimensions", where)};
   json out = json::array();
   for (size_t i = 0; i < 3; ++i)
     out.push_back(i < dims.size() ? as_expr(dims[i], fmt::format("{}[{}]", where, i)) : "1");
@@ -130,8 +130,7 @@ json normalize_dims(const json& v, const std::string& where) {
 }
 
 json normalize_launch(const json& launch, const std::string& source) {
-  if (!launch.is_array() || launch.empty())
-    throw Invalid{"\"launch\" must be a non-empty array of kernel launches"};
+  if (!launch.is_array() || launch.empty()) throw Invalid{"\"launch\" must be a non-empty array of kernel launches"};
   json out = json::array();
   for (size_t i = 0; i < launch.size(); ++i) {
     const json& step = launch[i];
@@ -144,16 +143,18 @@ json normalize_launch(const json& launch, const std::string& source) {
     std::string kernel = step["kernel"].get<std::string>();
     std::regex defined("__global__[^;{}]*\\b" + kernel + "\\s*\\(");
     if (!std::regex_search(source, defined))
-      throw Invalid{fmt::format("{} names kernel '{}', but the source defines no __global__ "
-                                "function of that name",
-                                where, kernel)};
+      throw Invalid{
+          fmt::format("{} names kernel '{}', but the source defines no __global__ "
+                      "function of that name",
+                      where, kernel)};
     json args = json::array();
     if (!step["args"].is_array()) throw Invalid{where + ".args must be an array of names"};
     for (const auto& a : step["args"]) {
       if (!a.is_string() || !(identifier(a.get<std::string>()) || tensor_map_form(a.get<std::string>())))
-        throw Invalid{fmt::format("{}.args holds {}, which is not a tensor, scratch, symbol, "
-                                  "scalar or parameter name, nor a tensor map (tmap:NAME:BOX:SWIZZLE)",
-                                  where, truncate_text(a.dump(), 60))};
+        throw Invalid{
+            fmt::format("{}.args holds {}, which is not a tensor, scratch, symbol, "
+                        "scalar or parameter name, nor a tensor map (tmap:NAME:BOX:SWIZZLE)",
+                        where, truncate_text(a.dump(), 60))};
       args.push_back(a);
     }
     out.push_back({{"kernel", kernel},
@@ -173,8 +174,7 @@ json normalize_scratch(const json& scratch) {
   for (size_t i = 0; i < scratch.size(); ++i) {
     const json& s = scratch[i];
     std::string where = fmt::format("scratch[{}]", i);
-    if (!s.is_object() || !s.contains("name") || !s["name"].is_string() ||
-        !identifier(s["name"].get<std::string>()))
+    if (!s.is_object() || !s.contains("name") || !s["name"].is_string() || !identifier(s["name"].get<std::string>()))
       throw Invalid{where + " needs a \"name\""};
     if (!s.contains("dtype") || !s["dtype"].is_string() || !dtypes.count(s["dtype"].get<std::string>()))
       throw Invalid{where + ".dtype must be one of bf16, f16, f32, f64, i32, i64"};
@@ -227,8 +227,7 @@ Proposal make_proposal(const Block& src, const Block& plan, size_t index) {
       if (list.empty()) throw Invalid{fmt::format("parameter {} has no values", name)};
       for (const auto& v : list) {
         if (!v.is_number_integer())
-          throw Invalid{fmt::format("parameter {} must list integers, got {}", name,
-                                    truncate_text(v.dump(), 40))};
+          throw Invalid{fmt::format("parameter {} must list integers, got {}", name, truncate_text(v.dump(), 40))};
         p.params[name].push_back(v.get<long long>());
       }
     }
@@ -259,8 +258,9 @@ ParseResult parse_proposals(std::string_view answer, const ParseOptions& options
   ParseResult result;
   try {
     if (answer.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-      result.errors.push_back("the answer was empty; reply with a ```cuda block holding the "
-                              "kernel source followed by a ```json block holding its launch plan");
+      result.errors.push_back(
+          "the answer was empty; reply with a ```cuda block holding the "
+          "kernel source followed by a ```json block holding its launch plan");
       return result;
     }
     std::vector<Block> blocks = extract_blocks(answer, result.errors, options.finish_reason);
@@ -274,15 +274,16 @@ ParseResult parse_proposals(std::string_view answer, const ParseOptions& options
       try {
         result.proposals.push_back(make_proposal(src, plan, index));
       } catch (const Invalid& e) {
-        result.errors.push_back(fmt::format("proposal {} (```cuda block at line {}): {}", index + 1,
-                                            src.line, e.message));
+        result.errors.push_back(
+            fmt::format("proposal {} (```cuda block at line {}): {}", index + 1, src.line, e.message));
       }
       ++index;
     };
     auto orphan_source = [&](const Block& b) {
-      result.errors.push_back(fmt::format("the ```cuda block at line {} has no ```json launch plan "
-                                          "after it",
-                                          b.line));
+      result.errors.push_back(
+          fmt::format("the ```cuda block at line {} has no ```json launch plan "
+                      "after it",
+                      b.line));
       ++index;
     };
     for (const auto& b : blocks) {
@@ -294,16 +295,18 @@ ParseResult parse_proposals(std::string_view answer, const ParseOptions& options
           take(*pending, b);
           pending = nullptr;
         } else {
-          result.errors.push_back(fmt::format("the ```json block at line {} has no ```cuda block "
-                                              "before it",
-                                              b.line));
+          result.errors.push_back(
+              fmt::format("the ```json block at line {} has no ```cuda block "
+                          "before it",
+                          b.line));
         }
       }
     }
     if (pending) orphan_source(*pending);
     if (result.proposals.empty() && result.errors.empty())
-      result.errors.push_back("no ```cuda block found; reply with a ```cuda block holding the kernel "
-                              "source followed by a ```json block holding its launch plan");
+      result.errors.push_back(
+          "no ```cuda block found; reply with a ```cuda block holding the kernel "
+          "source followed by a ```json block holding its launch plan");
     // Deduplicate the "only the first N" note.
     result.errors.erase(std::unique(result.errors.begin(), result.errors.end()), result.errors.end());
   } catch (const std::exception& e) {

@@ -9,11 +9,10 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tessera::llm {
 
@@ -31,7 +30,7 @@ struct Proposal {
   std::map<std::string, std::vector<long long>> params;  // templates only
   std::vector<std::string> constraints;                  // templates only
   std::vector<std::string> arch;                         // optional
-  int source_line = 0;  // line of the ```cuda fence in the answer
+  int source_line = 0;                                   // line of the ```cuda fence in the answer
 
   std::vector<std::string> kernel_names() const;
   // {"launch", "scratch"} (+ "params", "constraints", "arch" for a template): the

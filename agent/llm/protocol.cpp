@@ -14,18 +14,18 @@ using nlohmann::json;
 
 namespace {
 
-const char* role_name(Role role) { return role == Role::Assistant ? "assistant" : "user"; }
+const char* role_name(Role role) {
+  return role == Role::Assistant ? "assistant" : "user";
+}
 
 json parse_body(const std::string& body, const char* provider) {
   if (body.empty())
-    throw LlmError(LlmErrorKind::BadResponse,
-                   fmt::format("the {} server answered with an empty body", provider));
+    throw LlmError(LlmErrorKind::BadResponse, fmt::format("the {} server answered with an empty body", provider));
   try {
     return json::parse(body);
   } catch (const json::exception& e) {
-    throw LlmError(LlmErrorKind::BadResponse,
-                   fmt::format("the {} server's answer is not JSON ({}): {}", provider,
-                               e.what(), truncate_text(body, 200)));
+    throw LlmError(LlmErrorKind::BadResponse, fmt::format("the {} server's answer is not JSON ({}): {}", provider,
+                                                          e.what(), truncate_text(body, 200)));
   }
 }
 
@@ -46,8 +46,7 @@ class OpenAiProtocol final : public ProviderProtocol {
   std::string request_body(const Conversation& c, const LlmConfig& config) const override {
     json messages = json::array();
     if (!c.system.empty()) messages.push_back({{"role", "system"}, {"content", c.system}});
-    for (const auto& m : c.messages)
-      messages.push_back({{"role", role_name(m.role)}, {"content", m.content}});
+    for (const auto& m : c.messages) messages.push_back({{"role", role_name(m.role)}, {"content", m.content}});
     json body = {{"model", config.model}, {"messages", messages}};
     body[config.max_tokens_field.empty() ? "max_tokens" : config.max_tokens_field] =
         c.max_output_tokens.value_or(config.max_output_tokens);
@@ -75,8 +74,7 @@ class OpenAiProtocol final : public ProviderProtocol {
         r.text = content->get<std::string>();
       } else if (content != message.end() && content->is_array()) {
         for (const auto& part : *content)
-          if (part.is_object() && part.value("type", "") == "text")
-            r.text += string_or_empty(part, "text");
+          if (part.is_object() && part.value("type", "") == "text") r.text += string_or_empty(part, "text");
       } else if (auto refusal = string_or_empty(message, "refusal"); !refusal.empty()) {
         r.text = refusal;
       }
@@ -88,9 +86,8 @@ class OpenAiProtocol final : public ProviderProtocol {
       }
       return r;
     } catch (const json::exception& e) {
-      throw LlmError(LlmErrorKind::BadResponse,
-                     fmt::format("the openai server's answer lacks a field ({}): {}", e.what(),
-                                 truncate_text(body, 200)));
+      throw LlmError(LlmErrorKind::BadResponse, fmt::format("the openai server's answer lacks a field ({}): {}",
+                                                            e.what(), truncate_text(body, 200)));
     }
   }
 };
@@ -101,8 +98,7 @@ class AnthropicProtocol final : public ProviderProtocol {
 
   std::string request_body(const Conversation& c, const LlmConfig& config) const override {
     json messages = json::array();
-    for (const auto& m : c.messages)
-      messages.push_back({{"role", role_name(m.role)}, {"content", m.content}});
+    for (const auto& m : c.messages) messages.push_back({{"role", role_name(m.role)}, {"content", m.content}});
     json body = {{"model", config.model},
                  {"max_tokens", c.max_output_tokens.value_or(config.max_output_tokens)},
                  {"messages", messages}};
@@ -111,8 +107,7 @@ class AnthropicProtocol final : public ProviderProtocol {
     return body.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
-  std::vector<std::string> headers(const std::string& key,
-                                   const LlmConfig& config) const override {
+  std::vector<std::string> headers(const std::string& key, const LlmConfig& config) const override {
     std::vector<std::string> h{"Content-Type: application/json", "Accept: application/json",
                                "anthropic-version: " + config.anthropic_version};
     if (!key.empty()) h.push_back("x-api-key: " + key);
@@ -127,21 +122,18 @@ class AnthropicProtocol final : public ProviderProtocol {
                        "the anthropic server answered with an error: " + server_error_text(body));
       Reply r;
       for (const auto& block : j.at("content"))
-        if (block.is_object() && block.value("type", "") == "text")
-          r.text += string_or_empty(block, "text");
+        if (block.is_object() && block.value("type", "") == "text") r.text += string_or_empty(block, "text");
       r.finish_reason = string_or_empty(j, "stop_reason");
       r.model = string_or_empty(j, "model");
       if (auto usage = j.find("usage"); usage != j.end() && usage->is_object()) {
-        r.prompt_tokens = token_count(*usage, "input_tokens") +
-                          token_count(*usage, "cache_creation_input_tokens") +
+        r.prompt_tokens = token_count(*usage, "input_tokens") + token_count(*usage, "cache_creation_input_tokens") +
                           token_count(*usage, "cache_read_input_tokens");
         r.completion_tokens = token_count(*usage, "output_tokens");
       }
       return r;
     } catch (const json::exception& e) {
-      throw LlmError(LlmErrorKind::BadResponse,
-                     fmt::format("the anthropic server's answer lacks a field ({}): {}",
-                                 e.what(), truncate_text(body, 200)));
+      throw LlmError(LlmErrorKind::BadResponse, fmt::format("the anthropic server's answer lacks a field ({}): {}",
+                                                            e.what(), truncate_text(body, 200)));
     }
   }
 };

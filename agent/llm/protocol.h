@@ -17,11 +17,9 @@ class ProviderProtocol {
  public:
   virtual ~ProviderProtocol() = default;
   virtual const char* name() const = 0;
-  virtual std::string request_body(const Conversation& conversation,
-                                   const LlmConfig& config) const = 0;
+  virtual std::string request_body(const Conversation& conversation, const LlmConfig& config) const = 0;
   // `key` may be empty (a local server without authentication).
-  virtual std::vector<std::string> headers(const std::string& key,
-                                           const LlmConfig& config) const = 0;
+  virtual std::vector<std::string> headers(const std::string& key, const LlmConfig& config) const = 0;
   // Fills text, model, finish_reason and token counts from a 2xx body. Throws
   // LlmError(BadResponse) when the body is not the provider's JSON; the message may
   // quote the body, so the caller redacts it.

@@ -16,8 +16,7 @@ std::string Redactor::operator()(std::string_view text) const {
   std::vector<bool> hide(text.size(), false);
   bool any = false;
   if (secret_.size() < kWindow) {
-    for (size_t pos = text.find(secret_); pos != std::string_view::npos;
-         pos = text.find(secret_, pos + 1)) {
+    for (size_t pos = text.find(secret_); pos != std::string_view::npos; pos = text.find(secret_, pos + 1)) {
       for (size_t i = 0; i < secret_.size(); ++i) hide[pos + i] = true;
       any = true;
     }
@@ -53,10 +52,8 @@ std::string to_valid_utf8(std::string_view text) {
   while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + len <= text.size() && !(len == 2 && c < 0xC2) &&
-              !(len == 4 && c > 0xF4);
-    for (size_t k = 1; ok && k < len; ++k)
-      ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    bool ok = len > 0 && i + len <= text.size() && !(len == 2 && c < 0xC2) && !(len == 4 && c > 0xF4);
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
     if (ok && len == 3) {  // no overlong forms, no surrogates
       unsigned char d = static_cast<unsigned char>(text[i + 1]);
       ok = !(c == 0xE0 && d < 0xA0) && !(c == 0xED && d >= 0xA0);
@@ -81,8 +78,7 @@ std::string truncate_text(std::string_view text, size_t max_chars) {
   size_t cut = max_chars;
   // Do not cut a UTF-8 sequence in half: back up over continuation bytes.
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut)) + " [... " + std::to_string(text.size() - cut) +
-         " more bytes]";
+  return std::string(text.substr(0, cut)) + " [... " + std::to_string(text.size() - cut) + " more bytes]";
 }
 
 }  // namespace tessera::llm

@@ -32,12 +32,12 @@ Reply ReplayClient::complete(const Conversation& conversation) {
         }
     }
     if (index >= exchanges_.size()) {
-      std::string what =
-          match_ == ReplayMatch::InOrder
-              ? fmt::format("the replay has no recorded exchange left ({} served)", served_)
-              : fmt::format("no unused recorded exchange matches this request (fingerprint {}, "
-                            "{} served)",
-                            conversation_fingerprint(conversation), served_);
+      std::string what = match_ == ReplayMatch::InOrder
+                             ? fmt::format("the replay has no recorded exchange left ({} served)", served_)
+                             : fmt::format(
+                                   "no unused recorded exchange matches this request (fingerprint {}, "
+                                   "{} served)",
+                                   conversation_fingerprint(conversation), served_);
       throw LlmError(LlmErrorKind::ReplayExhausted, what);
     }
     used_[index] = true;
@@ -47,8 +47,7 @@ Reply ReplayClient::complete(const Conversation& conversation) {
   Exchange observed = served;
   observed.request = conversation;  // what this run asked, answered by the recording
   notify(observed);
-  if (served.error_kind)
-    throw LlmError(*served.error_kind, served.error, served.reply.http_status);
+  if (served.error_kind) throw LlmError(*served.error_kind, served.error, served.reply.http_status);
   return served.reply;
 }
 

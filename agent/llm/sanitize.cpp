@@ -16,7 +16,9 @@ namespace tessera::llm {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 
 std::string trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t\r");
@@ -30,9 +32,7 @@ struct Checker {
   std::vector<Violation> found;
   std::map<std::string, std::vector<Token>> object_macros;
 
-  void add(int line, const char* rule, std::string message) {
-    found.push_back({line, rule, std::move(message)});
-  }
+  void add(int line, const char* rule, std::string message) { found.push_back({line, rule, std::move(message)}); }
 
   // ---- includes and directives -------------------------------------------------
 
@@ -55,9 +55,9 @@ struct Checker {
   }
 
   void check_directives(const CleanSource& src) {
-    static const std::set<std::string> allowed_directives = {
-        "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef",
-        "else", "endif", "pragma", "error", "warning", ""};
+    static const std::set<std::string> allowed_directives = {"define", "undef",   "if",       "ifdef", "ifndef",
+                                                             "elif",   "elifdef", "elifndef", "else",  "endif",
+                                                             "pragma", "error",   "warning",  ""};
     size_t start = 0;
     int line = 1;
     while (start <= src.code.size()) {
@@ -70,8 +70,8 @@ struct Checker {
       } else if (starts_with(text, "%:")) {
         add(line, "preprocessor", "the digraph %: is not allowed; write #");
       } else if (starts_with(text, "#")) {
-        check_directive(line, trim(std::string_view(text).substr(1)),
-                        trim(std::string_view(bare).substr(1)), allowed_directives);
+        check_directive(line, trim(std::string_view(text).substr(1)), trim(std::string_view(bare).substr(1)),
+                        allowed_directives);
       }
       if (end == src.code.size()) break;
       start = end + 1;
@@ -79,8 +79,8 @@ struct Checker {
     }
     // __has_include can probe any file, in #if lines or anywhere else.
     static const std::regex has_include(R"re(__has_include(_next)?\s*\(\s*(<([^>]*)>|"([^"]*)")?)re");
-    for (auto it = std::sregex_iterator(src.code.begin(), src.code.end(), has_include);
-         it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(src.code.begin(), src.code.end(), has_include); it != std::sregex_iterator();
+         ++it) {
       int l = line_of(src.code, size_t(it->position()));
       if (!(*it)[2].matched)
         add(l, "preprocessor", "__has_include must name a header literally");
@@ -100,12 +100,10 @@ struct Checker {
       char close = open == '<' ? '>' : open == '"' ? '"' : '\0';
       size_t e = close ? arg.find(close, 1) : std::string::npos;
       if (e == std::string::npos) {
-        add(line, "include",
-            fmt::format("#{} {} does not name a header literally (<name> or \"name\")", name, arg));
+        add(line, "include", fmt::format("#{} {} does not name a header literally (<name> or \"name\")", name, arg));
         return;
       }
-      if (name != "include")
-        add(line, "include", fmt::format("#{} is not allowed; use #include", name));
+      if (name != "include") add(line, "include", fmt::format("#{} is not allowed; use #include", name));
       check_header(line, std::string_view(arg).substr(1, e - 1), "#include");
     } else if (name == "define") {
       record_define(line, trim(std::string_view(bare_rest).substr(n)));
@@ -153,17 +151,19 @@ struct Checker {
       return i < toks.size() ? std::string_view(toks[i].text) : std::string_view();
     };
     static const std::vector<std::pair<std::string, const char*>> forbidden_prefixes = {
-        {"cudaLaunch", "launch"}, {"cudaGetParameterBuffer", "launch"}, {"cuLaunch", "launch"},
-        {"cudaGraph", "launch"}, {"cudaStream", "stream"}, {"cudaEvent", "stream"},
-        {"cuStream", "stream"}, {"cudaDeviceSynchronize", "stream"}, {"cudaMalloc", "allocation"},
-        {"cudaFree", "allocation"}, {"cudaMemcpy", "allocation"}, {"cudaMemset", "allocation"},
-        {"cudaHost", "allocation"}, {"cudaMemPool", "allocation"}, {"cuMem", "allocation"},
-        {"cudaSetDevice", "host_code"}, {"cudaDeviceReset", "host_code"}, {"cuCtx", "host_code"},
+        {"cudaLaunch", "launch"},         {"cudaGetParameterBuffer", "launch"},
+        {"cuLaunch", "launch"},           {"cudaGraph", "launch"},
+        {"cudaStream", "stream"},         {"cudaEvent", "stream"},
+        {"cuStream", "stream"},           {"cudaDeviceSynchronize", "stream"},
+        {"cudaMalloc", "allocation"},     {"cudaFree", "allocation"},
+        {"cudaMemcpy", "allocation"},     {"cudaMemset", "allocation"},
+        {"cudaHost", "allocation"},       {"cudaMemPool", "allocation"},
+        {"cuMem", "allocation"},          {"cudaSetDevice", "host_code"},
+        {"cudaDeviceReset", "host_code"}, {"cuCtx", "host_code"},
         {"cuModule", "host_code"}};
     static const std::set<std::string> heap_calls = {"malloc", "free", "calloc", "realloc"};
-    static const std::set<std::string> host_calls = {"fopen", "fprintf", "fwrite", "fread",
-                                                     "fputs", "puts", "system", "exit", "abort",
-                                                     "getenv", "popen", "scanf", "FILE"};
+    static const std::set<std::string> host_calls = {"fopen", "fprintf", "fwrite", "fread", "fputs", "puts", "system",
+                                                     "exit",  "abort",   "getenv", "popen", "scanf", "FILE"};
     for (size_t i = 0; i < toks.size(); ++i) {
       const Token& t = toks[i];
       if (t.text == "<<<" || (t.text == "<" && text(i + 1) == "<" && text(i + 2) == "<")) {
@@ -176,8 +176,7 @@ struct Checker {
         add(t.line, "host_code", "main() is host code; a candidate holds only device code");
       } else if (t.text == "std" && (text(i + 1) == "::" || (i > 0 && text(i - 1) == "namespace"))) {
         bool libcudacxx = i >= 2 && text(i - 1) == "::" && text(i - 2) == "cuda";
-        if (!libcudacxx)
-          add(t.line, "host_code", "the C++ standard library (std::) is host code; use cuda::std::");
+        if (!libcudacxx) add(t.line, "host_code", "the C++ standard library (std::) is host code; use cuda::std::");
       } else if (heap_calls.count(t.text) && call) {
         add(t.line, "allocation",
             fmt::format("{}() uses the device heap, whose memory persists between launches", t.text));
@@ -191,8 +190,7 @@ struct Checker {
         bool device = false;
         for (size_t k = i >= 3 ? i - 3 : 0; k < std::min(toks.size(), i + 4); ++k)
           device |= toks[k].text == "__device__" || toks[k].text == "__global__";
-        if (!device)
-          add(t.line, "host_code", "a __host__-only function is host code; use __device__");
+        if (!device) add(t.line, "host_code", "a __host__-only function is host code; use __device__");
       } else {
         for (const auto& [prefix, rule] : forbidden_prefixes)
           if (starts_with(t.text, prefix)) {
@@ -237,8 +235,8 @@ struct Checker {
   // True when a '(' appears before any '=' (a function), ignoring the parentheses
   // of attributes such as __align__(16).
   static bool function_like(const std::vector<const Token*>& stmt) {
-    static const std::set<std::string> attrs = {"__align__", "alignas", "__attribute__",
-                                                "__declspec", "__launch_bounds__"};
+    static const std::set<std::string> attrs = {"__align__", "alignas", "__attribute__", "__declspec",
+                                                "__launch_bounds__"};
     for (size_t i = 0; i < stmt.size(); ++i) {
       const std::string& s = stmt[i]->text;
       if (s == "=") return false;
@@ -267,19 +265,18 @@ struct Checker {
 
   void check_statement(const std::vector<const Token*>& stmt, Scope scope) {
     if (stmt.empty() || options.allow_all_device_globals) return;
-    if (has(stmt, "typedef") || has(stmt, "using") || has(stmt, "__global__") ||
-        has(stmt, "const") || has(stmt, "constexpr") || has(stmt, "__constant__") ||
-        has(stmt, "__shared__") || has(stmt, "extern") || function_like(stmt))
+    if (has(stmt, "typedef") || has(stmt, "using") || has(stmt, "__global__") || has(stmt, "const") ||
+        has(stmt, "constexpr") || has(stmt, "__constant__") || has(stmt, "__shared__") || has(stmt, "extern") ||
+        function_like(stmt))
       return;
     // At namespace scope a __device__ variable persists; inside a class or a function
     // a static one does (a __device__ inside a function body marks a lambda).
-    bool persistent = scope == Scope::Transparent
-                          ? has(stmt, "__device__") || has(stmt, "__managed__")
-                          : has(stmt, "static");
+    bool persistent =
+        scope == Scope::Transparent ? has(stmt, "__device__") || has(stmt, "__managed__") : has(stmt, "static");
     if (!persistent) return;
     std::string name = declared_name(stmt);
-    if (std::find(options.allowed_device_globals.begin(), options.allowed_device_globals.end(),
-                  name) != options.allowed_device_globals.end())
+    if (std::find(options.allowed_device_globals.begin(), options.allowed_device_globals.end(), name) !=
+        options.allowed_device_globals.end())
       return;
     add(stmt.front()->line, "global_state",
         fmt::format("'{}' is a non-const {} variable: it persists between launches (the "
@@ -297,11 +294,10 @@ struct Checker {
         check_statement(stmt, scopes.back());
         stmt.clear();
       } else if (t.text == "{") {
-        bool is_init = !function_like(stmt) &&
-                       (has(stmt, "=") || has(stmt, "enum") ||
-                        (!has(stmt, "namespace") && !has(stmt, "struct") && !has(stmt, "class") &&
-                         !has(stmt, "union") && !has(stmt, "extern") && !stmt.empty() &&
-                         scopes.back() != Scope::Function));
+        bool is_init = !function_like(stmt) && (has(stmt, "=") || has(stmt, "enum") ||
+                                                (!has(stmt, "namespace") && !has(stmt, "struct") &&
+                                                 !has(stmt, "class") && !has(stmt, "union") && !has(stmt, "extern") &&
+                                                 !stmt.empty() && scopes.back() != Scope::Function));
         if (is_init) {  // a braced initializer: skip it, the statement goes on
           for (int depth = 0; i < toks.size(); ++i) {
             if (toks[i].text == "{") ++depth;
@@ -313,8 +309,7 @@ struct Checker {
         Scope inner = Scope::Function;
         if (has(stmt, "namespace") || (has(stmt, "extern") && !function_like(stmt)))
           inner = Scope::Transparent;
-        else if ((has(stmt, "struct") || has(stmt, "class") || has(stmt, "union")) &&
-                 !function_like(stmt))
+        else if ((has(stmt, "struct") || has(stmt, "class") || has(stmt, "union")) && !function_like(stmt))
           inner = Scope::Class;
         stmt.clear();
         scopes.push_back(inner);

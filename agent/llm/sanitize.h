@@ -14,9 +14,8 @@ namespace tessera::llm {
 
 struct StaticCheckOptions {
   // <...> or "..." names allowed exactly.
-  std::vector<std::string> allowed_headers = {"cuda_bf16.h", "cuda_fp16.h", "cuda_fp8.h",
-                                              "mma.h", "cuda_pipeline.h",
-                                              "cooperative_groups.h"};
+  std::vector<std::string> allowed_headers = {"cuda_bf16.h", "cuda_fp16.h",     "cuda_fp8.h",
+                                              "mma.h",       "cuda_pipeline.h", "cooperative_groups.h"};
   // Allowed name prefixes: libcu++ (<cuda/...>), cooperative groups, the tile library.
   std::vector<std::string> allowed_header_prefixes = {"cuda/", "cooperative_groups/", "tile/"};
   // Files of the target folder that a candidate may include ("rmsnorm_common.cuh").
@@ -27,16 +26,15 @@ struct StaticCheckOptions {
 };
 
 struct Violation {
-  int line = 0;       // 1-based line in the proposed source
-  std::string rule;   // include, preprocessor, host_code, launch, stream, allocation,
-                      // global_state, trap
+  int line = 0;      // 1-based line in the proposed source
+  std::string rule;  // include, preprocessor, host_code, launch, stream, allocation,
+                     // global_state, trap
   std::string message;
   friend bool operator==(const Violation&, const Violation&) = default;
 };
 
 // All violations, in line order; empty means the source may be compiled.
-std::vector<Violation> check_source(std::string_view source,
-                                    const StaticCheckOptions& options = {});
+std::vector<Violation> check_source(std::string_view source, const StaticCheckOptions& options = {});
 
 // "line 3: [include] ...\nline 9: [launch] ..." — for logs and for the model.
 std::string format_violations(const std::vector<Violation>& violations);

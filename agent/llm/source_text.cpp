@@ -10,8 +10,12 @@ namespace tessera::llm {
 
 namespace {
 
-bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
+}
 
 // Phase 2: joins backslash-newline; the removed newlines are re-emitted at the end
 // of the logical line so later line numbers do not shift.

@@ -6,6 +6,7 @@
 // that the API key never reaches the database, the record file or the output;
 // that a recorded run replays without network to the same candidates; that a
 // missing model or key is a usage error; and what `tessera show` says.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -15,18 +16,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <fmt/format.h>
-
 #include "search/strategy.h"
-#include <nlohmann/json.hpp>
-
-#include "tests/support/shell.h"
-#include "tests/support/sql_rows.h"
-
 #include "tests/llm/answers.h"
 #include "tests/llm/fake_server.h"
+#include "tests/support/shell.h"
+#include "tests/support/sql_rows.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -42,7 +39,9 @@ const std::string kKey = "sk-tessera-agent-test-7d1e5c9a3b";
 
 using Result = tessera::testing::ShellResult;
 
-Result run(const std::string& args) { return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args); }
+Result run(const std::string& args) {
+  return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args);
+}
 
 // A fresh folder per test; the database and the proposals/ folder go there.
 fs::path temp_dir() {
@@ -63,7 +62,9 @@ void clean_env() {
 }
 
 using tessera::testing::Rows;
-Rows query(const fs::path& db, const std::string& sql) { return tessera::testing::sql_rows(db, sql); }
+Rows query(const fs::path& db, const std::string& sql) {
+  return tessera::testing::sql_rows(db, sql);
+}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -85,7 +86,6 @@ void expect_no_key(const fs::path& dir, const std::string& output) {
 }
 
 const char* kArgs = R"(["x", "w", "y", "M", "N", "eps"])";
-
 
 // One proposal: prose, the source, its plan.
 std::string proposal(const std::string& prose, const std::string& name, const std::string& source,
@@ -119,8 +119,8 @@ std::string turn1_answer() {
 }
 
 std::string turn4_answer() {
-  return proposal("This refines #1: the same reduction, renamed kernel.", "refined-b", rows_kernel_source("rms_b"), "rms_b",
-                  "256") +
+  return proposal("This refines #1: the same reduction, renamed kernel.", "refined-b", rows_kernel_source("rms_b"),
+                  "rms_b", "256") +
          proposal("A different idea with 512 threads.", "fresh-c", rows_kernel_source("rms_c"), "rms_c", "512");
 }
 
@@ -157,10 +157,11 @@ TEST(LlmLoop, RecordsKernelsFailuresLineageAndEveryExchange) {
   });
   fs::path dir = temp_dir();
   fs::path db = dir / "t.db", rec = dir / "exchanges.json";
-  auto r = run(fmt::format("optimize rmsnorm --proposer llm --gpus none --budget 10 --db {} --llm-base-url {}/v1 "
-                           "--llm-model fake-gpt --llm-key-env TESSERA_AGENT_TEST_KEY --llm-max-calls 5 "
-                           "--llm-record {}",
-                           db.string(), server.base_url(), rec.string()));
+  auto r =
+      run(fmt::format("optimize rmsnorm --proposer llm --gpus none --budget 10 --db {} --llm-base-url {}/v1 "
+                      "--llm-model fake-gpt --llm-key-env TESSERA_AGENT_TEST_KEY --llm-max-calls 5 "
+                      "--llm-record {}",
+                      db.string(), server.base_url(), rec.string()));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("5 model calls"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cap"), std::string::npos) << "the run says why it stopped:\n" << r.out;
@@ -196,14 +197,16 @@ TEST(LlmLoop, RecordsKernelsFailuresLineageAndEveryExchange) {
   EXPECT_EQ(c["fresh-c"][2], "rows-a128") << "no parent named: the best shown (newest compiled)";
   EXPECT_EQ(c["rows-a"][4], "1");
   EXPECT_EQ(c["refined-b"][4], "4");
-  auto msg = query(db, "SELECT e.message FROM evaluations e JOIN candidates c ON c.id=e.candidate_id "
-                       "WHERE c.template='chatty'");
+  auto msg = query(db,
+                   "SELECT e.message FROM evaluations e JOIN candidates c ON c.id=e.candidate_id "
+                   "WHERE c.template='chatty'");
   ASSERT_EQ(msg.size(), 1u);
   EXPECT_NE(msg[0][0].find("[include]"), std::string::npos) << msg[0][0];
 
   // Every exchange, failed or not: 5 calls; the 500 recorded as an http error, the garbage kept.
-  auto x = query(db, "SELECT turn, provider, model, error_kind, response, prompt_tokens, attempts, outcome, request "
-                     "FROM exchanges ORDER BY id");
+  auto x = query(db,
+                 "SELECT turn, provider, model, error_kind, response, prompt_tokens, attempts, outcome, request "
+                 "FROM exchanges ORDER BY id");
   ASSERT_EQ(x.size(), 5u);
   EXPECT_EQ(x[0][0], "1");
   EXPECT_EQ(x[0][1], "openai");
@@ -253,10 +256,11 @@ TEST(LlmLoop, ARecordedRunReplaysToTheSameCandidatesWithoutNetwork) {
                                        proposal("Broken.", "broken", kBroken, "broken", "256", R"(["y", "N"])"))},
                    {500, R"({"error":{"message":"internal"}})"},
                    {200, openai_answer(turn4_answer())}});
-    auto r = run(fmt::format("optimize rmsnorm --proposer llm --gpus none --budget 10 --db {} --llm-base-url {} "
-                             "--llm-model fake-gpt --llm-key-env TESSERA_AGENT_TEST_KEY --llm-max-calls 3 "
-                             "--llm-record {}",
-                             (dir / "first.db").string(), server.base_url(), (dir / "rec.json").string()));
+    auto r =
+        run(fmt::format("optimize rmsnorm --proposer llm --gpus none --budget 10 --db {} --llm-base-url {} "
+                        "--llm-model fake-gpt --llm-key-env TESSERA_AGENT_TEST_KEY --llm-max-calls 3 "
+                        "--llm-record {}",
+                        (dir / "first.db").string(), server.base_url(), (dir / "rec.json").string()));
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_EQ(server.request_count(), 3u);
   }
@@ -291,9 +295,10 @@ TEST(LlmLoop, AnthropicTruncatedAndSlowAnswersAreRecordedAndTheRunGoesOn) {
   slow.delay_s = 3;
   server.script({truncated, slow, {200, anthropic_answer(good, 300, 200)}});
   fs::path dir = temp_dir();
-  auto r = run(fmt::format("optimize rmsnorm --proposer llm --gpus none --budget 1 --db {} --llm-provider anthropic "
-                           "--llm-base-url {} --llm-model fake-claude --llm-key-env TESSERA_AGENT_TEST_KEY",
-                           (dir / "t.db").string(), server.base_url()));
+  auto r =
+      run(fmt::format("optimize rmsnorm --proposer llm --gpus none --budget 1 --db {} --llm-provider anthropic "
+                      "--llm-base-url {} --llm-model fake-claude --llm-key-env TESSERA_AGENT_TEST_KEY",
+                      (dir / "t.db").string(), server.base_url()));
   ASSERT_EQ(r.code, 0) << r.out;
   auto seen = server.requests();
   ASSERT_EQ(seen.size(), 3u);
@@ -318,13 +323,14 @@ TEST(LlmLoop, NoModelOrNoKeyIsAUsageError) {
   auto none = run(fmt::format("optimize rmsnorm --proposer llm --gpus none --db {}", (dir / "a.db").string()));
   EXPECT_EQ(none.code, 2) << none.out;
   EXPECT_NE(none.out.find("--llm-model"), std::string::npos) << none.out;
-  auto no_key = run(fmt::format("optimize rmsnorm --proposer hybrid --gpus none --db {} --llm-model m "
-                                "--llm-key-env TESSERA_AGENT_UNSET_KEY",
-                                (dir / "b.db").string()));
+  auto no_key =
+      run(fmt::format("optimize rmsnorm --proposer hybrid --gpus none --db {} --llm-model m "
+                      "--llm-key-env TESSERA_AGENT_UNSET_KEY",
+                      (dir / "b.db").string()));
   EXPECT_EQ(no_key.code, 2) << no_key.out;
   EXPECT_NE(no_key.out.find("TESSERA_AGENT_UNSET_KEY"), std::string::npos) << no_key.out;
-  auto hosted = run(fmt::format("optimize rmsnorm --proposer llm --gpus none --db {} --llm-model gpt-x",
-                                (dir / "c.db").string()));
+  auto hosted = run(
+      fmt::format("optimize rmsnorm --proposer llm --gpus none --db {} --llm-model gpt-x", (dir / "c.db").string()));
   EXPECT_EQ(hosted.code, 2) << hosted.out;
   EXPECT_NE(hosted.out.find("OPENAI_API_KEY"), std::string::npos) << hosted.out;
   auto bad = run(fmt::format("optimize rmsnorm --proposer oracle --db {}", (dir / "d.db").string()));
@@ -345,20 +351,22 @@ TEST(LlmLoop, HybridTunesAProposedTemplateWithTheSearch) {
   server.script({{200, openai_answer(tmpl)}});
   fs::path dir = temp_dir();
   fs::path db = dir / "t.db";
-  auto r = run(fmt::format("optimize rmsnorm --proposer hybrid --gpus none --budget 8 --db {} --llm-base-url {} "
-                           "--llm-model fake-gpt --llm-key-env TESSERA_AGENT_TEST_KEY --llm-max-calls 1 "
-                           "--llm-template-budget 3",
-                           db.string(), server.base_url()));
+  auto r =
+      run(fmt::format("optimize rmsnorm --proposer hybrid --gpus none --budget 8 --db {} --llm-base-url {} "
+                      "--llm-model fake-gpt --llm-key-env TESSERA_AGENT_TEST_KEY --llm-max-calls 1 "
+                      "--llm-template-budget 3",
+                      db.string(), server.base_url()));
   ASSERT_EQ(r.code, 0) << r.out;
   // The model saw the search's candidates; the template is its own candidates, one per configuration tried.
   EXPECT_NE(last_user_message(server.requests().at(0).body).find("Best candidates so far"), std::string::npos);
   EXPECT_NE(server.requests().at(0).body.find("params"), std::string::npos) << "templates are allowed in hybrid mode";
   auto search = query(db, "SELECT COUNT(*) FROM candidates WHERE origin LIKE 'search:%'");
   EXPECT_EQ(search[0][0], "4");
-  auto tuned = query(db, "SELECT c.params, c.origin, p.origin, x.turn, "
-                         "(SELECT status FROM evaluations WHERE candidate_id=c.id ORDER BY id DESC LIMIT 1) "
-                         "FROM candidates c LEFT JOIN candidates p ON p.id=c.parent "
-                         "LEFT JOIN exchanges x ON x.id=c.exchange_id WHERE c.template='rows-t'");
+  auto tuned = query(db,
+                     "SELECT c.params, c.origin, p.origin, x.turn, "
+                     "(SELECT status FROM evaluations WHERE candidate_id=c.id ORDER BY id DESC LIMIT 1) "
+                     "FROM candidates c LEFT JOIN candidates p ON p.id=c.parent "
+                     "LEFT JOIN exchanges x ON x.id=c.exchange_id WHERE c.template='rows-t'");
   ASSERT_EQ(tuned.size(), 3u) << r.out;
   std::set<std::string> params;
   for (auto& t : tuned) {

@@ -20,7 +20,9 @@
 namespace tessera::agent {
 namespace {
 
-codegen::CompileRequest req(const std::string& src) { return {src, "t.cu", "sm_90a", {}, {}}; }
+codegen::CompileRequest req(const std::string& src) {
+  return {src, "t.cu", "sm_90a", {}, {}};
+}
 
 std::vector<codegen::CompileRequest> reqs(std::initializer_list<const char*> names) {
   std::vector<codegen::CompileRequest> out;

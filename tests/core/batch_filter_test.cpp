@@ -6,7 +6,9 @@
 using tessera::evaluator::select_batches;
 
 namespace {
-std::vector<double> batch(double ms) { return std::vector<double>(10, ms); }
+std::vector<double> batch(double ms) {
+  return std::vector<double>(10, ms);
+}
 }  // namespace
 
 TEST(BatchFilter, SetsAsideBatchesTakenWhileTheBaselineRanSlow) {

@@ -1,12 +1,12 @@
 // tests/core/channel_test.cpp — the rules of the worker's private channel
 // (evaluator/channel.h): which lines are a reply, which a step, and which end the
 // worker. The whole path (fake worker, agent) is tested in tests/pipeline.
+#include "evaluator/channel.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
-
-#include "evaluator/channel.h"
 
 using tessera::evaluator::ChannelMessage;
 using tessera::evaluator::make_channel_secret;

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "agent/optimize.h"
@@ -20,7 +19,9 @@ namespace fs = std::filesystem;
 namespace {
 using Result = tessera::testing::ShellResult;
 
-Result run(const std::string& args) { return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args); }
+Result run(const std::string& args) {
+  return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args);
+}
 
 std::string temp_db() {
   auto p = fs::temp_directory_path() / ("tessera-cli-" + std::to_string(getpid()) + "-" +
@@ -33,8 +34,8 @@ std::string temp_db() {
 TEST(Cli, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run("").code, 2);
   EXPECT_EQ(run("frobnicate").code, 2);
-  EXPECT_EQ(run("optimize").code, 2);                       // operator missing
-  EXPECT_EQ(run("optimize rmsnorm --budget -3").code, 2);   // not positive
+  EXPECT_EQ(run("optimize").code, 2);                      // operator missing
+  EXPECT_EQ(run("optimize rmsnorm --budget -3").code, 2);  // not positive
   EXPECT_EQ(run("optimize rmsnorm --budget many").code, 2);
   auto unknown = run("optimize no_such_op --gpus none --db " + temp_db());
   EXPECT_EQ(unknown.code, 2);
@@ -203,11 +204,11 @@ TEST(Optimize, SharesTheBudgetAmongTemplatesWithoutWastingSmallSpaces) {
   using V = std::vector<size_t>;
   EXPECT_EQ(share_budget(19, {18, 1}), (V{18, 1}));
   EXPECT_EQ(share_budget(10, {18, 1}), (V{9, 1}));
-  EXPECT_EQ(share_budget(9, {5, 5}), (V{4, 5}));      // as the even split always gave
+  EXPECT_EQ(share_budget(9, {5, 5}), (V{4, 5}));  // as the even split always gave
   EXPECT_EQ(share_budget(4, {543, 10}), (V{2, 2}));
   EXPECT_EQ(share_budget(100, {543, 10}), (V{90, 10}));
   EXPECT_EQ(share_budget(30, {3, 0, 100}), (V{3, 0, 27}));
-  EXPECT_EQ(share_budget(7, {2, 2}), (V{2, 2}));      // more budget than configurations
+  EXPECT_EQ(share_budget(7, {2, 2}), (V{2, 2}));  // more budget than configurations
   EXPECT_EQ(share_budget(0, {5, 5}), (V{0, 0}));
   EXPECT_TRUE(share_budget(5, {}).empty());
 }

@@ -57,7 +57,8 @@ TEST(Compiler, ReportsErrorsWithTheLog) {
   auto r = c.compile({"extern \"C\" __global__ void k() { undefined_thing(); }", "bad.cu", "sm_90a", {}, {}});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.log.find("undefined_thing"), std::string::npos) << r.log;
-  EXPECT_TRUE(c.compile({"extern \"C\" __global__ void k() { undefined_thing(); }", "bad.cu", "sm_90a", {}, {}}).cache_hit);
+  EXPECT_TRUE(
+      c.compile({"extern \"C\" __global__ void k() { undefined_thing(); }", "bad.cu", "sm_90a", {}, {}}).cache_hit);
 }
 
 TEST(Compiler, ParsesSpillsFromThePtxasReport) {

@@ -1,7 +1,7 @@
 // tests/core/expr_test.cpp — shape and launch expressions.
-#include <gtest/gtest.h>
-
 #include "spec/expr.h"
+
+#include <gtest/gtest.h>
 
 using namespace tessera::spec;
 

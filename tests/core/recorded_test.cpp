@@ -1,12 +1,13 @@
 // tests/core/recorded_test.cpp — tessera's own recorded H200 runs
 // (runs/recorded/h200-2026-11-30.db) replayed as a search space.
+#include "agent/recorded.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <sstream>
 
-#include "agent/recorded.h"
 #include "agent/template_space.h"
 #include "search/strategy.h"
 
@@ -79,7 +80,8 @@ TEST(Recorded, WarmStartComesFromAnotherGpuModelOnly) {
   search::Config best;
   double lowest = 1e300;
   for (const search::Config& c : rs.simulation.space().valid_configs())
-    if (const search::Outcome* o = rs.simulation.recorded(c); o && o->ok && o->cost < lowest) lowest = o->cost, best = c;
+    if (const search::Outcome* o = rs.simulation.recorded(c); o && o->ok && o->cost < lowest)
+      lowest = o->cost, best = c;
   ASSERT_FALSE(best.empty());
   EXPECT_EQ(prior->ranked(1).at(0), best);
   EXPECT_DOUBLE_EQ(prior->quantile(best), 0.0);

@@ -1,19 +1,19 @@
 // tests/core/report_test.cpp — the status set and the evaluation report as data:
 // statistics of timing samples and the JSON that travels from worker to agent.
+#include "evaluator/report.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
-
-#include "evaluator/report.h"
 
 using namespace tessera::evaluator;
 
 TEST(Statuses, AreAClosedDocumentedSet) {
   std::set<std::string> s(all_statuses().begin(), all_statuses().end());
   EXPECT_EQ(s.size(), all_statuses().size());
-  for (const char* want : {"ok", "compiled", "compile_error", "not_applicable", "rejected_static", "resource_limit",
-                           "launch_error", "wrong_result", "race", "out_of_bounds", "modified_input", "crashed",
-                           "timeout", "impossible_speed"})
+  for (const char* want :
+       {"ok", "compiled", "compile_error", "not_applicable", "rejected_static", "resource_limit", "launch_error",
+        "wrong_result", "race", "out_of_bounds", "modified_input", "crashed", "timeout", "impossible_speed"})
     EXPECT_TRUE(is_status(want)) << want;
   EXPECT_FALSE(is_status("fast"));
   EXPECT_FALSE(is_status(""));

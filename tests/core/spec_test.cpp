@@ -1,13 +1,13 @@
 // tests/core/spec_test.cpp — loading operator specs, and refusing broken ones
 // with the file, the field and what was expected.
+#include "spec/spec.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
-#include "spec/spec.h"
 #include "tests/support/hostile_targets.h"
 
 using namespace tessera::spec;
@@ -15,14 +15,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path targets() { return fs::path(TESSERA_SOURCE_DIR) / "targets"; }
+fs::path targets() {
+  return fs::path(TESSERA_SOURCE_DIR) / "targets";
+}
 
 // A valid small spec in a temporary folder; tests break one field at a time.
 struct TempOp {
   fs::path dir;
   explicit TempOp(const std::string& spec) {
-    dir = fs::temp_directory_path() / ("tessera-spec-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                       "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir = fs::temp_directory_path() /
+          ("tessera-spec-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir);
     std::ofstream(dir / "spec.json") << spec;
     std::ofstream(dir / "k.cu") << "extern \"C\" __global__ void k() {}";
@@ -127,8 +130,8 @@ TEST(Spec, TensorMapArgumentsParseAndAreChecked) {
                                          {"tmap:x:2:0", "multiple of 16 bytes"},
                                          {"tmap:x:64:128", "wider than its 128-byte swizzle"},
                                          {"tmap:x:32:100", "the swizzle is 0, 32, 64 or 128"}}) {
-    std::string err = load_error(replace(kGood, R"J("args": ["x", "y", "N", "B"])J",
-                                         "\"args\": [\"" + c.arg + "\", \"y\", \"N\", \"B\"]"));
+    std::string err = load_error(
+        replace(kGood, R"J("args": ["x", "y", "N", "B"])J", "\"args\": [\"" + c.arg + "\", \"y\", \"N\", \"B\"]"));
     EXPECT_NE(err.find("templates[0].launch[0].args"), std::string::npos) << c.arg << ": " << err;
     EXPECT_NE(err.find(c.expect), std::string::npos) << c.arg << ": " << err;
   }
@@ -138,9 +141,9 @@ TEST(Spec, TensorMapArgumentsParseAndAreChecked) {
 // the SM-count symbol SMS (bound by the judge in every launch expression): parsed, kept
 // through program_to_json, and refused where malformed or where an operator declares SMS.
 TEST(Spec, SideLaunchesAndTheSmCountSymbol) {
-  const std::string side = replace(
-      kGood, R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}])J",
-      R"J("grid": ["min(cdiv(N,B), SMS)"], "block": ["B"], "args": ["x", "y", "N", "B"], "stream": "side"},
+  const std::string side =
+      replace(kGood, R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}])J",
+              R"J("grid": ["min(cdiv(N,B), SMS)"], "block": ["B"], "args": ["x", "y", "N", "B"], "stream": "side"},
                      {"kernel": "k", "grid": ["SMS - 1"], "block": ["B"], "args": ["x", "y", "SMS", "B"]}])J");
   TempOp t(side);
   Operator op = load_operator(t.dir);
@@ -178,7 +181,8 @@ TEST(Spec, SideLaunchesAndTheSmCountSymbol) {
   EXPECT_NE(load_error(replace(side, "SMS - 1", "SMX - 1")).find("templates[0].launch[1]"), std::string::npos);
 
   // the GPU test's fixture (tests/gpu/side_test.cpp) loads: its side template forks, its serial one does not
-  fs::path fx = tessera::testing::make_rmsnorm_fixture_targets(fs::path(TESSERA_SOURCE_DIR), "side_rmsnorm", "spec-side");
+  fs::path fx =
+      tessera::testing::make_rmsnorm_fixture_targets(fs::path(TESSERA_SOURCE_DIR), "side_rmsnorm", "spec-side");
   Operator sop = load_operator(fx / "side_rmsnorm");
   ASSERT_EQ(sop.templates.size(), 2u);
   EXPECT_EQ(sop.find_template("side")->launch.at(0).stream, "side");
@@ -190,9 +194,9 @@ TEST(Spec, SideLaunchesAndTheSmCountSymbol) {
 // other launch expressions, kept through program_to_json (only where it is not "1"), and
 // what spec::launched decides together with the grid.
 TEST(Spec, LaunchStepsRunWhereTheirConditionHolds) {
-  const std::string two = replace(
-      kGood, R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}])J",
-      R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"], "when": "N >= 1000"},
+  const std::string two =
+      replace(kGood, R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}])J",
+              R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"], "when": "N >= 1000"},
                      {"kernel": "k", "grid": ["1"], "block": ["B"], "args": ["x", "y", "N", "B"], "when": "N < 1000"}])J");
   TempOp t(two);
   Operator op = load_operator(t.dir);

@@ -1,10 +1,10 @@
 // tests/core/strategy_test.cpp — the Tuning bookkeeping every strategy relies
 // on, on a synthetic space with a known optimum.
+#include "search/strategy.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
-
-#include "search/strategy.h"
 
 using namespace tessera::search;
 
@@ -21,8 +21,10 @@ struct Bowl : CostFunction {
       if (!seen.insert(c).second) repeated = true;
       Outcome o;
       o.seconds = 0.5;
-      if ((c[0] + c[1]) % 2) o.failure = "wrong_result";
-      else o.ok = true, o.cost = (c[0] - 3) * (c[0] - 3) + (c[1] - 5) * (c[1] - 5) + 1.0;
+      if ((c[0] + c[1]) % 2)
+        o.failure = "wrong_result";
+      else
+        o.ok = true, o.cost = (c[0] - 3) * (c[0] - 3) + (c[1] - 5) * (c[1] - 5) + 1.0;
       out.push_back(o);
     }
     return out;

@@ -5,13 +5,12 @@
 // support an architecture say so. Also: every tile-library header compiles on its own
 // for each architecture, and the wgmma / bulk-copy helpers compile together; kda's launch
 // expressions follow its chunk length CH.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
-
-#include <fmt/format.h>
 
 #include "agent/template_space.h"
 #include "codegen/compiler.h"
@@ -22,7 +21,9 @@ using namespace tessera;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path targets() { return fs::path(TESSERA_SOURCE_DIR) / "targets"; }
+fs::path targets() {
+  return fs::path(TESSERA_SOURCE_DIR) / "targets";
+}
 
 codegen::CompileResult compile(const spec::Operator& op, const std::string& src, const std::string& arch) {
   static codegen::Compiler compiler;  // the user cache: repeated test runs are fast
@@ -30,7 +31,8 @@ codegen::CompileResult compile(const spec::Operator& op, const std::string& src,
 }
 
 constexpr int kSamples = 3;
-constexpr int kAllUpTo = 24;  // spaces this small are compiled whole (kda: 18 + 20 + 16 + 2; spills depend on the configuration)
+constexpr int kAllUpTo =
+    24;  // spaces this small are compiled whole (kda: 18 + 20 + 16 + 2; spills depend on the configuration)
 }  // namespace
 
 class Templates : public ::testing::TestWithParam<std::string> {};
@@ -70,7 +72,8 @@ TEST_P(Templates, SampledVariantsCompileWithoutSpills) {
           for (auto& [k, v] : params) b[k] = static_cast<double>(v);
           for (auto& k : tpl.launch)
             contract += fmt::format(
-                "\n#ifdef TESSERA_SMEM_{0}\nstatic_assert(TESSERA_SMEM_{0} <= {1}LL, \"spec.json gives {0} {1} bytes of "
+                "\n#ifdef TESSERA_SMEM_{0}\nstatic_assert(TESSERA_SMEM_{0} <= {1}LL, \"spec.json gives {0} {1} bytes "
+                "of "
                 "shared memory, less than its layout needs\");\n#endif\n",
                 k.kernel, spec::eval_int(k.smem, b));
         }
@@ -127,7 +130,8 @@ TEST(TileLibrary, EveryHeaderCompilesOnItsOwnForEachArch) {
 // compile for sm_90a without spills, and (trapping) for Blackwell.
 TEST(TileLibrary, RegisterAWgmmaFixtureCompiles) {
   static codegen::Compiler compiler;
-  const std::string src = codegen::read_file((fs::path(TESSERA_SOURCE_DIR) / "tests/gpu/fixtures/tile_wgmma_rs.cu").string());
+  const std::string src =
+      codegen::read_file((fs::path(TESSERA_SOURCE_DIR) / "tests/gpu/fixtures/tile_wgmma_rs.cu").string());
   for (const char* arch : {"sm_90a", "sm_103a"}) {
     auto r = compiler.compile({src, "tile_wgmma_rs.cu", arch, {targets() / "common"}, {}});
     ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
@@ -260,7 +264,10 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       EXPECT_EQ(spec::eval_int(state->smem, b),
                 (params.at("GM") == 2 ? 0 : 49152) +
                     (ua ? 3 * 29696 + 4 * 8192 + 8192 : 2 * (ch == 32 ? 35840 : 75776)) +
-                    (rc == 1 ? 2 * 29696 + 64 : rc == 2 ? 64 : 0) + 1024)
+                    (rc == 1   ? 2 * 29696 + 64
+                     : rc == 2 ? 64
+                               : 0) +
+                    1024)
           << space.key(c);
       EXPECT_EQ(spec::eval_int(state->block[0], b), rc == 1 ? 512 : rc == 2 ? 288 : 256) << space.key(c);
       if (pipe) {
@@ -275,7 +282,8 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
           bs[spec::kSmCountSymbol] = 132;
           const long long H = shape == h64 ? 64 : 96;
           const bool on = shape == h64 || lead > 0;
-          const long long ks = shape == h64 ? 0 : static_cast<long long>(std::floor(slots * (1.0 - lead / 100.0 * 36 / 96)));
+          const long long ks =
+              shape == h64 ? 0 : static_cast<long long>(std::floor(slots * (1.0 - lead / 100.0 * 36 / 96)));
           EXPECT_EQ(spec::eval_int(side->grid[0], bs), on ? H : 0) << space.key(c);
           EXPECT_EQ(spec::eval_int(first->grid[0], bs), on ? H : 0) << space.key(c);
           EXPECT_EQ(spec::eval_int(rest->grid[0], bs), on ? H : 0) << space.key(c);

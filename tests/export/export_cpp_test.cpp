@@ -8,10 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "export/expr_to_c.h"
 #include "spec/spec.h"
@@ -57,16 +56,24 @@ std::string run_tessera(const std::string& args, int* code = nullptr) {
   return r.out;
 }
 
-std::string cuda_include() { return TESSERA_CUDA_INCLUDE; }
+std::string cuda_include() {
+  return TESSERA_CUDA_INCLUDE;
+}
 
 }  // namespace
 
 // Every launch, scratch and scalar expression of the three operators' specs, with
 // random symbol values, evaluated by the translated C++ and by spec::eval.
 TEST(ExportExpressions, TranslatedExpressionsAgreeWithTheSpecEvaluator) {
-  std::vector<std::string> exprs = {"cdiv(M, 64) * (N > 4 ? 2 : 3)", "-2^2", "max(M, N, 7) - min(M, 3)",
-                                    "M % 5 + mod(N, 4)", "(M <= N) && (N != 3) || 0", "floor(N / 3) + ceil(M / 7)",
-                                    "sqrt(N) * 2.5e-1", "1 - (M == N)", "M > 4 ? N > 4 ? 1 : 2 : 3"};
+  std::vector<std::string> exprs = {"cdiv(M, 64) * (N > 4 ? 2 : 3)",
+                                    "-2^2",
+                                    "max(M, N, 7) - min(M, 3)",
+                                    "M % 5 + mod(N, 4)",
+                                    "(M <= N) && (N != 3) || 0",
+                                    "floor(N / 3) + ceil(M / 7)",
+                                    "sqrt(N) * 2.5e-1",
+                                    "1 - (M == N)",
+                                    "M > 4 ? N > 4 ? 1 : 2 : 3"};
   for (const char* op : {"rmsnorm", "gemm", "kda"}) {
     auto o = tessera::spec::load_operator(fs::path(TESSERA_SOURCE_DIR) / "targets" / op);
     for (auto& t : o.templates) {
@@ -134,9 +141,9 @@ TEST(ExportCpp, TheRmsnormChampionExportsForHopperAndBlackwellAndItsConsumerBuil
   ASSERT_FALSE(board.empty());
   long long champion = board[0]["candidate"];
   int code = 0;
-  std::string out = run_tessera("export rmsnorm --best --arch sm_90a,sm_103a --format cpp --out " + (dir / "pkg").string() +
-                                " --db " + db.string(),
-                            &code);
+  std::string out = run_tessera("export rmsnorm --best --arch sm_90a,sm_103a --format cpp --out " +
+                                    (dir / "pkg").string() + " --db " + db.string(),
+                                &code);
   ASSERT_EQ(code, 0) << out;
   auto m = json::parse(read(dir / "pkg/manifest.json"));
   EXPECT_EQ(m["operator"], "rmsnorm");
@@ -156,9 +163,13 @@ TEST(ExportCpp, TheRmsnormChampionExportsForHopperAndBlackwellAndItsConsumerBuil
   for (const char* arch : {"sm_90a", "sm_103a"}) {
     std::string cubin = read(dir / "pkg/kernels" / (c["name"].get<std::string>() + "." + arch + ".cubin"));
     ASSERT_GT(cubin.size(), 1000u) << arch;
-    EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF") << arch;
+    EXPECT_EQ(cubin.substr(0, 4),
+              "\x7f"
+              "ELF")
+        << arch;
   }
-  EXPECT_NE(read(dir / "pkg/kernels" / (c["name"].get<std::string>() + ".ptx")).find(".target sm_90"), std::string::npos);
+  EXPECT_NE(read(dir / "pkg/kernels" / (c["name"].get<std::string>() + ".ptx")).find(".target sm_90"),
+            std::string::npos);
   EXPECT_NE(read(dir / "pkg/src" / (c["name"].get<std::string>() + ".cu")).find("rmsnorm_rows"), std::string::npos);
   // The header declares the struct in spec order.
   std::string h = read(dir / "pkg/cpp/include/tessera_rmsnorm.h");
@@ -205,9 +216,9 @@ TEST(ExportCpp, KdaPerShapeChampionsExportWithDispatchRulesAndBuild) {
   fs::path dir = temp_dir("kda");
   fs::path db = recorded("h200-kda-2026-12-01u.db.gz", dir);
   int code = 0;
-  std::string out = run_tessera("export kda --per-shape --arch sm_90a,sm_103a --format cpp --out " + (dir / "pkg").string() +
-                                " --db " + db.string(),
-                            &code);
+  std::string out = run_tessera("export kda --per-shape --arch sm_90a,sm_103a --format cpp --out " +
+                                    (dir / "pkg").string() + " --db " + db.string(),
+                                &code);
   ASSERT_EQ(code, 0) << out;
   EXPECT_NE(out.find("has no image for sm_103a"), std::string::npos) << out;
   auto m = json::parse(read(dir / "pkg/manifest.json"));
@@ -238,7 +249,8 @@ TEST(ExportCpp, KdaPerShapeChampionsExportWithDispatchRulesAndBuild) {
                  (dir / "b").string() + "' && cmake --build '" + (dir / "b").string() + "'");
   ASSERT_EQ(b.code, 0) << b.out;
   // Usage errors name what is wrong.
-  std::string bad = run_tessera("export kda --format wheel --out " + (dir / "x").string() + " --db " + db.string(), &code);
+  std::string bad =
+      run_tessera("export kda --format wheel --out " + (dir / "x").string() + " --db " + db.string(), &code);
   EXPECT_EQ(code, 2) << bad;
   bad = run_tessera("export kda --candidate 999999 --out " + (dir / "x").string() + " --db " + db.string(), &code);
   EXPECT_EQ(code, 1);
@@ -254,18 +266,22 @@ TEST(ExportCpp, TheGemmChampionExportsForHopperAndBlackwellAndItsLibraryCompiles
   auto board = json::parse(run_tessera("leaderboard gemm --json --limit 1 --db " + db.string()));
   ASSERT_FALSE(board.empty());
   int code = 0;
-  std::string out = run_tessera("export gemm --arch sm_90a,sm_103a --out " + (dir / "pkg").string() + " --db " + db.string(), &code);
+  std::string out =
+      run_tessera("export gemm --arch sm_90a,sm_103a --out " + (dir / "pkg").string() + " --db " + db.string(), &code);
   ASSERT_EQ(code, 0) << out;
   auto m = json::parse(read(dir / "pkg/manifest.json"));
   auto& c = m["candidates"][0];
   EXPECT_EQ(c["id"], board[0]["candidate"]);
   EXPECT_EQ(c["archs"], json::array({"sm_90a", "sm_103a"}));
   for (const char* arch : {"sm_90a", "sm_103a"})
-    EXPECT_EQ(read(dir / "pkg/kernels" / (c["name"].get<std::string>() + "." + arch + ".cubin")).substr(0, 4), "\x7f" "ELF");
+    EXPECT_EQ(read(dir / "pkg/kernels" / (c["name"].get<std::string>() + "." + arch + ".cubin")).substr(0, 4),
+              "\x7f"
+              "ELF");
   std::string h = read(dir / "pkg/cpp/include/tessera_gemm.h");
   EXPECT_LT(h.find("long long M;"), h.find("long long K;"));
-  auto cc = shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
-                  "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
+  auto cc =
+      shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
+            "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
   EXPECT_EQ(cc.code, 0) << cc.out;
   fs::remove_all(dir);
 }
@@ -280,11 +296,12 @@ TEST(ExportImported, TheSolutionIsForTheOriginalDefinitionAndTheConsumerBuilds) 
   fs::create_directories(dir / "targets");
   fs::create_directory_symlink(src / "targets/common", dir / "targets/common");
   const fs::path def = src / "tests/data/flashinfer-trace/definitions/rmsnorm/fused_add_rmsnorm_h4096.json";
-  auto im = shell("TESSERA_TARGETS='" + (src / "targets").string() + "' " + TESSERA_BINARY + " import '" + def.string() +
-                  "' --out '" + (dir / "targets").string() + "'");
+  auto im = shell("TESSERA_TARGETS='" + (src / "targets").string() + "' " + TESSERA_BINARY + " import '" +
+                  def.string() + "' --out '" + (dir / "targets").string() + "'");
   ASSERT_EQ(im.code, 0) << im.out;
   const std::string env = "TESSERA_TARGETS='" + (dir / "targets").string() + "' ";
-  auto ex = shell(env + TESSERA_BINARY + " export fused_add_rmsnorm_h4096 --best --arch sm_90a --format cpp,flashinfer --out '" +
+  auto ex = shell(env + TESSERA_BINARY +
+                  " export fused_add_rmsnorm_h4096 --best --arch sm_90a --format cpp,flashinfer --out '" +
                   (dir / "pkg").string() + "' --db '" + db.string() + "'");
   ASSERT_EQ(ex.code, 0) << ex.out;
   const fs::path fi = dir / "pkg/flashinfer";

@@ -24,8 +24,8 @@
 #include "codegen/render.h"
 #include "evaluator/device.h"
 #include "evaluator/plan_runner.h"
-#include "spec/spec.h"
 #include "fa_reference_cpu.h"
+#include "spec/spec.h"
 #include "tests/support/gpu.h"
 
 using namespace tessera;
@@ -312,8 +312,8 @@ namespace {
 std::unique_ptr<evaluator::Workspace> workspace_of(Gpu& g, const spec::Operator& op, const Attempt& a) {
   auto ws = std::make_unique<evaluator::Workspace>();
   const auto& p = a.p;
-  ws->shape.symbols = {{"B", p.batch()}, {"TQ", p.tq()}, {"TK", p.tk()}, {"HQ", p.hq},
-                       {"HKV", p.hkv},   {"D", p.d},      {"CAUSAL", p.causal}};
+  ws->shape.symbols = {{"B", p.batch()}, {"TQ", p.tq()}, {"TK", p.tk()},      {"HQ", p.hq},
+                       {"HKV", p.hkv},   {"D", p.d},     {"CAUSAL", p.causal}};
   ws->b = op.bindings(ws->shape);
   for (auto& t : op.tensors) ws->elems[t.name] = op.elements(t, ws->b);
   const std::pair<const char*, const evaluator::Buffer*> in[] = {
@@ -344,9 +344,9 @@ fa_test::Result result_of(const evaluator::OutputSet& outs, const fa_test::Probl
 
 // Configurations that differ in every structural choice: serial and overlapped consumers,
 // one to three consumer warpgroups, ping-pong, key tiles of 64 and 128, two and three
-// stages, exponentials on the FMA pipe (POLY), a block per tile and persistent blocks (a GPU of 132 SMs has fewer blocks than
-// the larger cases have tiles, so persistent blocks take several, the ring and Q barriers
-// going on from tile to tile).
+// stages, exponentials on the FMA pipe (POLY), a block per tile and persistent blocks (a GPU of 132 SMs has fewer
+// blocks than the larger cases have tiles, so persistent blocks take several, the ring and Q barriers going on from
+// tile to tile).
 TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
   std::string why;
   Gpu g;
@@ -358,17 +358,46 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
   static codegen::Compiler compiler(fs::temp_directory_path() / "tessera-fa-gpu-tests");
   const std::string source = codegen::read_file(tpl->source.string());
   std::vector<evaluator::LoadedProgram> programs;
-  for (Params p : std::vector<Params>{
-           {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 1}, {"PINGPONG", 1}, {"CONSUMERS64", 3},
-            {"POLY", 2}, {"PERSIST", 0}},
-           {{"BLOCK_N", 64}, {"CONSUMERS", 1}, {"STAGES", 3}, {"INTRA", 0}, {"PINGPONG", 0}, {"CONSUMERS64", 2},
-            {"POLY", 0}, {"PERSIST", 1}},
-           {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 3}, {"INTRA", 1}, {"PINGPONG", 0}, {"CONSUMERS64", 2},
-            {"POLY", 4}, {"PERSIST", 1}},
-           {{"BLOCK_N", 64}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 1}, {"PINGPONG", 1}, {"CONSUMERS64", 3},
-            {"POLY", 2}, {"PERSIST", 1}},
-           {{"BLOCK_N", 128}, {"CONSUMERS", 2}, {"STAGES", 2}, {"INTRA", 0}, {"PINGPONG", 0}, {"CONSUMERS64", 3},
-            {"POLY", 0}, {"PERSIST", 1}}}) {
+  for (Params p : std::vector<Params>{{{"BLOCK_N", 128},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 2},
+                                       {"INTRA", 1},
+                                       {"PINGPONG", 1},
+                                       {"CONSUMERS64", 3},
+                                       {"POLY", 2},
+                                       {"PERSIST", 0}},
+                                      {{"BLOCK_N", 64},
+                                       {"CONSUMERS", 1},
+                                       {"STAGES", 3},
+                                       {"INTRA", 0},
+                                       {"PINGPONG", 0},
+                                       {"CONSUMERS64", 2},
+                                       {"POLY", 0},
+                                       {"PERSIST", 1}},
+                                      {{"BLOCK_N", 128},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 3},
+                                       {"INTRA", 1},
+                                       {"PINGPONG", 0},
+                                       {"CONSUMERS64", 2},
+                                       {"POLY", 4},
+                                       {"PERSIST", 1}},
+                                      {{"BLOCK_N", 64},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 2},
+                                       {"INTRA", 1},
+                                       {"PINGPONG", 1},
+                                       {"CONSUMERS64", 3},
+                                       {"POLY", 2},
+                                       {"PERSIST", 1}},
+                                      {{"BLOCK_N", 128},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 2},
+                                       {"INTRA", 0},
+                                       {"PINGPONG", 0},
+                                       {"CONSUMERS64", 3},
+                                       {"POLY", 0},
+                                       {"PERSIST", 1}}}) {
     auto r = compiler.compile({codegen::render(source, p),
                                "fa3_wgmma.cu",
                                g.arch,

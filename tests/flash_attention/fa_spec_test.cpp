@@ -216,7 +216,8 @@ TEST(FlashAttentionKernels, HopperTemplateCompilesEveryConfiguration) {
   for (const auto& c : configs) {
     auto params = agent::config_params(*tpl, c);
     SCOPED_TRACE(space.key(c));
-    auto r = compiler.compile({codegen::render(source, params), "fa3.cu", "sm_90a", {op.dir, targets() / "common"}, {}});
+    auto r =
+        compiler.compile({codegen::render(source, params), "fa3.cu", "sm_90a", {op.dir, targets() / "common"}, {}});
     ASSERT_TRUE(r.ok) << r.log;
     EXPECT_TRUE(r.kernels.count("fa3_wgmma"));
     EXPECT_TRUE(r.kernels.count("fa3_wgmma_d64"));

@@ -8,9 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "evaluator/npy.h"
 #include "spec/spec.h"
@@ -91,12 +90,13 @@ void export_champion(const std::string& op_name, const std::string& recorded, co
                                          : shell("cp '" + rec.string() + "' '" + e->db.string() + "'");
   ASSERT_EQ(unpack.code, 0) << unpack.out;
   e->env = "TESSERA_TARGETS=" + (src / "targets").string() + " ";
-  auto board =
-      json::parse(shell(e->env + binary() + " leaderboard " + op_name + " --json --limit 1 --db " + e->db.string()).out);
+  auto board = json::parse(
+      shell(e->env + binary() + " leaderboard " + op_name + " --json --limit 1 --db " + e->db.string()).out);
   ASSERT_FALSE(board.empty());
   e->id = board[0]["candidate"];
-  auto ex = shell(e->env + binary() + " export " + op_name + " --candidate " + std::to_string(e->id) +
-                  " --arch sm_90a --format " + format + " --out " + (e->dir / "pkg").string() + " --db " + e->db.string());
+  auto ex =
+      shell(e->env + binary() + " export " + op_name + " --candidate " + std::to_string(e->id) +
+            " --arch sm_90a --format " + format + " --out " + (e->dir / "pkg").string() + " --db " + e->db.string());
   ASSERT_EQ(ex.code, 0) << ex.out;
 }
 
@@ -151,8 +151,8 @@ void torch_and_compare(const std::string& op_name, const std::string& recorded, 
   const fs::path src = tessera::testing::source_dir();
   const std::string& env = e.env;
   const long long id = e.id;
-  auto pip = shell("python3 -m pip install -q --no-index --no-deps --no-build-isolation --target '" + (dir / "site").string() +
-                   "' '" + (dir / "pkg/torch").string() + "'");
+  auto pip = shell("python3 -m pip install -q --no-index --no-deps --no-build-isolation --target '" +
+                   (dir / "site").string() + "' '" + (dir / "pkg/torch").string() + "'");
   ASSERT_EQ(pip.code, 0) << pip.out;
   auto op = tessera::spec::load_operator(src / "targets" / op_name);
   for (const char* d : {"in", "o1", "o2"}) fs::create_directories(dir / d);
@@ -176,8 +176,9 @@ res = res if isinstance(res, (tuple, list)) else (res,)
 for (n, d, out), t in zip([x for x in tensors if x[2]], res):
     np.save("%s/%s.npy" % (outdir, n), (t.float() if d in ("bf16", "f16") else t).cpu().numpy())
 )PY";
-  auto r2 = shell("PYTHONPATH='" + (dir / "site").string() + "' python3 '" + (dir / "call.py").string() + "' " + op_name +
-                  " '" + (dir / "in").string() + "' '" + (dir / "o2").string() + "' '" + tensors.dump() + "'");
+  auto r2 =
+      shell("PYTHONPATH='" + (dir / "site").string() + "' python3 '" + (dir / "call.py").string() + "' " + op_name +
+            " '" + (dir / "in").string() + "' '" + (dir / "o2").string() + "' '" + tensors.dump() + "'");
   ASSERT_EQ(r2.code, 0) << r2.out;
   compare_outputs(op, dir / "o1", dir / "o2");
   fs::remove_all(dir);

@@ -10,13 +10,11 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
-#include "tests/support/hostile_targets.h"
-
 #include "tests/support/gpu.h"
+#include "tests/support/hostile_targets.h"
 #include "tests/support/shell.h"
 
 namespace fs = std::filesystem;
@@ -33,11 +31,15 @@ using tessera::testing::have_gpu;
 using tessera::testing::source_dir;
 
 // stdout and stderr of a command line.
-std::string run(const std::string& cmd) { return tessera::testing::shell(cmd).out; }
+std::string run(const std::string& cmd) {
+  return tessera::testing::shell(cmd).out;
+}
 
 // A targets folder holding the fixture plus the real rmsnorm reference,
 // baseline and the shared tile library.
-fs::path make_targets() { return tessera::testing::make_hostile_targets(source_dir(), "hostile"); }
+fs::path make_targets() {
+  return tessera::testing::make_hostile_targets(source_dir(), "hostile");
+}
 
 }  // namespace
 
@@ -51,8 +53,10 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   std::string env = "TESSERA_TARGETS=" + targets.string() + " ";
   // No --timeout: the hung kernels are ended by the limits the worker announces per
   // step (docs/statuses.md, "Time limits").
-  std::string out = run(env + binary() + " optimize hostile_rmsnorm --strategy exhaustive --budget 20 "
-                        "--max-seconds-per-shape 0.2 --graph-below-ms 0.5 --quiet --db " + db);
+  std::string out = run(env + binary() +
+                        " optimize hostile_rmsnorm --strategy exhaustive --budget 20 "
+                        "--max-seconds-per-shape 0.2 --graph-below-ms 0.5 --quiet --db " +
+                        db);
   SCOPED_TRACE(out);
   const std::string board = run(env + binary() + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db);
   const auto rows = nlohmann::json::parse(board, nullptr, /*allow_exceptions=*/false);
@@ -64,12 +68,26 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
     status[kind] = r["status"];
     speedup[kind] = r["geomean_speedup"];
   }
-  const std::map<int, std::string> expected = {
-      {0, "ok"},           {1, "wrong_result"},   {2, "wrong_result"},   {3, "wrong_result"},
-      {4, "out_of_bounds"}, {5, "out_of_bounds"}, {6, "modified_input"}, {7, "wrong_result"},
-      {8, "wrong_result"}, {9, "race"},           {10, "wrong_result"},  {11, "crashed"},
-      {12, "crashed"},     {13, "timeout"},       {14, "wrong_result"},  {15, "timeout"},
-      {16, "ok"},          {17, "ok"},            {18, "ok"},            {19, "ok"}};
+  const std::map<int, std::string> expected = {{0, "ok"},
+                                               {1, "wrong_result"},
+                                               {2, "wrong_result"},
+                                               {3, "wrong_result"},
+                                               {4, "out_of_bounds"},
+                                               {5, "out_of_bounds"},
+                                               {6, "modified_input"},
+                                               {7, "wrong_result"},
+                                               {8, "wrong_result"},
+                                               {9, "race"},
+                                               {10, "wrong_result"},
+                                               {11, "crashed"},
+                                               {12, "crashed"},
+                                               {13, "timeout"},
+                                               {14, "wrong_result"},
+                                               {15, "timeout"},
+                                               {16, "ok"},
+                                               {17, "ok"},
+                                               {18, "ok"},
+                                               {19, "ok"}};
   ASSERT_EQ(status.size(), expected.size()) << "every kernel must be recorded";
   for (auto& [kind, st] : expected) EXPECT_EQ(status[kind], st) << "KIND " << kind;
   // The five correct kernels are ranked first, with real speedups: the ones that print
@@ -86,7 +104,8 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
     for (auto& r : rows)
       if (r["params"]["KIND"] == kind)
         return nlohmann::json::parse(run(binary() + " show " + std::to_string(r["candidate"].get<long long>()) +
-                                         " --json --db " + db))["evaluations"].back();
+                                         " --json --db " + db))["evaluations"]
+            .back();
     return nlohmann::json();
   };
   auto printed17 = show(17);
@@ -102,20 +121,24 @@ TEST(Judge, ClassifiesEveryHostileKernelAndSurvivesThemAll) {
   EXPECT_NE(hung["message"].get<std::string>().find("validation of the candidate"), std::string::npos) << hung;
   EXPECT_LT(hung["seconds"].get<double>(), 20.0) << hung;
   std::cout << "hung kernel (KIND 13) ended after " << hung["seconds"] << " s: " << hung["message"] << "\n"
-            << "far too slow kernel (KIND 15) ended after " << show(15)["seconds"] << " s: " << show(15)["message"] << "\n";
+            << "far too slow kernel (KIND 15) ended after " << show(15)["seconds"] << " s: " << show(15)["message"]
+            << "\n";
   // Shapes whose baseline warm-up is under --graph-below-ms (0.5 ms here, so every
   // rmsnorm shape) are timed by replaying a captured graph. Every shape has samples.
   int graphed = 0;
   for (size_t i = 0; i < 2; ++i) {
-    auto shown = nlohmann::json::parse(run(binary() + " show " + std::to_string(rows[i]["candidate"].get<long long>()) +
-                                           " --json --db " + db));
+    auto shown = nlohmann::json::parse(
+        run(binary() + " show " + std::to_string(rows[i]["candidate"].get<long long>()) + " --json --db " + db));
     auto& timings = shown["evaluations"].back()["report"]["timings"];
     ASSERT_FALSE(timings.empty());
     for (auto& t : timings) {
       std::string method = t.value("method", "");
-      bool short_shape = std::max(t["candidate"]["median_ms"].get<double>(), t["baseline"]["median_ms"].get<double>()) < 0.08;
-      if (short_shape) EXPECT_EQ(method, "graph") << t["shape"];
-      else EXPECT_TRUE(method == "graph" || method == "events") << t["shape"] << ": " << method;
+      bool short_shape =
+          std::max(t["candidate"]["median_ms"].get<double>(), t["baseline"]["median_ms"].get<double>()) < 0.08;
+      if (short_shape)
+        EXPECT_EQ(method, "graph") << t["shape"];
+      else
+        EXPECT_TRUE(method == "graph" || method == "events") << t["shape"] << ": " << method;
       graphed += method == "graph";
       EXPECT_GE(t["candidate"]["samples"].get<int>(), 10) << t["shape"];
       EXPECT_GT(t["candidate"]["median_ms"].get<double>(), 0) << t["shape"];

@@ -8,7 +8,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/support/gpu.h"
@@ -61,14 +60,15 @@ TEST(ImportGpu, ImportedRmsnormIsJudgedByItsPythonReference) {
   fs::path op = dir / "targets/rmsnorm_h4096";
   std::ofstream(op / "wrong.cu") << kWrongKernel;
   json spec = json::parse(std::ifstream(op / "spec.json"));
-  spec["templates"].push_back({{"name", "wrong"},
-                               {"source", "wrong.cu"},
-                               {"params", {{"ONE", {1}}}},
-                               {"launch",
-                                {{{"kernel", "rms_no_weight"},
-                                  {"grid", {"batch_size"}},
-                                  {"block", {"256"}},
-                                  {"args", {"hidden_states", "weight", "output", "batch_size", "hidden_size", "eps"}}}}}});
+  spec["templates"].push_back(
+      {{"name", "wrong"},
+       {"source", "wrong.cu"},
+       {"params", {{"ONE", {1}}}},
+       {"launch",
+        {{{"kernel", "rms_no_weight"},
+          {"grid", {"batch_size"}},
+          {"block", {"256"}},
+          {"args", {"hidden_states", "weight", "output", "batch_size", "hidden_size", "eps"}}}}}});
   std::ofstream(op / "spec.json") << spec.dump(2);
   env = "TESSERA_TARGETS=" + (dir / "targets").string() + " ";
   const std::string db = (dir / "run.db").string();

@@ -21,7 +21,8 @@ TEST(TileStmatrix, TransposedStoreInvertsTheTransposedLoadLaneByLane) {
   ASSERT_TRUE(drv) << why;
   evaluator::Device dev(drv, 0);
   const std::string arch = dev.info().arch();
-  if (arch.rfind("sm_9", 0) != 0 && arch.rfind("sm_10", 0) != 0) GTEST_SKIP() << "stmatrix needs sm_90 or later; this GPU is " << arch;
+  if (arch.rfind("sm_9", 0) != 0 && arch.rfind("sm_10", 0) != 0)
+    GTEST_SKIP() << "stmatrix needs sm_90 or later; this GPU is " << arch;
   auto r = tessera::testing::compile_fixture("tile_stsm.cu", arch);
   ASSERT_TRUE(r.ok) << r.log;
   evaluator::Module mod(drv, r.cubin);

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 
@@ -153,8 +153,8 @@ TEST(Import, ShapesFollowTheWorkloads) {
   EXPECT_EQ(fo.templates[0].launch[0].kernel, "rmsnorm_rows_residual");
   EXPECT_EQ(fo.templates[0].params.at("RESIDUAL"), std::vector<long long>{1});
   EXPECT_EQ(fo.templates[0].launch[0].smem, "SMEM_ROW * ROWS * hidden_size * 4");
-  EXPECT_EQ(fo.templates[0].launch[0].args,
-            (std::vector<std::string>{"hidden_states", "residual", "weight", "output", "batch_size", "hidden_size", "eps"}));
+  EXPECT_EQ(fo.templates[0].launch[0].args, (std::vector<std::string>{"hidden_states", "residual", "weight", "output",
+                                                                      "batch_size", "hidden_size", "eps"}));
   spec::Bindings b = fo.bindings(fo.benchmark_shapes[0]);
   EXPECT_FLOAT_EQ(static_cast<float>(b.at("eps")), 1e-5f);
   EXPECT_EQ(b.at("hidden_size"), 4096);
@@ -230,7 +230,9 @@ std::string refusal_of(const std::string& text, const fs::path& dir) {
   return "";
 }
 
-bool have_python3() { return std::system("python3 -c 'import ast' >/dev/null 2>&1") == 0; }
+bool have_python3() {
+  return std::system("python3 -c 'import ast' >/dev/null 2>&1") == 0;
+}
 
 }  // namespace
 

@@ -23,8 +23,10 @@ Token prepare(const KdaShape& s, const std::vector<double>& q, const std::vector
   const size_t tk = (static_cast<size_t>(t) * H + h) * K;
   double sq = 0, sk = 0;
   for (int d = 0; d < K; ++d) sq += q[tk + d] * q[tk + d], sk += k[tk + d] * k[tk + d];
-  const double rq = s.l2norm == L2Norm::kSqrtSumPlusEps ? 1.0 / std::sqrt(sq + 1e-6) : 1.0 / std::max(std::sqrt(sq), 1e-6);
-  const double rk = s.l2norm == L2Norm::kSqrtSumPlusEps ? 1.0 / std::sqrt(sk + 1e-6) : 1.0 / std::max(std::sqrt(sk), 1e-6);
+  const double rq =
+      s.l2norm == L2Norm::kSqrtSumPlusEps ? 1.0 / std::sqrt(sq + 1e-6) : 1.0 / std::max(std::sqrt(sq), 1e-6);
+  const double rk =
+      s.l2norm == L2Norm::kSqrtSumPlusEps ? 1.0 / std::sqrt(sk + 1e-6) : 1.0 / std::max(std::sqrt(sk), 1e-6);
   Token tok{std::vector<double>(K), std::vector<double>(K), std::vector<double>(K), 0};
   for (int d = 0; d < K; ++d) {
     tok.qn[d] = q[tk + d] * rq;
@@ -55,12 +57,10 @@ void step(const KdaShape& s, const Token& tok, const std::vector<double>& v, std
 
 }  // namespace
 
-void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q,
-                       const std::vector<double>& k, const std::vector<double>& v,
-                       const std::vector<double>& g, const std::vector<double>& beta,
+void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q, const std::vector<double>& k,
+                       const std::vector<double>& v, const std::vector<double>& g, const std::vector<double>& beta,
                        const std::vector<double>& A_log, const std::vector<double>& dt_bias,
-                       const std::vector<double>& h0, std::vector<double>& o,
-                       std::vector<double>& ht) {
+                       const std::vector<double>& h0, std::vector<double>& o, std::vector<double>& ht) {
   const int H = s.H, K = s.K, V = s.V;
   const int nseq = static_cast<int>(s.cu_seqlens.size()) - 1;
   const std::int64_t T = s.cu_seqlens.back();
@@ -80,12 +80,11 @@ void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q,
   }
 }
 
-
-void kda_reference_cpu_split(const KdaShape& s, int segment, const std::vector<double>& q,
-                             const std::vector<double>& k, const std::vector<double>& v,
-                             const std::vector<double>& g, const std::vector<double>& beta,
-                             const std::vector<double>& A_log, const std::vector<double>& dt_bias,
-                             const std::vector<double>& h0, std::vector<double>& o, std::vector<double>& ht) {
+void kda_reference_cpu_split(const KdaShape& s, int segment, const std::vector<double>& q, const std::vector<double>& k,
+                             const std::vector<double>& v, const std::vector<double>& g,
+                             const std::vector<double>& beta, const std::vector<double>& A_log,
+                             const std::vector<double>& dt_bias, const std::vector<double>& h0, std::vector<double>& o,
+                             std::vector<double>& ht) {
   const int H = s.H, K = s.K, V = s.V;
   const int nseq = static_cast<int>(s.cu_seqlens.size()) - 1;
   const std::int64_t T = s.cu_seqlens.back();
@@ -136,7 +135,8 @@ void kda_reference_cpu_split(const KdaShape& s, int segment, const std::vector<d
         for (int e = 0; e < V; ++e)
           for (int d = 0; d < K; ++d) {
             double acc = 0;
-            for (int j = 0; j < K; ++j) acc += start[static_cast<size_t>(e) * K + j] * M[static_cast<size_t>(d) * K + j];
+            for (int j = 0; j < K; ++j)
+              acc += start[static_cast<size_t>(e) * K + j] * M[static_cast<size_t>(d) * K + j];
             next[static_cast<size_t>(e) * K + d] += acc;
           }
         start.swap(next);

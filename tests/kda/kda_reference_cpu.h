@@ -28,12 +28,10 @@ struct KdaShape {
 
 // Layouts (C order): q,k,g [T,H,K]; v [T,H,V]; beta [T,H]; A_log [H];
 // dt_bias [H,K]; h0 [NSEQ,H,V,K]. Outputs: o [T,H,V], ht [NSEQ,H,V,K].
-void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q,
-                       const std::vector<double>& k, const std::vector<double>& v,
-                       const std::vector<double>& g, const std::vector<double>& beta,
+void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q, const std::vector<double>& k,
+                       const std::vector<double>& v, const std::vector<double>& g, const std::vector<double>& beta,
                        const std::vector<double>& A_log, const std::vector<double>& dt_bias,
-                       const std::vector<double>& h0, std::vector<double>& o,
-                       std::vector<double>& ht);
+                       const std::vector<double>& h0, std::vector<double>& o, std::vector<double>& ht);
 
 // The same outputs computed the way a kernel that splits long sequences across blocks
 // would (the algebra of a state hand-off, checked here in float64 before any kernel
@@ -45,10 +43,10 @@ void kda_reference_cpu(const KdaShape& s, const std::vector<double>& q,
 //   pass 2 (sequential, one K x K by K x V product per segment):
 //          S_start(next) = M_end S_start + S^0_end, starting from h0;
 //   pass 3 (parallel): o_t = o^0_t + scale S_start^T c_t.
-void kda_reference_cpu_split(const KdaShape& s, int segment, const std::vector<double>& q,
-                             const std::vector<double>& k, const std::vector<double>& v,
-                             const std::vector<double>& g, const std::vector<double>& beta,
-                             const std::vector<double>& A_log, const std::vector<double>& dt_bias,
-                             const std::vector<double>& h0, std::vector<double>& o, std::vector<double>& ht);
+void kda_reference_cpu_split(const KdaShape& s, int segment, const std::vector<double>& q, const std::vector<double>& k,
+                             const std::vector<double>& v, const std::vector<double>& g,
+                             const std::vector<double>& beta, const std::vector<double>& A_log,
+                             const std::vector<double>& dt_bias, const std::vector<double>& h0, std::vector<double>& o,
+                             std::vector<double>& ht);
 
 }  // namespace tessera::kda_test

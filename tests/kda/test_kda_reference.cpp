@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <filesystem>
+#include <random>
 #include <string>
 
 #include "evaluator/npy.h"
@@ -20,7 +20,9 @@ using tessera::kda_test::KdaShape;
 
 namespace {
 
-fs::path dataset_dir() { return fs::path(TESSERA_KDA_VECTORS); }
+fs::path dataset_dir() {
+  return fs::path(TESSERA_KDA_VECTORS);
+}
 
 double rel_l2(const std::vector<double>& out, const std::vector<double>& ref) {
   double num = 0, den = 0;
@@ -68,15 +70,15 @@ Case load(const std::string& name) {
 class KdaVectors : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KdaVectors, CpuReferenceMatchesFloat64Vectors) {
-  ASSERT_TRUE(fs::exists(dataset_dir())) << "KDA test vectors missing at " << dataset_dir() << " (tests/data/kda-vectors)";
+  ASSERT_TRUE(fs::exists(dataset_dir())) << "KDA test vectors missing at " << dataset_dir()
+                                         << " (tests/data/kda-vectors)";
   Case c = load(GetParam());
   ASSERT_EQ(c.shape.cu_seqlens.back() * c.shape.H * c.shape.K, static_cast<std::int64_t>(c.q.size()));
   // The vectors were made with torch's normalize (max(||x||, eps)): with that form
   // the float64 recurrence must agree to rounding.
   std::vector<double> o, ht;
   c.shape.l2norm = tessera::kda_test::L2Norm::kMaxNormEps;
-  tessera::kda_test::kda_reference_cpu(c.shape, c.q, c.k, c.v, c.g, c.beta, c.A_log, c.dt_bias,
-                                       c.h0, o, ht);
+  tessera::kda_test::kda_reference_cpu(c.shape, c.q, c.k, c.v, c.g, c.beta, c.A_log, c.dt_bias, c.h0, o, ht);
   ASSERT_EQ(o.size(), c.o.size());
   ASSERT_EQ(ht.size(), c.ht.size());
   EXPECT_LT(rel_l2(o, c.o), 1e-10) << "o";
@@ -86,16 +88,14 @@ TEST_P(KdaVectors, CpuReferenceMatchesFloat64Vectors) {
   // With OPERATORS.md's form (the one tessera's kernels and GPU reference use) only
   // the eps term differs: within 1e-6, and not equal (so the test above has teeth).
   c.shape.l2norm = tessera::kda_test::L2Norm::kSqrtSumPlusEps;
-  tessera::kda_test::kda_reference_cpu(c.shape, c.q, c.k, c.v, c.g, c.beta, c.A_log, c.dt_bias,
-                                       c.h0, o, ht);
+  tessera::kda_test::kda_reference_cpu(c.shape, c.q, c.k, c.v, c.g, c.beta, c.A_log, c.dt_bias, c.h0, o, ht);
   EXPECT_LT(rel_l2(o, c.o), 1e-6) << "o";
   EXPECT_LT(rel_l2(ht, c.ht), 1e-6) << "final state";
   EXPECT_GT(rel_l2(o, c.o), 1e-10) << "o";
 }
 
 INSTANTIATE_TEST_SUITE_P(Dataset, KdaVectors,
-                         ::testing::Values("t7_h2", "t65_h3_h0", "varlen_30_1_64_h2",
-                                           "t130_h1_bigstate"));
+                         ::testing::Values("t7_h2", "t65_h3_h0", "varlen_30_1_64_h2", "t130_h1_bigstate"));
 
 // Sequences are independent: running each sequence of a varlen batch alone gives
 // the same rows of o and the same state as running the batch.
@@ -103,8 +103,7 @@ TEST(KdaReference, VarlenSequencesAreIndependent) {
   ASSERT_TRUE(fs::exists(dataset_dir())) << "KDA test vectors missing at " << dataset_dir();
   Case c = load("varlen_30_1_64_h2");
   std::vector<double> o, ht;
-  tessera::kda_test::kda_reference_cpu(c.shape, c.q, c.k, c.v, c.g, c.beta, c.A_log, c.dt_bias,
-                                       c.h0, o, ht);
+  tessera::kda_test::kda_reference_cpu(c.shape, c.q, c.k, c.v, c.g, c.beta, c.A_log, c.dt_bias, c.h0, o, ht);
   const int H = c.shape.H, K = c.shape.K, V = c.shape.V;
   const auto& cu = c.shape.cu_seqlens;
   for (size_t n = 0; n + 1 < cu.size(); ++n) {
@@ -115,9 +114,8 @@ TEST(KdaReference, VarlenSequencesAreIndependent) {
     };
     std::vector<double> h0(c.h0.begin() + n * H * V * K, c.h0.begin() + (n + 1) * H * V * K);
     std::vector<double> o1, ht1;
-    tessera::kda_test::kda_reference_cpu(s1, slice(c.q, H * K), slice(c.k, H * K), slice(c.v, H * V),
-                                         slice(c.g, H * K), slice(c.beta, H), c.A_log, c.dt_bias, h0,
-                                         o1, ht1);
+    tessera::kda_test::kda_reference_cpu(s1, slice(c.q, H * K), slice(c.k, H * K), slice(c.v, H * V), slice(c.g, H * K),
+                                         slice(c.beta, H), c.A_log, c.dt_bias, h0, o1, ht1);
     for (size_t i = 0; i < o1.size(); ++i) ASSERT_EQ(o1[i], o[cu[n] * H * V + i]);
     for (size_t i = 0; i < ht1.size(); ++i) ASSERT_EQ(ht1[i], ht[n * H * V * K + i]);
   }
@@ -150,7 +148,8 @@ TEST(KdaReference, SequenceSplitWithStateHandOffIsExact) {
   tessera::kda_test::kda_reference_cpu(s, q, k, v, g, beta, A_log, dt_bias, h0, o_ref, ht_ref);
   auto max_rel = [](const std::vector<double>& a, const std::vector<double>& b) {
     double num = 0, den = 0;
-    for (size_t i = 0; i < a.size(); ++i) num = std::max(num, std::abs(a[i] - b[i])), den = std::max(den, std::abs(b[i]));
+    for (size_t i = 0; i < a.size(); ++i)
+      num = std::max(num, std::abs(a[i] - b[i])), den = std::max(den, std::abs(b[i]));
     return num / den;
   };
   for (int segment : {1, 5, 16, 64, 200}) {

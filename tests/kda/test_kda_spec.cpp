@@ -31,8 +31,8 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-void check_plan(const json& spec, const json& plan, const json& scratch, const json& params,
-                const std::string& source, const std::string& what) {
+void check_plan(const json& spec, const json& plan, const json& scratch, const json& params, const std::string& source,
+                const std::string& what) {
   std::set<std::string> names;
   for (auto& t : spec["tensors"]) names.insert(t["name"]);
   for (auto& s : spec["symbols"]) names.insert(s);
@@ -59,7 +59,8 @@ void check_plan(const json& spec, const json& plan, const json& scratch, const j
 
 TEST(KdaSpec, LaunchPlansNameOnlyKnownThings) {
   json spec = load_spec();
-  check_plan(spec, spec["reference"]["launch"], json::array(), json::object(), spec["reference"]["source"], "reference");
+  check_plan(spec, spec["reference"]["launch"], json::array(), json::object(), spec["reference"]["source"],
+             "reference");
   check_plan(spec, spec["baseline"]["launch"], spec["baseline"]["scratch"], json::object(), spec["baseline"]["source"],
              "baseline");
   ASSERT_FALSE(spec["templates"].empty());
@@ -70,10 +71,10 @@ TEST(KdaSpec, LaunchPlansNameOnlyKnownThings) {
 TEST(KdaSpec, TensorsAsOperatorsMdDefinesThem) {
   json spec = load_spec();
   std::map<std::string, std::pair<std::string, std::string>> want = {
-      {"q", {"bf16", "input"}},       {"k", {"bf16", "input"}},         {"v", {"bf16", "input"}},
-      {"g", {"bf16", "input"}},       {"beta", {"bf16", "input"}},      {"A_log", {"f32", "input"}},
-      {"dt_bias", {"f32", "input"}},  {"h0", {"f32", "input"}},         {"cu_seqlens", {"i64", "input"}},
-      {"o", {"bf16", "output"}},      {"ht", {"f32", "output"}}};
+      {"q", {"bf16", "input"}},      {"k", {"bf16", "input"}},    {"v", {"bf16", "input"}},
+      {"g", {"bf16", "input"}},      {"beta", {"bf16", "input"}}, {"A_log", {"f32", "input"}},
+      {"dt_bias", {"f32", "input"}}, {"h0", {"f32", "input"}},    {"cu_seqlens", {"i64", "input"}},
+      {"o", {"bf16", "output"}},     {"ht", {"f32", "output"}}};
   ASSERT_EQ(spec["tensors"].size(), want.size());
   for (auto& t : spec["tensors"]) {
     auto it = want.find(t["name"]);
@@ -100,10 +101,13 @@ TEST(KdaSpec, BenchmarkShapesAreTheSixWorkloads) {
     long long T = 0;
     for (auto x : sl) T += x;
     EXPECT_EQ(T, 8192) << s["name"];
-    std::string kind = sl.size() == 1 ? "1x8192" : sl == six ? "6var" : (sl == std::vector<long long>(8, 1024) ? "8x1024" : "?");
+    std::string kind = sl.size() == 1 ? "1x8192"
+                       : sl == six    ? "6var"
+                                      : (sl == std::vector<long long>(8, 1024) ? "8x1024" : "?");
     seen.insert(std::to_string(s["H"].get<int>()) + "/" + kind);
   }
-  EXPECT_EQ(seen, (std::multiset<std::string>{"96/1x8192", "96/6var", "96/8x1024", "64/1x8192", "64/6var", "64/8x1024"}));
+  EXPECT_EQ(seen,
+            (std::multiset<std::string>{"96/1x8192", "96/6var", "96/8x1024", "64/1x8192", "64/6var", "64/8x1024"}));
 }
 
 TEST(KdaSpec, ValidationCoversAwkwardLengths) {

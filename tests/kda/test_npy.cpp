@@ -2,13 +2,13 @@
 // every dtype and shape rank, the bf16-as-float32 convention, byte-exact headers
 // as numpy writes them, and bad files refused with a message naming the problem.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "evaluator/npy.h"
 
@@ -56,8 +56,7 @@ std::string error_of(const fs::path& p) {
 }  // namespace
 
 TEST(Npy, RoundTripEveryDtypeAndRank) {
-  for (auto dt : {npy::DType::F64, npy::DType::F32, npy::DType::F16, npy::DType::I64,
-                  npy::DType::I32}) {
+  for (auto dt : {npy::DType::F64, npy::DType::F32, npy::DType::F16, npy::DType::I64, npy::DType::I32}) {
     for (auto shape : std::vector<std::vector<std::int64_t>>{{}, {5}, {3, 4}, {2, 3, 7}, {0, 4}}) {
       npy::Array a;
       a.dtype = dt;
@@ -159,7 +158,9 @@ TEST(Npy, ConvertsIntegerFiles) {
 
 TEST(Npy, BadFilesRefusedWithClearMessages) {
   const std::string four_floats(16, '\0');
-  struct Case { std::string bytes, expect; };
+  struct Case {
+    std::string bytes, expect;
+  };
   std::vector<Case> cases = {
       {"PK\x03\x04 not numpy at all", "bad magic"},
       {std::string("\x93NUMPY", 6), "bad magic"},

@@ -37,7 +37,8 @@ inline std::string rows_kernel_source(const std::string& kernel) {
 
 inline const std::string kGoodKernelAnswer =
     "Each block handles one row; a warp-shuffle\nreduction computes the mean of squares, then the row is scaled.\n\n"
-    "```cuda\n" + rows_kernel_source("rmsnorm_rows") + R"ANS(```
+    "```cuda\n" +
+    rows_kernel_source("rmsnorm_rows") + R"ANS(```
 
 ```json
 {"name": "rows-shuffle",
@@ -103,6 +104,5 @@ extern "C" __global__ void rows_vec(const __nv_bfloat16* x, __nv_bfloat16* y, lo
 inline const std::string kGarbageAnswer =
     "I think the best approach would be to use tensor cores. {\"launch\": oops ``` \x01\x02 "
     "<<< not code >>> \u00e9\u2603";
-
 
 }  // namespace tessera::llm::testing

@@ -11,11 +11,10 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tessera::llm::testing {
 
@@ -39,22 +38,20 @@ struct SeenRequest {
 };
 
 inline std::string openai_answer(const std::string& text, long long prompt_tokens = 100,
-                                 long long completion_tokens = 50,
-                                 const std::string& finish = "stop") {
-  return nlohmann::json{{"id", "chatcmpl-1"},
-                        {"object", "chat.completion"},
-                        {"model", "fake-gpt"},
-                        {"choices", {{{"index", 0},
-                                      {"message", {{"role", "assistant"}, {"content", text}}},
-                                      {"finish_reason", finish}}}},
-                        {"usage", {{"prompt_tokens", prompt_tokens},
-                                   {"completion_tokens", completion_tokens},
-                                   {"total_tokens", prompt_tokens + completion_tokens}}}}
+                                 long long completion_tokens = 50, const std::string& finish = "stop") {
+  return nlohmann::json{
+      {"id", "chatcmpl-1"},
+      {"object", "chat.completion"},
+      {"model", "fake-gpt"},
+      {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", finish}}}},
+      {"usage",
+       {{"prompt_tokens", prompt_tokens},
+        {"completion_tokens", completion_tokens},
+        {"total_tokens", prompt_tokens + completion_tokens}}}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-inline std::string anthropic_answer(const std::string& text, long long input_tokens = 100,
-                                    long long output_tokens = 50,
+inline std::string anthropic_answer(const std::string& text, long long input_tokens = 100, long long output_tokens = 50,
                                     const std::string& stop = "end_turn") {
   return nlohmann::json{{"id", "msg_1"},
                         {"type", "message"},
@@ -76,8 +73,7 @@ class FakeLlmServer {
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     // The socket already listens (bind_to_any_port); wait for the accept loop too.
-    for (int i = 0; i < 2000 && !server_.is_running(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 2000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~FakeLlmServer() {
     server_.stop();
@@ -116,8 +112,7 @@ class FakeLlmServer {
         script_.pop_front();
       }
     }
-    if (answer.delay_s > 0)
-      std::this_thread::sleep_for(std::chrono::duration<double>(answer.delay_s));
+    if (answer.delay_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(answer.delay_s));
     res.status = answer.status;
     for (const auto& [k, v] : answer.headers) res.set_header(k, v);
     if (answer.truncate) {

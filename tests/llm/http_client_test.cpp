@@ -2,12 +2,13 @@
 // against a loopback server with scripted answers: good and bad kernels, garbage,
 // empty and truncated bodies, 429 with Retry-After, 5xx, timeouts, caps; and the
 // rule that the API key never appears in anything the client returns or reports.
+#include "agent/llm/http_client.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "agent/llm/exchange_json.h"
-#include "agent/llm/http_client.h"
 #include "agent/llm/proposal.h"
 #include "agent/llm/sanitize.h"
 #include "answers.h"
@@ -74,11 +75,11 @@ class HttpClientTest : public ::testing::Test {
   void TearDown() override {
     std::vector<std::string> texts = logs;
     texts.insert(texts.end(), errors.begin(), errors.end());
-    for (const auto& e : exchanges) texts.push_back(to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    for (const auto& e : exchanges)
+      texts.push_back(to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     for (const auto& t : texts) {
       EXPECT_EQ(t.find(kKey), std::string::npos) << t;
-      for (size_t i = 0; i + 8 <= kKey.size(); ++i)
-        EXPECT_EQ(t.find(kKey.substr(i, 8)), std::string::npos) << t;
+      for (size_t i = 0; i + 8 <= kKey.size(); ++i) EXPECT_EQ(t.find(kKey.substr(i, 8)), std::string::npos) << t;
     }
   }
 
@@ -150,8 +151,8 @@ TEST_F(HttpClientTest, AnthropicGoodKernelUsesMessagesApi) {
 
 TEST_F(HttpClientTest, CompileErrorAndWrongKernelsPassTheClientAndTheStaticChecks) {
   // Neither is the client's business: NVRTC and validation catch them later.
-  server.script({{200, openai_answer(testing::kCompileErrorAnswer)},
-                 {200, anthropic_answer(testing::kWrongKernelAnswer)}});
+  server.script(
+      {{200, openai_answer(testing::kCompileErrorAnswer)}, {200, anthropic_answer(testing::kWrongKernelAnswer)}});
   auto openai = client(config());
   ParseResult broken = parse_proposals(openai->complete(ask()).text);
   ASSERT_TRUE(broken.ok());
@@ -218,8 +219,7 @@ TEST_F(HttpClientTest, TruncatedBodyThenSuccess) {
 }
 
 TEST_F(HttpClientTest, RateLimitHonoursRetryAfterSeconds) {
-  server.script({{429, R"({"error":{"message":"slow down","type":"rate_limit_error"}})",
-                  {{"Retry-After", "1"}}},
+  server.script({{429, R"({"error":{"message":"slow down","type":"rate_limit_error"}})", {{"Retry-After", "1"}}},
                  {200, openai_answer("after the wait")}});
   auto c = client(config());
   auto start = std::chrono::steady_clock::now();
@@ -248,9 +248,8 @@ TEST_F(HttpClientTest, RetryAfterLongerThanTheLimitFailsAtOnce) {
 }
 
 TEST_F(HttpClientTest, ServerErrorsAreRetriedWithGrowingBackoff) {
-  server.script({{500, R"({"error":{"message":"boom"}})"},
-                 {503, "overloaded"},
-                 {200, anthropic_answer("third time lucky")}});
+  server.script(
+      {{500, R"({"error":{"message":"boom"}})"}, {503, "overloaded"}, {200, anthropic_answer("third time lucky")}});
   LlmConfig cfg = config(Provider::Anthropic);
   cfg.backoff_initial_s = 0.1;
   cfg.backoff_max_s = 1;
@@ -294,9 +293,8 @@ TEST_F(HttpClientTest, SlowAnswerPastTheTimeoutIsATimeout) {
 
 TEST_F(HttpClientTest, UnauthorizedIsNotRetriedAndTheEchoedKeyIsRedacted) {
   // An echoing server puts the whole key and a fragment of it in its error body.
-  std::string body = R"({"error":{"message":"Incorrect API key provided: )" + kKey +
-                     " (also known as " + kKey.substr(4, 12) +
-                     R"x(...)","type":"invalid_request_error"}})x";
+  std::string body = R"({"error":{"message":"Incorrect API key provided: )" + kKey + " (also known as " +
+                     kKey.substr(4, 12) + R"x(...)","type":"invalid_request_error"}})x";
   server.script({{401, body}});
   auto c = client(config());
   LlmError e = expect_failure(*c);

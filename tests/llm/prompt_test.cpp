@@ -1,10 +1,11 @@
 // tests/llm/prompt_test.cpp — the template renderer, the project's prompt files,
 // and what reaches the model from compile logs: scrubbed of files outside the
 // allowed include directories, and shortened.
+#include "agent/llm/prompt.h"
+
 #include <gtest/gtest.h>
 
 #include "agent/llm/compile_log.h"
-#include "agent/llm/prompt.h"
 
 namespace tessera::llm {
 namespace {
@@ -61,11 +62,10 @@ TEST(Prompts, ProjectTemplatesBuildACompleteFirstTurn) {
   const std::string& user = conv.messages[0].content;
   EXPECT_NE(conv.system.find("sm_90a"), std::string::npos);
   EXPECT_NE(conv.system.find("\"params\""), std::string::npos);  // mode "either": both forms
-  EXPECT_EQ(conv.system.find("<!--"), std::string::npos);         // file headers stripped
-  for (const char* piece : {"rmsnorm", "mean(x^2)", "\"symbols\"", "rmsnorm_ref", "tile::load",
-                            "NVIDIA H200", "BEST-SOURCE", "4096x8192", "41.50", "83.00",
-                            "2.00x", "0.71", "regs 40", "0.0012", "Candidate c17",
-                            "undeclared_thing", "failed at compile", "Propose 4"})
+  EXPECT_EQ(conv.system.find("<!--"), std::string::npos);        // file headers stripped
+  for (const char* piece : {"rmsnorm", "mean(x^2)", "\"symbols\"", "rmsnorm_ref", "tile::load", "NVIDIA H200",
+                            "BEST-SOURCE", "4096x8192", "41.50", "83.00", "2.00x", "0.71", "regs 40", "0.0012",
+                            "Candidate c17", "undeclared_thing", "failed at compile", "Propose 4"})
     EXPECT_NE(user.find(piece), std::string::npos) << piece;
   EXPECT_EQ(user.find("{{"), std::string::npos);
   EXPECT_EQ(user.find("No candidate has been measured yet"), std::string::npos);
@@ -138,8 +138,8 @@ TEST(ScrubCompileLog, KeepsAllowedDiagnosticsAndDropsOthersWithTheirContext) {
   EXPECT_NE(out.find("    int x = 1"), std::string::npos);
   EXPECT_NE(out.find("/t/common/tile/mma.cuh(40)"), std::string::npos);
   EXPECT_NE(out.find("3 errors detected"), std::string::npos);
-  for (const char* leak : {"/etc/passwd", "root:x", "/bin/bash", "etc/shadow", "$6$hash",
-                           "evil.h", "id_rsa", "/usr/include/stdio.h"})
+  for (const char* leak :
+       {"/etc/passwd", "root:x", "/bin/bash", "etc/shadow", "$6$hash", "evil.h", "id_rsa", "/usr/include/stdio.h"})
     EXPECT_EQ(out.find(leak), std::string::npos) << leak << "\n" << out;
   EXPECT_NE(out.find("3 lines quoting a file outside"), std::string::npos);
 }

@@ -1,11 +1,12 @@
 // tests/llm/proposal_test.cpp — reading answers into proposals: kernels with
 // launch plans, templates with parameter spaces, several proposals at once, and
 // every malformed shape an answer can take (which must yield messages, not throws).
+#include "agent/llm/proposal.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "agent/llm/proposal.h"
 #include "answers.h"
 
 namespace tessera::llm {
@@ -22,7 +23,7 @@ TEST(ParseProposals, KernelWithPlanIsNormalized) {
   EXPECT_NE(p.source.find("extern \"C\" __global__ void rmsnorm_rows"), std::string::npos);
   EXPECT_EQ(p.source.find("```"), std::string::npos);
   ASSERT_EQ(p.launch.size(), 1u);
-  EXPECT_EQ(p.launch[0]["grid"], nlohmann::json({"M", "1", "1"}));   // padded to 3
+  EXPECT_EQ(p.launch[0]["grid"], nlohmann::json({"M", "1", "1"}));     // padded to 3
   EXPECT_EQ(p.launch[0]["block"], nlohmann::json({"256", "1", "1"}));  // ints become text
   EXPECT_EQ(p.launch[0]["smem"], "0");
   EXPECT_EQ(p.launch[0]["args"].size(), 6u);
@@ -34,13 +35,16 @@ TEST(ParseProposals, KernelWithPlanIsNormalized) {
 // evaluator); its form is checked here, what it names later against the operator.
 TEST(ParseProposals, TensorMapArgumentsKeepTheirForm) {
   const std::string src = "```cuda\nextern \"C\" __global__ void k(float* y, long long N) {}\n```\n";
-  ParseResult r = parse_proposals(src + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
-                                        "\"args\": [\"tmap:x:64x1x32:128\", \"y\"]}]}\n```\n");
+  ParseResult r = parse_proposals(src +
+                                  "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
+                                  "\"args\": [\"tmap:x:64x1x32:128\", \"y\"]}]}\n```\n");
   ASSERT_TRUE(r.ok()) << r.errors.front();
   EXPECT_EQ(r.proposals.at(0).launch[0]["args"][0], "tmap:x:64x1x32:128");
   for (const char* bad : {"tmap:x:64:96", "tmap:x;y:64:0", "tmap:x:64x1x1x1x1x1:0", "tmap:x:64"}) {
-    ParseResult b = parse_proposals(src + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
-                                          "\"args\": [\"" + std::string(bad) + "\"]}]}\n```\n");
+    ParseResult b = parse_proposals(src +
+                                    "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
+                                    "\"args\": [\"" +
+                                    std::string(bad) + "\"]}]}\n```\n");
     EXPECT_TRUE(b.proposals.empty()) << bad;
     ASSERT_FALSE(b.errors.empty()) << bad;
     EXPECT_NE(b.errors.front().find("nor a tensor map"), std::string::npos) << b.errors.front();
@@ -63,8 +67,8 @@ TEST(ParseProposals, TemplateWithParameterSpace) {
 }
 
 TEST(ParseProposals, SeveralProposalsAndABareArrayPlan) {
-  ParseResult r = parse_proposals(testing::kGoodKernelAnswer + "\nAnd another:\n" +
-                                  testing::kWrongKernelAnswer + testing::kTemplateAnswer);
+  ParseResult r = parse_proposals(testing::kGoodKernelAnswer + "\nAnd another:\n" + testing::kWrongKernelAnswer +
+                                  testing::kTemplateAnswer);
   ASSERT_TRUE(r.ok()) << r.errors.front();
   ASSERT_EQ(r.proposals.size(), 3u);
   EXPECT_EQ(r.proposals[1].name, "proposal-2");
@@ -73,17 +77,18 @@ TEST(ParseProposals, SeveralProposalsAndABareArrayPlan) {
 
   ParseOptions two;
   two.max_proposals = 2;
-  ParseResult capped = parse_proposals(testing::kGoodKernelAnswer + testing::kWrongKernelAnswer +
-                                           testing::kTemplateAnswer, two);
+  ParseResult capped =
+      parse_proposals(testing::kGoodKernelAnswer + testing::kWrongKernelAnswer + testing::kTemplateAnswer, two);
   EXPECT_EQ(capped.proposals.size(), 2u);
   ASSERT_EQ(capped.errors.size(), 1u);
   EXPECT_NE(capped.errors[0].find("first 2"), std::string::npos);
 }
 
 TEST(ParseProposals, OneBadProposalDoesNotSinkTheOthers) {
-  std::string bad = "```cuda\nextern \"C\" __global__ void k(float* y) {}\n```\n```json\n"
-                    "{\"launch\": [{\"kernel\": \"other\", \"grid\": [1], \"block\": [1], "
-                    "\"args\": [\"y\"]}]}\n```\n";
+  std::string bad =
+      "```cuda\nextern \"C\" __global__ void k(float* y) {}\n```\n```json\n"
+      "{\"launch\": [{\"kernel\": \"other\", \"grid\": [1], \"block\": [1], "
+      "\"args\": [\"y\"]}]}\n```\n";
   ParseResult r = parse_proposals(bad + testing::kGoodKernelAnswer);
   ASSERT_EQ(r.proposals.size(), 1u);
   EXPECT_EQ(r.proposals[0].name, "rows-shuffle");
@@ -113,33 +118,33 @@ const std::string kSrc = "```cuda\nextern \"C\" __global__ void k(float* y, long
 
 INSTANTIATE_TEST_SUITE_P(
     Answers, ParseMalformed,
-    ::testing::Values(
-        Malformed{"", "empty"}, Malformed{"  \n\t\n", "empty"},
-        Malformed{"Sorry, I cannot help with that.", "no ```cuda block"},
-        Malformed{kSrc, "no ```json launch plan"},
-        Malformed{"```json\n{\"launch\": []}\n```\n", "no ```cuda block before it"},
-        Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\",}]}\n```\n", "not valid JSON"},
-        Malformed{kSrc + "```json\n{\"launch\": []}\n```\n", "non-empty array"},
-        Malformed{kSrc + "```json\n\"k\"\n```\n", "must be an object"},
-        Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1,2,3,4], "
-                         "\"block\": [1], \"args\": []}]}\n```\n",
-                  "1 to 3"},
-        Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1]}]}\n```\n",
-                  "no \"args\""},
-        Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
-                         "\"args\": [\"y; system()\"]}]}\n```\n",
-                  "not a tensor"},
-        Malformed{kSrc + "```json\n{\"params\": {\"T\": [\"big\"]}, \"launch\": [{\"kernel\": \"k\", "
-                         "\"grid\": [1], \"block\": [\"T\"], \"args\": [\"y\"]}]}\n```\n",
-                  "must list integers"},
-        Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
-                         "\"args\": [\"y\"]}], \"scratch\": [{\"name\": \"t\", \"dtype\": \"f128\", "
-                         "\"size\": 4}]}\n```\n",
-                  "dtype"},
-        Malformed{"```cuda\n__global__ void k(float* y) {}\n```\n```json\n[{\"kernel\": \"k\", "
-                  "\"grid\": [1], \"block\": [1], \"args\": [\"y\"]}]\n```\n",
-                  "extern \"C\""},
-        Malformed{"```cuda\nextern \"C\" __global__ void k(float* y) {\n  y[0] = 1;\n", "ended inside"}));
+    ::testing::Values(Malformed{"", "empty"}, Malformed{"  \n\t\n", "empty"},
+                      Malformed{"Sorry, I cannot help with that.", "no ```cuda block"},
+                      Malformed{kSrc, "no ```json launch plan"},
+                      Malformed{"```json\n{\"launch\": []}\n```\n", "no ```cuda block before it"},
+                      Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\",}]}\n```\n", "not valid JSON"},
+                      Malformed{kSrc + "```json\n{\"launch\": []}\n```\n", "non-empty array"},
+                      Malformed{kSrc + "```json\n\"k\"\n```\n", "must be an object"},
+                      Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1,2,3,4], "
+                                       "\"block\": [1], \"args\": []}]}\n```\n",
+                                "1 to 3"},
+                      Malformed{
+                          kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1]}]}\n```\n",
+                          "no \"args\""},
+                      Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
+                                       "\"args\": [\"y; system()\"]}]}\n```\n",
+                                "not a tensor"},
+                      Malformed{kSrc + "```json\n{\"params\": {\"T\": [\"big\"]}, \"launch\": [{\"kernel\": \"k\", "
+                                       "\"grid\": [1], \"block\": [\"T\"], \"args\": [\"y\"]}]}\n```\n",
+                                "must list integers"},
+                      Malformed{kSrc + "```json\n{\"launch\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
+                                       "\"args\": [\"y\"]}], \"scratch\": [{\"name\": \"t\", \"dtype\": \"f128\", "
+                                       "\"size\": 4}]}\n```\n",
+                                "dtype"},
+                      Malformed{"```cuda\n__global__ void k(float* y) {}\n```\n```json\n[{\"kernel\": \"k\", "
+                                "\"grid\": [1], \"block\": [1], \"args\": [\"y\"]}]\n```\n",
+                                "extern \"C\""},
+                      Malformed{"```cuda\nextern \"C\" __global__ void k(float* y) {\n  y[0] = 1;\n", "ended inside"}));
 
 TEST(ParseProposals, TruncatedAnswerMentionsTheTokenLimit) {
   ParseOptions o;
@@ -151,9 +156,12 @@ TEST(ParseProposals, TruncatedAnswerMentionsTheTokenLimit) {
 
 TEST(ParseProposals, NeverThrowsOnRandomInput) {
   std::mt19937 rng(1234);
-  const std::vector<std::string> pieces = {"```", "```cuda\n", "```json\n", "{", "}", "[", "]",
-                                           "\"launch\"", ":", ",", "\n", "extern \"C\" __global__",
-                                           "void k(", ")", "\"kernel\": \"k\"", "\xff", "\0", "~~~"};
+  const std::vector<std::string> pieces = {"```",     "```cuda\n",  "```json\n",
+                                           "{",       "}",          "[",
+                                           "]",       "\"launch\"", ":",
+                                           ",",       "\n",         "extern \"C\" __global__",
+                                           "void k(", ")",          "\"kernel\": \"k\"",
+                                           "\xff",    "\0",         "~~~"};
   for (int round = 0; round < 2000; ++round) {
     std::string answer;
     int n = int(rng() % 40);

@@ -4,6 +4,7 @@
 // "#id" parent references are the recording's ids, and the replay must map them to
 // its own candidates (through the outcomes kept in the record file and the
 // database), not take them at face value.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -13,16 +14,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
-
-#include "tests/support/shell.h"
-#include "tests/support/sql_rows.h"
+#include <sstream>
 
 #include "answers.h"
 #include "fake_server.h"
+#include "tests/support/shell.h"
+#include "tests/support/sql_rows.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -34,20 +32,24 @@ namespace {
 
 using Result = tessera::testing::ShellResult;
 
-Result run(const std::string& args) { return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args); }
+Result run(const std::string& args) {
+  return tessera::testing::shell(std::string(TESSERA_BINARY) + " " + args);
+}
 
 using tessera::testing::Rows;
-Rows query(const fs::path& db, const std::string& sql) { return tessera::testing::sql_rows(db, sql); }
+Rows query(const fs::path& db, const std::string& sql) {
+  return tessera::testing::sql_rows(db, sql);
+}
 
 // LLM candidates by name -> {id, parent's name}.
 std::map<std::string, std::pair<std::string, std::string>> llm_parents(const fs::path& db) {
   std::map<std::string, std::pair<std::string, std::string>> out;
-  for (auto& r : query(db, "SELECT c.template, c.id, IFNULL(p.template, '-') FROM candidates c "
-                           "LEFT JOIN candidates p ON p.id = c.parent WHERE c.origin = 'llm'"))
+  for (auto& r : query(db,
+                       "SELECT c.template, c.id, IFNULL(p.template, '-') FROM candidates c "
+                       "LEFT JOIN candidates p ON p.id = c.parent WHERE c.origin = 'llm'"))
     out[r[0]] = {r[1], r[2]};
   return out;
 }
-
 
 std::string proposal(const std::string& prose, const std::string& name, const std::string& kernel,
                      const std::string& block) {
@@ -74,9 +76,10 @@ TEST(ReplayLineage, ParentIdsAreTheRecordingsAndAreMappedInAFullerDatabase) {
     server.script({{200, openai_answer(proposal("Rows.", "rows-a", "rms_a", "256") +
                                        proposal("Smaller blocks.", "rows-a128", "rms_a", "128"))},
                    {200, openai_answer(proposal("This refines #1 (rows-a).", "refined-b", "rms_b", "256"))}});
-    auto r = run(fmt::format("optimize rmsnorm --proposer llm --gpus none --budget 10 --db {} --llm-base-url {} "
-                             "--llm-model fake-gpt --llm-max-calls 2 --llm-record {}",
-                             first.string(), server.base_url(), rec.string()));
+    auto r =
+        run(fmt::format("optimize rmsnorm --proposer llm --gpus none --budget 10 --db {} --llm-base-url {} "
+                        "--llm-model fake-gpt --llm-max-calls 2 --llm-record {}",
+                        first.string(), server.base_url(), rec.string()));
     ASSERT_EQ(r.code, 0) << r.out;
   }
   auto recorded = llm_parents(first);

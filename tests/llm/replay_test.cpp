@@ -1,6 +1,8 @@
 // tests/llm/replay_test.cpp — serving recorded exchanges without a network (in
 // order, by request, from a file, failures included), recording a live exchange
 // and replaying it, and reading the configuration from the environment.
+#include "agent/llm/replay.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,7 +11,6 @@
 #include "agent/llm/exchange_json.h"
 #include "agent/llm/http_client.h"
 #include "agent/llm/redact.h"
-#include "agent/llm/replay.h"
 #include "answers.h"
 #include "fake_server.h"
 
@@ -58,8 +59,7 @@ TEST(Replay, ServesInOrderThenRunsOut) {
 }
 
 TEST(Replay, ByRequestMatchesTheConversation) {
-  ReplayClient c({recorded("a", "A"), recorded("b", "B"), recorded("a", "A2")},
-                 ReplayMatch::ByRequest);
+  ReplayClient c({recorded("a", "A"), recorded("b", "B"), recorded("a", "A2")}, ReplayMatch::ByRequest);
   EXPECT_EQ(c.complete(ask("b")).text, "B");
   EXPECT_EQ(c.complete(ask("a")).text, "A");
   EXPECT_EQ(c.complete(ask("a")).text, "A2");
@@ -77,8 +77,8 @@ TEST(Replay, FileRoundTripIncludingFailures) {
   failed.error = "HTTP 500 from http://x: boom (gave up after 3 attempts)";
   failed.error_kind = LlmErrorKind::Http;
   std::vector<Exchange> all = {recorded("a", "A"), failed};
-  std::string path = (std::filesystem::temp_directory_path() /
-                      ("tessera_replay_" + std::to_string(::getpid()) + ".json")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("tessera_replay_" + std::to_string(::getpid()) + ".json")).string();
   save_exchanges(path, all);
   std::vector<Exchange> back = load_exchanges(path);
   ASSERT_EQ(back.size(), 2u);
@@ -106,8 +106,9 @@ TEST(Replay, OutcomeRoundTripsAndIsServed) {
   Exchange e = recorded("a", "A");
   e.outcome = R"({"parse_errors":[],"proposals":[{"candidates":[7],"kind":"kernel","name":"rows-a"}]})";
   Exchange none = recorded("b", "B");
-  std::string path = (std::filesystem::temp_directory_path() /
-                      ("tessera_replay_outcome_" + std::to_string(::getpid()) + ".json")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("tessera_replay_outcome_" + std::to_string(::getpid()) + ".json"))
+          .string();
   save_exchanges(path, {e, none});
   std::vector<Exchange> back = load_exchanges(path);
   std::remove(path.c_str());
@@ -160,12 +161,16 @@ TEST(Text, RedactionAndUtf8) {
 }
 
 TEST(Config, FromEnvironment) {
-  std::map<std::string, std::string> vars = {
-      {"TESSERA_LLM_PROVIDER", "anthropic"}, {"TESSERA_LLM_MODEL", "claude-x"},
-      {"TESSERA_LLM_BASE_URL", "http://gw.local/"}, {"TESSERA_LLM_KEY_ENV", "MY_KEY"},
-      {"TESSERA_LLM_TIMEOUT", "30.5"}, {"TESSERA_LLM_MAX_CALLS", "7"},
-      {"TESSERA_LLM_MAX_TOKENS", "100000"}, {"TESSERA_LLM_PRICE_IN", "0.003"},
-      {"TESSERA_LLM_MAX_COST", "2"}, {"TESSERA_LLM_MAX_TOKENS_FIELD", "max_completion_tokens"}};
+  std::map<std::string, std::string> vars = {{"TESSERA_LLM_PROVIDER", "anthropic"},
+                                             {"TESSERA_LLM_MODEL", "claude-x"},
+                                             {"TESSERA_LLM_BASE_URL", "http://gw.local/"},
+                                             {"TESSERA_LLM_KEY_ENV", "MY_KEY"},
+                                             {"TESSERA_LLM_TIMEOUT", "30.5"},
+                                             {"TESSERA_LLM_MAX_CALLS", "7"},
+                                             {"TESSERA_LLM_MAX_TOKENS", "100000"},
+                                             {"TESSERA_LLM_PRICE_IN", "0.003"},
+                                             {"TESSERA_LLM_MAX_COST", "2"},
+                                             {"TESSERA_LLM_MAX_TOKENS_FIELD", "max_completion_tokens"}};
   EnvLookup env = [&](const char* n) -> const char* {
     auto it = vars.find(n);
     return it == vars.end() ? nullptr : it->second.c_str();

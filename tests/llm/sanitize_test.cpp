@@ -1,9 +1,9 @@
 // tests/llm/sanitize_test.cpp — the static checks on proposed sources: what a
 // normal kernel may do, and each forbidden construct (with its line), including
 // attempts to hide one behind comments, line splices and macros.
-#include <gtest/gtest.h>
-
 #include "agent/llm/sanitize.h"
+
+#include <gtest/gtest.h>
 
 namespace tessera::llm {
 namespace {
@@ -15,7 +15,9 @@ std::vector<std::string> rules(const std::vector<Violation>& v) {
 }
 
 // The first violation's line, or 0.
-int first_line(const std::vector<Violation>& v) { return v.empty() ? 0 : v.front().line; }
+int first_line(const std::vector<Violation>& v) {
+  return v.empty() ? 0 : v.front().line;
+}
 
 TEST(StaticCheck, AcceptsAnOrdinaryKernel) {
   const char* src = R"(// a comment mentioning #include "/etc/passwd" and std::vector and <<<
@@ -58,10 +60,10 @@ TEST(StaticCheck, RejectsIncludesOutsideTheAllowedSet) {
   EXPECT_EQ(v[0].rule, "include");
   EXPECT_NE(v[0].message.find("absolute path"), std::string::npos);
 
-  for (const char* bad : {"#include <cstdio>\n", "#include <stdio.h>\n", "#include \"../secret.h\"\n",
-                          "#include \"tile/../../../etc/passwd\"\n", "#include <cuda_runtime.h>\n",
-                          "  #  include </proc/self/environ>\n", "#include_next <cuda_fp16.h>\n",
-                          "#import \"tile/x.cuh\"\n", "#include \"C:\\\\x.h\"\n"}) {
+  for (const char* bad :
+       {"#include <cstdio>\n", "#include <stdio.h>\n", "#include \"../secret.h\"\n",
+        "#include \"tile/../../../etc/passwd\"\n", "#include <cuda_runtime.h>\n", "  #  include </proc/self/environ>\n",
+        "#include_next <cuda_fp16.h>\n", "#import \"tile/x.cuh\"\n", "#include \"C:\\\\x.h\"\n"}) {
     auto r = check_source(bad);
     ASSERT_FALSE(r.empty()) << bad;
     EXPECT_EQ(r[0].rule, "include") << bad;
@@ -109,7 +111,10 @@ TEST(StaticCheck, RejectsHostCode) {
 }
 
 TEST(StaticCheck, RejectsLaunchesStreamsAndAllocation) {
-  struct Case { const char* src; const char* rule; };
+  struct Case {
+    const char* src;
+    const char* rule;
+  };
   for (const Case& c : std::vector<Case>{
            {"__global__ void a() {}\n__global__ void b() { a<<<1, 1>>>(); }\n", "launch"},
            {"__global__ void b() { a< < <1, 1>>>(); }\n", "launch"},
@@ -139,12 +144,9 @@ TEST(StaticCheck, RejectsStateThatPersistsBetweenLaunches) {
   EXPECT_NE(v[0].message.find("'counter'"), std::string::npos);
 
   for (const char* bad : {"__device__ float cache[16] = {0};\n", "__device__ int x{5};\n",
-                          "static __device__ unsigned long long calls;\n",
-                          "__managed__ int m;\n",
-                          "namespace detail { __device__ float last; }\n",
-                          "extern \"C\" { __device__ float last; }\n",
-                          "#define G __device__\nG int hidden;\n",
-                          "__device__ __align__(16) float aligned[4];\n",
+                          "static __device__ unsigned long long calls;\n", "__managed__ int m;\n",
+                          "namespace detail { __device__ float last; }\n", "extern \"C\" { __device__ float last; }\n",
+                          "#define G __device__\nG int hidden;\n", "__device__ __align__(16) float aligned[4];\n",
                           "__global__ void k() {\n  static int calls = 0;\n  ++calls;\n}\n",
                           "struct S { static int shared_count; };\n"}) {
     auto r = check_source(bad);
@@ -163,7 +165,8 @@ TEST(StaticCheck, TrapIsRejectedOtherAsmIsNot) {
   EXPECT_EQ(v[0].rule, "trap");
   EXPECT_EQ(v[0].line, 2);
   EXPECT_FALSE(check_source("__global__ void k() { __trap(); }\n").empty());
-  EXPECT_TRUE(check_source("__global__ void k(int* p) {\n  asm volatile(\"st.global.u32 [%0], 1;\" :: \"l\"(p));\n}\n").empty());
+  EXPECT_TRUE(check_source("__global__ void k(int* p) {\n  asm volatile(\"st.global.u32 [%0], 1;\" :: \"l\"(p));\n}\n")
+                  .empty());
   EXPECT_TRUE(check_source("__global__ void k() { asm(\"// a trap is not set here\" ::); }\n").size() == 1u)
       << "the word trap inside asm text is rejected even in a PTX comment";
 }

@@ -14,9 +14,11 @@ TEST(Concurrency, TwoOptimizeProcessesShareOneDatabase) {
   TempDir dir;
   std::string db = dir / "shared.db";
   // Started together by one shell so that they overlap; different seeds.
-  auto r = sh("cd " + dir.path().string() + " && { (" + TESSERA_BINARY + " optimize rmsnorm --gpus none --budget 40 --seed 11 -q --db " +
-              db + " > a.log 2>&1; echo $? > a.rc) & (" + TESSERA_BINARY +
-              " optimize rmsnorm --gpus none --budget 40 --seed 22 -q --db " + db + " > b.log 2>&1; echo $? > b.rc) & wait; }");
+  auto r =
+      sh("cd " + dir.path().string() + " && { (" + TESSERA_BINARY +
+         " optimize rmsnorm --gpus none --budget 40 --seed 11 -q --db " + db + " > a.log 2>&1; echo $? > a.rc) & (" +
+         TESSERA_BINARY + " optimize rmsnorm --gpus none --budget 40 --seed 22 -q --db " + db +
+         " > b.log 2>&1; echo $? > b.rc) & wait; }");
   ASSERT_EQ(r.code, 0) << r.out;
   for (auto* f : {"a", "b"}) {
     std::string rc, log;
@@ -37,8 +39,9 @@ TEST(Concurrency, TwoOptimizeProcessesShareOneDatabase) {
     EXPECT_EQ(scalar(st, "SELECT count(*) FROM evaluations WHERE run_id=" + std::to_string(run)), 40) << "run " << run;
   EXPECT_EQ(scalar(st, "SELECT count(*) FROM evaluations WHERE candidate_id NOT IN (SELECT id FROM candidates)"), 0);
   EXPECT_EQ(scalar(st, "SELECT count(*) FROM candidates WHERE source_hash NOT IN (SELECT hash FROM sources)"), 0);
-  EXPECT_EQ(scalar(st, "SELECT count(*) FROM (SELECT operator, source_hash, arch FROM candidates GROUP BY 1,2,3 HAVING "
-                       "count(*) > 1)"),
+  EXPECT_EQ(scalar(st,
+                   "SELECT count(*) FROM (SELECT operator, source_hash, arch FROM candidates GROUP BY 1,2,3 HAVING "
+                   "count(*) > 1)"),
             0);
   EXPECT_GE(scalar(st, "SELECT count(*) FROM candidates"), 40);
 }

@@ -24,11 +24,17 @@ namespace fs = std::filesystem;
 
 using Cmd = tessera::testing::ShellResult;
 
-inline Cmd sh(const std::string& cmd) { return tessera::testing::shell(cmd); }
+inline Cmd sh(const std::string& cmd) {
+  return tessera::testing::shell(cmd);
+}
 
-inline Cmd run_tessera(const std::string& args) { return sh(std::string(TESSERA_BINARY) + " " + args); }
+inline Cmd run_tessera(const std::string& args) {
+  return sh(std::string(TESSERA_BINARY) + " " + args);
+}
 
-inline bool have(const std::string& prog) { return sh("command -v " + prog + " >/dev/null").code == 0; }
+inline bool have(const std::string& prog) {
+  return sh("command -v " + prog + " >/dev/null").code == 0;
+}
 
 // A fresh folder per test, removed afterwards (kept with TESSERA_KEEP_TEST_DIRS=1).
 class TempDir {
@@ -75,7 +81,8 @@ inline long long scalar(tessera::store::Store& db, const std::string& s) {
 using Shape = std::tuple<std::string, double, double, int, double, double>;
 
 inline tessera::store::EvaluationInfo timed(long long cid, long long run, const std::string& status,
-                                           const std::vector<Shape>& shapes, const std::string& device = "NVIDIA H200") {
+                                            const std::vector<Shape>& shapes,
+                                            const std::string& device = "NVIDIA H200") {
   tessera::store::EvaluationInfo e;
   e.candidate_id = cid;
   e.run_id = run;
@@ -104,7 +111,8 @@ inline tessera::store::EvaluationInfo timed(long long cid, long long run, const 
   return e;
 }
 
-inline long long add_candidate(tessera::store::Store& db, const std::string& source, long long run, const std::string& op = "rmsnorm") {
+inline long long add_candidate(tessera::store::Store& db, const std::string& source, long long run,
+                               const std::string& op = "rmsnorm") {
   tessera::store::CandidateInfo c;
   c.op = op;
   c.template_name = "rows";

@@ -5,9 +5,9 @@
 #include "agent/nightly.h"
 #include "helpers.h"
 
+using tessera::agent::GpuSelection;
 using tessera::agent::JobError;
 using tessera::agent::parse_job;
-using tessera::agent::GpuSelection;
 using tessera::agent::Proposer;
 using namespace nightly_test;
 
@@ -43,7 +43,8 @@ TEST(JobFile, DefaultsAndOverrides) {
     "recheck": {"top": 3, "noise_threshold": 0.08, "z": 4},
     "defaults": {"budget": {"evaluations": 50, "seconds": 600}, "strategy": "annealing"},
     "operators": ["rmsnorm", {"name": "gemm", "budget": {"seconds": 60}, "proposer": "hybrid", "top": 0}]
-  })", "job.json");
+  })",
+                       "job.json");
   EXPECT_EQ(job.db, "x.db");
   EXPECT_EQ(job.gpus, (GpuSelection{GpuSelection::Kind::list, {0, 1}}));
   EXPECT_EQ(job.report_dir, "out");
@@ -86,16 +87,21 @@ TEST(JobFile, ErrorsNameTheFieldAndTheReason) {
                "operators[0].budget.evaluations: expected an integer, got the string \"ten\"");
   EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "budget": {"evaluations": -1}}]})",
                "operators[0].budget.evaluations: -1 is out of range");
-  EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "budget": {}}]})", "operators[0].budget: give evaluations, seconds or both");
-  EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "budget": {"seconds": 0}}]})", "operators[0].budget.seconds: 0 is out of range");
+  EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "budget": {}}]})",
+               "operators[0].budget: give evaluations, seconds or both");
+  EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "budget": {"seconds": 0}}]})",
+               "operators[0].budget.seconds: 0 is out of range");
   EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "strategy": "psychic"}]})",
                "operators[0].strategy: unknown strategy 'psychic' (known: ");
   EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "proposer": "oracle"}]})",
                "operators[0].proposer: unknown proposer 'oracle' (search, llm, hybrid)");
-  EXPECT_ERROR(R"({"operators": ["rmsnorm"], "gpus": "first"})", "gpus: \"first\" is not all, none or a list of GPU ordinals");
-  EXPECT_ERROR(R"({"operators": ["rmsnorm"], "gpus": "0,0"})", "gpus: \"0,0\" is not all, none or a list of GPU ordinals");
+  EXPECT_ERROR(R"({"operators": ["rmsnorm"], "gpus": "first"})",
+               "gpus: \"first\" is not all, none or a list of GPU ordinals");
+  EXPECT_ERROR(R"({"operators": ["rmsnorm"], "gpus": "0,0"})",
+               "gpus: \"0,0\" is not all, none or a list of GPU ordinals");
   EXPECT_ERROR(R"({"operators": ["rmsnorm"], "gpus": 2})", "gpus: expected a string, got the number 2");
-  EXPECT_ERROR(R"({"operators": ["rmsnorm"], "recheck": {"noise_threshold": 1.5}})", "recheck.noise_threshold: 1.5 is out of range");
+  EXPECT_ERROR(R"({"operators": ["rmsnorm"], "recheck": {"noise_threshold": 1.5}})",
+               "recheck.noise_threshold: 1.5 is out of range");
   EXPECT_ERROR(R"({"operators": ["rmsnorm"], "recheck": {"top": 2, "noise": 1}})", "recheck.noise: unknown key");
   EXPECT_ERROR(R"({"operators": ["rmsnorm"], "require_gpu": "yes"})", "require_gpu: expected true or false");
 }

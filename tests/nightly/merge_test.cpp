@@ -3,10 +3,11 @@
 // with its host and GPU, references remapped; merging again changes nothing;
 // shards that grew, or started as a copy of the merged history, add only what
 // is new; bad inputs are refused with a clear message.
+#include "store/merge.h"
+
 #include <gtest/gtest.h>
 
 #include "helpers.h"
-#include "store/merge.h"
 
 using namespace nightly_test;
 using namespace tessera;
@@ -65,7 +66,8 @@ TEST(Merge, ShardsBecomeOneHistoryAndMergingAgainChangesNothing) {
     EXPECT_EQ(scalar(db, "SELECT count(*) FROM candidates c JOIN sources s ON s.hash=c.source_hash"), 4);
     EXPECT_EQ(scalar(db, "SELECT count(*) FROM candidates WHERE parent IS NOT NULL"), 3) << "b<-a, c<-b, d<-c";
     EXPECT_EQ(scalar(db, "SELECT count(*) FROM candidates c JOIN candidates p ON p.id=c.parent"), 3);
-    EXPECT_EQ(scalar(db, "SELECT count(*) FROM shape_results WHERE evaluation_id NOT IN (SELECT id FROM evaluations)"), 0);
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM shape_results WHERE evaluation_id NOT IN (SELECT id FROM evaluations)"),
+              0);
     sqlite3_stmt* st;
     sqlite3_prepare_v2(db.raw(), "PRAGMA integrity_check", -1, &st, nullptr);
     sqlite3_step(st);
@@ -117,7 +119,8 @@ TEST(Merge, GrownShardsAndCopiesOfTheMergedHistoryAddOnlyWhatIsNew) {
   long long runs_before = scalar(out, "SELECT count(*) FROM runs");
   store::merge_shard(out, dir / "n1.db");
   store::merge_shard(out, dir / "n2.db");
-  EXPECT_EQ(scalar(out, "SELECT count(*) FROM runs"), runs_before + 2) << "the copied runs are recognised, the new ones kept";
+  EXPECT_EQ(scalar(out, "SELECT count(*) FROM runs"), runs_before + 2)
+      << "the copied runs are recognised, the new ones kept";
   EXPECT_EQ(scalar(out, "SELECT count(*) FROM evaluations"), 3 + 2);
   EXPECT_EQ(scalar(out, "SELECT count(*) FROM candidates"), 2);
 }
@@ -126,8 +129,8 @@ TEST(Merge, RefusesMissingForeignAndSelfInputs) {
   TempDir dir;
   fill_shard(dir / "ok.db", "node-0", {"a"});
   std::ofstream(dir / "junk.db") << std::string(4096, 'z');
-  auto r = run_tessera("merge " + (dir / "all.db") + " " + (dir / "junk.db") + " " + (dir / "nope.db") + " " + (dir / "ok.db") +
-                   " " + (dir / "all.db"));
+  auto r = run_tessera("merge " + (dir / "all.db") + " " + (dir / "junk.db") + " " + (dir / "nope.db") + " " +
+                       (dir / "ok.db") + " " + (dir / "all.db"));
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("junk.db: cannot open it as a tessera database"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nope.db: no such database"), std::string::npos) << r.out;

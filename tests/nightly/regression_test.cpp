@@ -27,7 +27,8 @@ TEST(Noise, RelativeStandardErrorOfTheMedian) {
   EXPECT_EQ(agent::relative_noise(1.0, 1.2, 1), 0) << "one sample";
   // sigma = 0.12816 / 1.2816 = 0.1 ms; se = 1.2533 * 0.1 / 10 = 0.012533 (relative to 1 ms)
   EXPECT_NEAR(agent::relative_noise(1.0, 1.12816, 100), 0.012533, 1e-6);
-  EXPECT_GT(agent::relative_noise(1.0, 1.12816, 9), agent::relative_noise(1.0, 1.12816, 100)) << "fewer samples, more noise";
+  EXPECT_GT(agent::relative_noise(1.0, 1.12816, 9), agent::relative_noise(1.0, 1.12816, 100))
+      << "fewer samples, more noise";
 }
 
 TEST(Noise, SlowerBeyondTheToleranceIsFlaggedWithinIsNot) {
@@ -58,7 +59,8 @@ TEST(Noise, NoisyFiguresWidenTheTolerance) {
   EXPECT_EQ(r.verdict, "unchanged");
   EXPECT_GT(r.shapes[0].tolerance, 0.5);
   // The same change measured tightly is a regression.
-  auto r2 = agent::compare(stored(1, {{"a", 1.00, 1.01, 400, 2.0, 0.5}}), stored(2, {{"a", 1.10, 1.11, 400, 2.0, 0.5}}), nm);
+  auto r2 =
+      agent::compare(stored(1, {{"a", 1.00, 1.01, 400, 2.0, 0.5}}), stored(2, {{"a", 1.10, 1.11, 400, 2.0, 0.5}}), nm);
   EXPECT_EQ(r2.verdict, "slower");
 }
 
@@ -66,7 +68,8 @@ TEST(Noise, FiguresTakenWhileTheMachineWasDisturbedAreShownNotJudged) {
   agent::NoiseModel nm;
   auto old = stored(1, {{"a", 1.00, 1.01, 200, 2.0, 0.5}, {"b", 2.00, 2.02, 200, 3.0, 1.0}});
   auto now = stored(2, {{"a", 1.80, 1.81, 200, 2.0, 0.5}, {"b", 2.00, 2.02, 200, 3.0, 1.0}});
-  now.info.report_json = R"({"timings": [{"shape": "a", "method": "events", "disturbed": true}, {"shape": "b", "method": "events"}]})";
+  now.info.report_json =
+      R"({"timings": [{"shape": "a", "method": "events", "disturbed": true}, {"shape": "b", "method": "events"}]})";
   auto r = agent::compare(old, now, nm);
   EXPECT_EQ(r.verdict, "unchanged") << "80 % slower, but measured while the baseline itself ran slow";
   ASSERT_EQ(r.shapes.size(), 2u);
@@ -122,10 +125,12 @@ TEST(RecordedRecheck, VerdictsOfStoredRunsFlagOnlyTheChampion) {
 
   // Night 1: the champion is 20 % slower on shape a, rank 2 now gives wrong results, rank 3 unchanged.
   long long r1 = add_run(db, "rmsnorm", "NVIDIA H200", 0.95, "2026-11-29T01:00:00Z");
-  nlohmann::json s1 = {{"kind", "recheck"},
-                       {"noise", {{"threshold", 0.05}, {"z", 3}}},
-                       {"candidates", {{{"id", champ}, {"rank", 1}}, {{"id", second}, {"rank", 2}}, {{"id", third}, {"rank", 3}}}}};
-  sql(db, "UPDATE runs SET proposer='recheck', strategy='recheck', settings='" + s1.dump() + "' WHERE id=" + std::to_string(r1));
+  nlohmann::json s1 = {
+      {"kind", "recheck"},
+      {"noise", {{"threshold", 0.05}, {"z", 3}}},
+      {"candidates", {{{"id", champ}, {"rank", 1}}, {{"id", second}, {"rank", 2}}, {{"id", third}, {"rank", 3}}}}};
+  sql(db, "UPDATE runs SET proposer='recheck', strategy='recheck', settings='" + s1.dump() +
+              "' WHERE id=" + std::to_string(r1));
   db.add_evaluation(timed(champ, r1, "ok", {{"a", 1.20, 1.21, 300, 2.0, 0.5}, {"b", 2.00, 2.01, 300, 4.0, 1.0}}));
   auto wrong = timed(second, r1, "wrong_result", {});
   wrong.message = "rel. L2 0.3 > 0.01";
@@ -163,8 +168,9 @@ TEST(RecordedRecheck, VerdictsOfStoredRunsFlagOnlyTheChampion) {
   long long r3 = add_run(db, "rmsnorm", "(no GPU)", 0, "2026-11-30T02:00:00Z");
   nlohmann::json s3 = {{"kind", "recheck"},
                        {"candidates", {{{"id", third}, {"rank", 1}}, {{"id", second}, {"rank", 2}}}},
-                       {"outcomes", {{{"id", third}, {"status", "compile_error"}, {"note", "error: x"}},
-                                     {{"id", second}, {"status", "compiled"}, {"note", ""}}}}};
+                       {"outcomes",
+                        {{{"id", third}, {"status", "compile_error"}, {"note", "error: x"}},
+                         {{"id", second}, {"status", "compiled"}, {"note", ""}}}}};
   sql(db, "UPDATE runs SET settings='" + s3.dump() + "' WHERE id=" + std::to_string(r3));
   for (auto& r : store::runs_of(db, "rmsnorm"))
     if (r.id == r3) row = r;
@@ -207,11 +213,13 @@ TEST(NightlyCli, WithoutAGpuRecompilesSearchesReportsAndExitsZero) {
   TempDir dir;
   std::string db = history_with_real_sources(dir, false);
   std::ofstream(dir / "job.json") << R"({"operators": [{"name": "rmsnorm", "budget": {"evaluations": 2}, "top": 2}],
-    "gpus": "none", "db": ")" << db << R"(", "report_dir": ")" << (dir / "report") << "\"}";
+    "gpus": "none", "db": ")" << db
+                                  << R"(", "report_dir": ")" << (dir / "report") << "\"}";
   auto r = run_tessera("nightly -q --config " + (dir / "job.json"));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("re-check #1 (rank 1): compiles"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("skipped: re-check: re-timing and re-validation skipped (--gpus none)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped: re-check: re-timing and re-validation skipped (--gpus none)"), std::string::npos)
+      << r.out;
   EXPECT_TRUE(fs::exists(dir / "report/report.html"));
   auto summary = nlohmann::json::parse(std::ifstream(dir / "report/nightly.json"));
   EXPECT_EQ(summary["exit"], 0);
@@ -226,7 +234,8 @@ TEST(NightlyCli, ChampionThatNoLongerCompilesExitsThreeAndFailuresExitFour) {
   TempDir dir;
   std::string db = history_with_real_sources(dir, true);
   std::ofstream(dir / "job.json") << R"({"operators": [{"name": "rmsnorm", "budget": {"evaluations": 0}}],
-    "gpus": "none", "db": ")" << db << R"(", "report_dir": ")" << (dir / "report") << "\"}";
+    "gpus": "none", "db": ")" << db
+                                  << R"(", "report_dir": ")" << (dir / "report") << "\"}";
   auto r = run_tessera("nightly -q --config " + (dir / "job.json"));
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_NE(r.out.find("no_longer_compiles — REGRESSION"), std::string::npos) << r.out;
@@ -240,7 +249,8 @@ TEST(NightlyCli, ChampionThatNoLongerCompilesExitsThreeAndFailuresExitFour) {
   EXPECT_NE(f.out.find("FAILED: report:"), std::string::npos) << f.out;
   // GPUs required but none here.
   std::ofstream(dir / "gpu.json") << R"({"operators": [{"name": "rmsnorm", "budget": {"evaluations": 0}, "top": 0}],
-    "require_gpu": true, "gpus": "none", "db": ")" << db << R"(", "report_dir": ")" << (dir / "r2") << "\"}";
+    "require_gpu": true, "gpus": "none", "db": ")"
+                                  << db << R"(", "report_dir": ")" << (dir / "r2") << "\"}";
   auto g = run_tessera("nightly -q --config " + (dir / "gpu.json"));
   EXPECT_EQ(g.code, 4) << g.out;
   EXPECT_NE(g.out.find("require_gpu"), std::string::npos) << g.out;

@@ -48,7 +48,8 @@ std::string recorded_history(TempDir& dir) {
   sql(db, "UPDATE evaluations SET created='2026-11-28T01:30:00Z' WHERE run_id=" + std::to_string(r2));
   long long r3 = add_run(db, "rmsnorm", "NVIDIA H200", 0.95, "2026-11-29T01:00:00Z");
   nlohmann::json s = {{"kind", "recheck"}, {"candidates", {{{"id", c}, {"rank", 1}}, {{"id", a}, {"rank", 2}}}}};
-  sql(db, "UPDATE runs SET proposer='recheck', strategy='recheck', settings='" + s.dump() + "' WHERE id=" + std::to_string(r3));
+  sql(db, "UPDATE runs SET proposer='recheck', strategy='recheck', settings='" + s.dump() +
+              "' WHERE id=" + std::to_string(r3));
   db.add_evaluation(timed(c, r3, "ok", slower(shapes, 1.25)));
   db.add_evaluation(timed(a, r3, "ok", slower(shapes, 1.4)));
   sql(db, "UPDATE evaluations SET created='2026-11-29T01:10:00Z' WHERE run_id=" + std::to_string(r3));
@@ -84,7 +85,8 @@ TEST(Report, MarkdownAndHtmlHoldEverySection) {
   // Asking for an operator without history is a usage error naming what there is.
   auto none = run_tessera("report nosuchop --db " + db + " --out " + (dir / "o2"));
   EXPECT_EQ(none.code, 2);
-  EXPECT_NE(none.out.find("no history of 'nosuchop' in the database (it has: gemm, rmsnorm)"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("no history of 'nosuchop' in the database (it has: gemm, rmsnorm)"), std::string::npos)
+      << none.out;
 }
 
 TEST(Report, RendersInHeadlessChromiumWithPlotsAndNoConsoleErrors) {
@@ -94,12 +96,15 @@ TEST(Report, RendersInHeadlessChromiumWithPlotsAndNoConsoleErrors) {
       browser = b;
       break;
     }
-  if (browser.empty()) GTEST_SKIP() << "no chromium installed (apt-get install chromium): the HTML report is not rendered";
+  if (browser.empty())
+    GTEST_SKIP() << "no chromium installed (apt-get install chromium): the HTML report is not rendered";
   TempDir dir;
   std::string db = recorded_history(dir);
   ASSERT_EQ(run_tessera("report rmsnorm --db " + db + " --out " + (dir / "out")).code, 0);
-  std::string flags = " --headless --no-sandbox --disable-gpu --no-first-run --enable-logging=stderr --v=0 "
-                      "--host-resolver-rules='MAP * ~NOTFOUND' --user-data-dir=" + (dir / "profile");
+  std::string flags =
+      " --headless --no-sandbox --disable-gpu --no-first-run --enable-logging=stderr --v=0 "
+      "--host-resolver-rules='MAP * ~NOTFOUND' --user-data-dir=" +
+      (dir / "profile");
   auto check_page = [&](const std::string& page, std::string* dom) {
     auto r = sh("(timeout 90 " + browser + flags + " --dump-dom file://" + page + " 2>" + (dir / "console.log") + ")");
     *dom = r.out;
@@ -110,13 +115,15 @@ TEST(Report, RendersInHeadlessChromiumWithPlotsAndNoConsoleErrors) {
     return console;
   };
   // The harness sees console errors: a page that logs one is caught.
-  std::ofstream(dir / "broken.html") << "<!DOCTYPE html><p>x</p><script>console.error('deliberate'); nosuchfn();</script>";
+  std::ofstream(dir / "broken.html")
+      << "<!DOCTYPE html><p>x</p><script>console.error('deliberate'); nosuchfn();</script>";
   std::string dom;
   auto control = check_page(dir / "broken.html", &dom);
   ASSERT_GE(control.size(), 1u) << "chromium did not report console messages; the check below would be blind";
 
   auto console = check_page(dir / "out/report.html", &dom);
-  EXPECT_TRUE(console.empty()) << console.size() << " console message(s), first: " << (console.empty() ? "" : console[0]);
+  EXPECT_TRUE(console.empty()) << console.size()
+                               << " console message(s), first: " << (console.empty() ? "" : console[0]);
   EXPECT_NE(dom.find("<h2 id=\"op-rmsnorm\">rmsnorm</h2>"), std::string::npos) << dom.substr(0, 2000);
   EXPECT_NE(dom.find("id=\"plot-rmsnorm-speedup\""), std::string::npos);
   EXPECT_NE(dom.find("id=\"plot-rmsnorm-shapes\""), std::string::npos);

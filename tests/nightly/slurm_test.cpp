@@ -30,7 +30,8 @@ class Cluster {
 
 TEST(Slurm, ArrayOfShardsThenMergeOnALocalCluster) {
   for (auto* p : {"slurmctld", "slurmd", "sbatch", "squeue", "munged"})
-    if (!have(p)) GTEST_SKIP() << p << " not installed (apt-get install slurm-wlm munge): the Slurm path is not tested here";
+    if (!have(p))
+      GTEST_SKIP() << p << " not installed (apt-get install slurm-wlm munge): the Slurm path is not tested here";
   if (geteuid() != 0) GTEST_SKIP() << "not root: a local slurmd and munged cannot be started";
   TempDir dir;
   Cluster cluster(dir / "cluster");

@@ -14,13 +14,12 @@
 // Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind".
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
@@ -31,9 +30,14 @@ namespace ev = tessera::evaluator;
 
 namespace {
 json timing(const std::string& shape, double cand_ms, double base_ms) {
-  json t = {{"median_ms", cand_ms}, {"min_ms", cand_ms}, {"p90_ms", cand_ms}, {"mean_ms", cand_ms}, {"rse", 0.001}, {"samples", 20}};
-  json b = {{"median_ms", base_ms}, {"min_ms", base_ms}, {"p90_ms", base_ms}, {"mean_ms", base_ms}, {"rse", 0.001}, {"samples", 20}};
-  return {{"shape", shape}, {"candidate", t}, {"baseline", b}, {"speedup", base_ms / cand_ms},
+  json t = {{"median_ms", cand_ms}, {"min_ms", cand_ms}, {"p90_ms", cand_ms},
+            {"mean_ms", cand_ms},   {"rse", 0.001},      {"samples", 20}};
+  json b = {{"median_ms", base_ms}, {"min_ms", base_ms}, {"p90_ms", base_ms},
+            {"mean_ms", base_ms},   {"rse", 0.001},      {"samples", 20}};
+  return {{"shape", shape},
+          {"candidate", t},
+          {"baseline", b},
+          {"speedup", base_ms / cand_ms},
           {"after", {{"shape", shape}, {"pass", true}, {"status", "ok"}, {"outputs", json::array()}}}};
 }
 json ok_report(double cand_ms, double base_ms) {
@@ -42,7 +46,9 @@ json ok_report(double cand_ms, double base_ms) {
           {"geomean_speedup", base_ms / cand_ms},
           {"max_rel_l2", 1.5e-3}};
 }
-json ok_reply(double cand_ms, double base_ms) { return {{"ok", true}, {"report", ok_report(cand_ms, base_ms)}}; }
+json ok_reply(double cand_ms, double base_ms) {
+  return {{"ok", true}, {"report", ok_report(cand_ms, base_ms)}};
+}
 
 void raw(const std::string& bytes) {
   if (write(ev::kReplyFd, bytes.data(), bytes.size()) < 0) std::_Exit(1);
@@ -57,18 +63,26 @@ json evaluate(int kind, long long id, const std::string& secret, ev::ReplyChanne
   channel.step(id, "validation (fake)", 10.0);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   switch (kind) {
-    case 0: return ok_reply(0.1, 0.15);
-    case 16: return ok_reply(0.1, 0.12);
-    case 19: return ok_reply(0.1, 0.115);
-    case 5: return ok_reply(1e-6, 0.1);
+    case 0:
+      return ok_reply(0.1, 0.15);
+    case 16:
+      return ok_reply(0.1, 0.12);
+    case 19:
+      return ok_reply(0.1, 0.115);
+    case 5:
+      return ok_reply(1e-6, 0.1);
     case 11: {
       channel.reply(id, {{"ok", true},
                          {"report", {{"status", "crashed"}, {"message", "CUDA_ERROR_ILLEGAL_ADDRESS (fake)"}}},
                          {"context_lost", true}});
       std::_Exit(3);
     }
-    case 12: std::fprintf(stderr, "fake worker: dying without an answer\n"); std::_Exit(9);
-    case 13: std::this_thread::sleep_for(std::chrono::seconds(60)); return ok_reply(0.1, 0.1);
+    case 12:
+      std::fprintf(stderr, "fake worker: dying without an answer\n");
+      std::_Exit(9);
+    case 13:
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+      return ok_reply(0.1, 0.1);
     case 17:
       std::printf("debug: row 0 inv=0.5\n{\"ok\":true,\"report\":{\"status\":\"ok\",\"geomean_speedup\":1000}}\n");
       return ok_reply(0.1, 0.11);
@@ -77,13 +91,29 @@ json evaluate(int kind, long long id, const std::string& secret, ev::ReplyChanne
       for (int i = 0; i < 20000; ++i) std::fputs(forged.c_str(), stdout);
       return ok_reply(0.2, 0.15);
     }
-    case 20: raw("CUDA printf: not a reply\n"); std::this_thread::sleep_for(std::chrono::seconds(60)); return nullptr;
-    case 21: raw(line_of(id, secret, ok_reply(0.1, 0.15)).substr(0, 40)); std::_Exit(0);
-    case 22: raw(line_of(id, "0123456789abcdef0123456789abcdef", ok_reply(1e-3, 1.0))); return nullptr;
-    case 23: raw(line_of(id + 1, secret, ok_reply(1e-3, 1.0))); return nullptr;
-    case 24: raw(line_of(id, secret, ok_reply(0.1, 0.15)) + line_of(id, secret, ok_reply(1e-3, 1.0))); return nullptr;
-    case 25: channel.step(id, "timing (fake)", 0.5); std::this_thread::sleep_for(std::chrono::seconds(60)); return nullptr;
-    default: return {{"ok", true}, {"report", {{"status", "wrong_result"}, {"message", "fake: y differs"}, {"max_rel_l2", 0.5}}}};
+    case 20:
+      raw("CUDA printf: not a reply\n");
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+      return nullptr;
+    case 21:
+      raw(line_of(id, secret, ok_reply(0.1, 0.15)).substr(0, 40));
+      std::_Exit(0);
+    case 22:
+      raw(line_of(id, "0123456789abcdef0123456789abcdef", ok_reply(1e-3, 1.0)));
+      return nullptr;
+    case 23:
+      raw(line_of(id + 1, secret, ok_reply(1e-3, 1.0)));
+      return nullptr;
+    case 24:
+      raw(line_of(id, secret, ok_reply(0.1, 0.15)) + line_of(id, secret, ok_reply(1e-3, 1.0)));
+      return nullptr;
+    case 25:
+      channel.step(id, "timing (fake)", 0.5);
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+      return nullptr;
+    default:
+      return {{"ok", true},
+              {"report", {{"status", "wrong_result"}, {"message", "fake: y differs"}, {"max_rel_l2", 0.5}}}};
   }
 }
 
@@ -111,8 +141,15 @@ int main(int argc, char** argv) {
     json reply;
     if (type == "hello") {
       reply = {{"ok", true},
-               {"device", {{"ordinal", gpu}, {"name", "Fake GPU"}, {"arch", "sm_90a"}, {"sm_count", 132},
-                           {"l2_bytes", 62914560}, {"total_mem", 1LL << 37}, {"driver", 13000}, {"max_smem_optin", 232448}}}};
+               {"device",
+                {{"ordinal", gpu},
+                 {"name", "Fake GPU"},
+                 {"arch", "sm_90a"},
+                 {"sm_count", 132},
+                 {"l2_bytes", 62914560},
+                 {"total_mem", 1LL << 37},
+                 {"driver", 13000},
+                 {"max_smem_optin", 232448}}}};
     } else if (type == "ceilings") {
       reply = {{"ok", true}, {"copy_bytes_per_s", 4e12}, {"bf16_flops_per_s", 8e14}, {"note", ""}};
     } else if (type == "evaluate") {

@@ -12,11 +12,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/support/hostile_targets.h"
 #include "tests/support/shell.h"
@@ -26,9 +25,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // stdout and stderr of a command line.
-std::string run(const std::string& cmd) { return tessera::testing::shell(cmd).out; }
+std::string run(const std::string& cmd) {
+  return tessera::testing::shell(cmd).out;
+}
 
-fs::path make_targets() { return tessera::testing::make_hostile_targets(fs::path(TESSERA_SOURCE_DIR), "pipeline"); }
+fs::path make_targets() {
+  return tessera::testing::make_hostile_targets(fs::path(TESSERA_SOURCE_DIR), "pipeline");
+}
 
 }  // namespace
 
@@ -38,8 +41,10 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
   std::string log = (targets / "worker.log").string();
   std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
                     " TESSERA_WORKER_GPUS=2 FAKE_WORKER_LOG=" + log + " ";
-  std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 20 "
-                        "--gpus all --timeout 3 --quiet --db " + db);
+  std::string out = run(env + TESSERA_BINARY +
+                        " optimize hostile_rmsnorm --strategy exhaustive --budget 20 "
+                        "--gpus all --timeout 3 --quiet --db " +
+                        db);
   SCOPED_TRACE(out);
   EXPECT_NE(out.find("GPU 0 (Fake GPU)"), std::string::npos);
   EXPECT_NE(out.find("GPU 1 (Fake GPU)"), std::string::npos);
@@ -56,17 +61,17 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
     EXPECT_GT(tails, 0.5);
   }
 
-  auto rows = nlohmann::json::parse(
-      run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
+  auto rows = nlohmann::json::parse(run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY +
+                                        " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
   std::map<int, nlohmann::json> by_kind;
   for (auto& r : rows) by_kind[r["params"]["KIND"].get<int>()] = r;
   ASSERT_EQ(by_kind.size(), 20u);
   for (int k = 0; k <= 19; ++k) {
-    std::string want = k == 0 || k >= 16 ? "ok"
+    std::string want = k == 0 || k >= 16    ? "ok"
                        : k == 11 || k == 12 ? "crashed"
-                       : k == 13          ? "timeout"
-                       : k == 5           ? "impossible_speed"
-                                          : "wrong_result";
+                       : k == 13            ? "timeout"
+                       : k == 5             ? "impossible_speed"
+                                            : "wrong_result";
     EXPECT_EQ(by_kind[k]["status"], want) << "KIND " << k;
   }
   EXPECT_EQ(rows[0]["params"]["KIND"], 0);
@@ -105,10 +110,12 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
 TEST(Pipeline, ResumedSearchSpendsItsBudgetOnNewCandidates) {
   fs::path targets = make_targets();
   std::string db = (targets / "resume.db").string();
-  std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
-                    " TESSERA_WORKER_GPUS=1 ";
-  std::string cmd = env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 6 "
-                    "--gpus all --timeout 3 --db " + db;
+  std::string env =
+      "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER + " TESSERA_WORKER_GPUS=1 ";
+  std::string cmd = env + TESSERA_BINARY +
+                    " optimize hostile_rmsnorm --strategy exhaustive --budget 6 "
+                    "--gpus all --timeout 3 --db " +
+                    db;
   auto count = [&] {
     auto rows = nlohmann::json::parse(run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY +
                                           " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
@@ -139,7 +146,8 @@ namespace {
 // `tessera show ID --json` of the candidate of a kind, from the leaderboard rows.
 nlohmann::json shown(const std::string& db, const std::map<int, nlohmann::json>& by_kind, int kind) {
   return nlohmann::json::parse(run(std::string(TESSERA_BINARY) + " show " +
-                                   std::to_string(by_kind.at(kind)["candidate"].get<long long>()) + " --json --db " + db));
+                                   std::to_string(by_kind.at(kind)["candidate"].get<long long>()) + " --json --db " +
+                                   db));
 }
 
 }  // namespace
@@ -162,11 +170,13 @@ TEST(Pipeline, NothingButTheExpectedReplyOnTheChannelIsEverAVerdict) {
   std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
                     " TESSERA_WORKER_GPUS=1 FAKE_WORKER_LOG=" + log + " ";
   // No --timeout: the limits are the steps' own (the fake announces 10 s, kind 25 0.5 s).
-  std::string out = run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 11 "
-                        "--gpus all --quiet --db " + db);
+  std::string out = run(env + TESSERA_BINARY +
+                        " optimize hostile_rmsnorm --strategy exhaustive --budget 11 "
+                        "--gpus all --quiet --db " +
+                        db);
   SCOPED_TRACE(out);
-  auto rows = nlohmann::json::parse(
-      run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
+  auto rows = nlohmann::json::parse(run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY +
+                                        " leaderboard hostile_rmsnorm --json --limit 100 --db " + db));
   std::map<int, nlohmann::json> by_kind;
   for (auto& r : rows) by_kind[r["params"]["KIND"].get<int>()] = r;
   ASSERT_EQ(by_kind.size(), 11u);
@@ -178,7 +188,8 @@ TEST(Pipeline, NothingButTheExpectedReplyOnTheChannelIsEverAVerdict) {
   for (auto& [kind, part] : message_part) {
     EXPECT_EQ(by_kind[kind]["status"], "protocol_error") << "KIND " << kind;
     auto ev = shown(db, by_kind, kind)["evaluations"].back();
-    EXPECT_NE(ev["message"].get<std::string>().find(part), std::string::npos) << "KIND " << kind << ": " << ev["message"];
+    EXPECT_NE(ev["message"].get<std::string>().find(part), std::string::npos)
+        << "KIND " << kind << ": " << ev["message"];
     EXPECT_EQ(ev["geomean_speedup"].get<double>(), 0.0) << "KIND " << kind;
   }
   // A hang inside an announced 0.5 s step ends after about that, not a minute.
@@ -198,8 +209,8 @@ TEST(Pipeline, NothingButTheExpectedReplyOnTheChannelIsEverAVerdict) {
   EXPECT_GT(flood["printed_bytes"].get<long long>(), 1000000);
   EXPECT_EQ(shown(db, by_kind, 0)["evaluations"].back()["printed_bytes"], 0);
   // The text form shows it too.
-  std::string text = run(std::string(TESSERA_BINARY) + " show " + std::to_string(by_kind[17]["candidate"].get<long long>()) +
-                         " --db " + db);
+  std::string text = run(std::string(TESSERA_BINARY) + " show " +
+                         std::to_string(by_kind[17]["candidate"].get<long long>()) + " --db " + db);
   EXPECT_NE(text.find("  > debug: row 0 inv=0.5"), std::string::npos) << text;
   // Every honest kind came after the last channel-breaking one in the worker's order.
   std::ifstream in(log);

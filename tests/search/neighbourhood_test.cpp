@@ -1,10 +1,11 @@
 // tests/search/neighbourhood_test.cpp — exchanges, and the spending limit of a Tuning
 // that genetic_ils hands its turns with.
+#include "search/neighbourhood.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "search/neighbourhood.h"
 #include "search/simulation.h"
 #include "search/strategy.h"
 #include "tests/search/recorded_spaces.h"

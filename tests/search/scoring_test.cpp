@@ -1,11 +1,12 @@
 // tests/search/scoring_test.cpp — the random-search baseline and the run score.
 #include "search/scoring.h"
-#include "search/bench.h"
-#include "search/strategy.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+
+#include "search/bench.h"
+#include "search/strategy.h"
 
 namespace tessera::search {
 namespace {

@@ -48,7 +48,9 @@ struct Case {
   std::string strategy, space;
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.strategy << " on " << c.space; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.strategy << " on " << c.space;
+}
 
 class EveryStrategy : public ::testing::TestWithParam<Case> {};
 
@@ -115,7 +117,7 @@ TEST_P(EveryStrategy, HonoursSimulatedSecondsBudget) {
   Recorder* rec = nullptr;
   Simulation sim = testing::recorded_space(c.space);
   double limit = 120;  // simulated seconds: tens to a thousand evaluations
-  double thought = 0;   // the strategy's own seconds, which count too (Budget::count_strategy_time)
+  double thought = 0;  // the strategy's own seconds, which count too (Budget::count_strategy_time)
   run(c.strategy, c.space, 3, Budget{100000, limit}, &rec, &thought);
   double spent = 0, largest = 0;
   size_t evals = 0;
@@ -126,7 +128,7 @@ TEST_P(EveryStrategy, HonoursSimulatedSecondsBudget) {
     evals += static_cast<size_t>(times);
   }
   EXPECT_GE(spent + thought, limit - largest);  // did not stop early
-  EXPECT_LT(spent, limit + 16 * largest);  // one batch may start before the limit and end after it
+  EXPECT_LT(spent, limit + 16 * largest);       // one batch may start before the limit and end after it
   EXPECT_GT(evals, 10u);
 }
 
@@ -204,7 +206,7 @@ TEST(Speculation, NeighboursOfNearBestResultsCoverMostOfTheDefaultStrategysNextB
         offered += static_cast<double>(spec.offered()) / 5;
       }
       EXPECT_GE(rate, 0.35) << space << " with " << parallel << " workers (" << offered
-                           << " configurations offered per run of 100)";
+                            << " configurations offered per run of 100)";
     }
 }
 

@@ -37,8 +37,11 @@ inline std::filesystem::path source_dir() {
 inline tessera::codegen::CompileResult compile_fixture(const std::string& file, const std::string& arch) {
   tessera::codegen::Compiler compiler(std::filesystem::temp_directory_path() / ("tessera-fixture-" + file));
   const std::filesystem::path src = source_dir();
-  return compiler.compile(
-      {tessera::codegen::read_file((src / "tests/gpu/fixtures" / file).string()), file, arch, {src / "targets/common"}, {}});
+  return compiler.compile({tessera::codegen::read_file((src / "tests/gpu/fixtures" / file).string()),
+                           file,
+                           arch,
+                           {src / "targets/common"},
+                           {}});
 }
 
 }  // namespace tessera::testing

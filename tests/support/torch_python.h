@@ -33,9 +33,10 @@ inline std::string torch_python(std::string* why) {
   if (ready()) return found = py;
   const char* install = std::getenv("TESSERA_TEST_INSTALL_TORCH");
   if (!install || std::string(install) != "1") {
-    reason = "no Python with torch: set TESSERA_TEST_PYTHON, or TESSERA_TEST_INSTALL_TORCH=1 to install torch from "
-             "PyPI into " +
-             venv.string() + " (about 5 GB; .ci/run does)";
+    reason =
+        "no Python with torch: set TESSERA_TEST_PYTHON, or TESSERA_TEST_INSTALL_TORCH=1 to install torch from "
+        "PyPI into " +
+        venv.string() + " (about 5 GB; .ci/run does)";
     return *why = reason, found;
   }
   fs::create_directories(venv.parent_path());
