@@ -7,8 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <set>
 
 namespace tessera::spec {
@@ -257,6 +260,53 @@ std::optional<TensorMapArg> parse_tensor_map_arg(const std::string& arg) {
 
 namespace {
 
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// `e` with every identifier that names a let replaced by its expression in parentheses,
+// repeatedly (lets may use lets); throws naming the let when they cycle.
+std::string substitute_lets(const std::string& e, const std::map<std::string, std::string>& lets,
+                            const std::function<void(const std::string&)>& fail, int depth = 0) {
+  std::string out;
+  bool any = false;
+  for (size_t i = 0; i < e.size();) {
+    if (!ident_start(e[i]) || (i > 0 && (ident_char(e[i - 1]) || e[i - 1] == '.'))) {
+      out += e[i++];
+      continue;
+    }
+    size_t j = i;
+    while (j < e.size() && ident_char(e[j])) ++j;
+    const std::string word = e.substr(i, j - i);
+    if (auto it = lets.find(word); it != lets.end()) {
+      if (depth > static_cast<int>(lets.size())) fail(word);
+      out += "(" + it->second + ")";
+      any = true;
+    } else {
+      out += word;
+    }
+    i = j;
+  }
+  return any ? substitute_lets(out, lets, fail, depth + 1) : out;
+}
+
+void apply_lets(Program& p, const Reader& r) {
+  if (p.lets.empty()) return;
+  const auto fail = [&](const std::string& name) { r.fail("let." + name, "an expression that does not use itself"); };
+  const auto sub = [&](std::string& e) { e = substitute_lets(e, p.lets, fail); };
+  for (auto& c : p.constraints) sub(c);
+  for (auto& k : p.launch) {
+    for (auto& g : k.grid) sub(g);
+    for (auto& b : k.block) sub(b);
+    sub(k.smem);
+    sub(k.when);
+  }
+  for (auto& sc : p.scratch) sub(sc.size);
+}
+
 KernelLaunch read_launch(const Reader& r) {
   KernelLaunch k;
   k.kernel = r.str("kernel");
@@ -315,6 +365,18 @@ Program read_program(const Reader& r, const fs::path& dir, bool is_template, boo
     }
   }
   if (r.has("constraints")) p.constraints = r.str_list("constraints");
+  if (r.has("let")) {
+    const json& lj = r.raw("let");
+    if (!lj.is_object()) r.fail("let", "an object of name -> expression");
+    for (auto& [name, e] : lj.items()) {
+      if (!ident_start(name[0]) || !std::all_of(name.begin(), name.end(), ident_char))
+        r.fail("let." + name, "a name (letters, digits, _)");
+      if (!e.is_string()) r.fail("let." + name, "an expression (a string)");
+      if (p.params.count(name) || name == kSmCountSymbol)
+        r.fail("let." + name, "a name that is not a parameter or SMS");
+      p.lets[name] = e.get<std::string>();
+    }
+  }
   size_t n = r.array_size("launch");
   if (n == 0) r.fail("launch", "at least one kernel");
   for (size_t i = 0; i < n; ++i) p.launch.push_back(read_launch(r.item("launch", i)));
@@ -331,6 +393,7 @@ Program read_program(const Reader& r, const fs::path& dir, bool is_template, boo
     sc.size = s.str("size");
     p.scratch.push_back(sc);
   }
+  apply_lets(p, r);
   return p;
 }
 
@@ -350,6 +413,10 @@ void check_program(const Operator& op, const Program& p, const std::string& file
   for (auto& s : op.scalars) names.insert(s.name);
   for (auto& s : op.symbols) names.insert(s);
   for (auto& [name, _] : p.params) names.insert(name);
+  for (auto& [name, _] : p.lets)
+    if (names.count(name))
+      throw SpecError(
+          fmt::format("{}: {}.let.{}: a name that is not a symbol, scalar, tensor or parameter", file, where, name));
   for (size_t i = 0; i < p.launch.size(); ++i) {
     auto& k = p.launch[i];
     for (auto& a : k.args) {

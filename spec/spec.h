@@ -125,6 +125,12 @@ struct Program {
   std::map<std::string, std::vector<long long>> params;  // template parameters
   std::vector<std::string> param_order;                  // order as written
   std::vector<std::string> constraints;
+  // Named expressions ("let": {"BESIDE": "PIPE == 1 && NSEQ*H <= SMS"}): a condition or a
+  // size written once. Every constraint, launch expression (grid, block, smem, when) and
+  // scratch size has them substituted, in parentheses, when the spec is read (a let may
+  // use others; a cycle is an error), so what runs sees plain expressions. Kept here for
+  // the record; a let's name may not be a symbol, scalar, tensor or parameter.
+  std::map<std::string, std::string> lets;
   std::vector<KernelLaunch> launch;
   std::vector<Scratch> scratch;
   std::string builtin;  // e.g. "cublas_gemm" for a library baseline; then no source

@@ -190,6 +190,44 @@ TEST(Spec, SideLaunchesAndTheSmCountSymbol) {
   fs::remove_all(fx);
 }
 
+// Named expressions ("let"): substituted in parentheses into constraints, launch
+// expressions and scratch sizes when the spec is read (lets using lets included), so the
+// program holds plain expressions; a cycle, a bad name and a name that is already a
+// symbol or parameter are refused with the field.
+TEST(Spec, LetsAreSubstitutedIntoTheProgram) {
+  const std::string with = replace(
+      kGood, R"J("constraints": ["B >= 64"],)J",
+      R"J("constraints": ["WIDE || B >= 64"], "let": {"BLOCKS": "cdiv(N, B)", "WIDE": "BLOCKS > 4", "HALF": "B/2"},)J");
+  const std::string spec = replace(with, R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}])J",
+                                   R"J("grid": ["BLOCKS"], "block": ["HALF"], "when": "WIDE", "smem": "HALF*4",)J"
+                                   R"J( "args": ["x", "y", "N", "B"]}])J");
+  TempOp t(spec);
+  Operator op = load_operator(t.dir);
+  const Program& tpl = op.templates[0];
+  EXPECT_EQ(tpl.lets.size(), 3u);
+  EXPECT_EQ(tpl.launch[0].grid[0], "(cdiv(N, B))");
+  EXPECT_EQ(tpl.launch[0].block[0], "(B/2)");
+  EXPECT_EQ(tpl.launch[0].when, "((cdiv(N, B)) > 4)");
+  EXPECT_EQ(tpl.constraints[0], "((cdiv(N, B)) > 4) || B >= 64");
+  Bindings b{{"N", 1000}, {"B", 128}};
+  EXPECT_EQ(eval_int(tpl.launch[0].grid[0], b), 8);
+  EXPECT_TRUE(launched(tpl.launch[0], b));
+  EXPECT_FALSE(launched(tpl.launch[0], {{"N", 500}, {"B", 128}}));  // 4 blocks: not WIDE
+  // a name inside a longer identifier or after a dot is left alone
+  TempOp t2(replace(spec, R"J("HALF": "B/2")J", R"J("HALF": "B/2", "N2": "HALF_B")J"));
+  EXPECT_EQ(load_operator(t2.dir).templates[0].launch[0].block[0], "(B/2)");
+
+  std::string err = load_error(replace(spec, R"J("HALF": "B/2")J", R"J("HALF": "BLOCKS + HALF/2")J"));
+  EXPECT_NE(err.find("templates[0].let."), std::string::npos) << err;
+  EXPECT_NE(err.find("does not use itself"), std::string::npos) << err;
+  err = load_error(replace(spec, R"J("HALF": "B/2")J", R"J("B": "2")J"));
+  EXPECT_NE(err.find("let.B"), std::string::npos) << err;
+  err = load_error(replace(spec, R"J("HALF": "B/2")J", R"J("N": "2")J"));
+  EXPECT_NE(err.find("let.N"), std::string::npos) << err;
+  err = load_error(replace(spec, R"J("HALF": "B/2")J", R"J("HALF": 2)J"));
+  EXPECT_NE(err.find("let.HALF"), std::string::npos) << err;
+}
+
 // A launch step's `when` (run the step only where it is non-zero): parsed, checked like the
 // other launch expressions, kept through program_to_json (only where it is not "1"), and
 // what spec::launched decides together with the grid.

@@ -249,9 +249,11 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       const long long slots = 1 + 8192 / ch;
       // h96_1x8192 (96 chains of 132 SMs): beside the intra kernel only with a head start
       const bool beside = pipe && lead > 0;
-      EXPECT_EQ(spec::eval_int(intra->grid[0], b), beside ? 0 : slots) << space.key(c);
+      EXPECT_EQ(spec::launched(*intra, b), !beside) << space.key(c);
+      if (!beside) EXPECT_EQ(spec::eval_int(intra->grid[0], b), slots) << space.key(c);
       if (std::string(name) == "chunk_wgmma") {  // (chunk_wgmma_seg: a block per segment)
-        EXPECT_EQ(spec::eval_int(state->grid[0], b), beside ? 0 : 96) << space.key(c);
+        EXPECT_EQ(spec::launched(*state, b), !beside) << space.key(c);
+        if (!beside) EXPECT_EQ(spec::eval_int(state->grid[0], b), 96) << space.key(c);
       }
       EXPECT_EQ(spec::eval_int(intra->block[0], b), ch == 32 ? 128 : 256) << space.key(c);
       if (ch == 32) {
@@ -284,10 +286,13 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
           const bool on = shape == h64 || lead > 0;
           const long long ks =
               shape == h64 ? 0 : static_cast<long long>(std::floor(slots * (1.0 - lead / 100.0 * 36 / 96)));
-          EXPECT_EQ(spec::eval_int(side->grid[0], bs), on ? H : 0) << space.key(c);
-          EXPECT_EQ(spec::eval_int(first->grid[0], bs), on ? H : 0) << space.key(c);
-          EXPECT_EQ(spec::eval_int(rest->grid[0], bs), on ? H : 0) << space.key(c);
+          EXPECT_EQ(spec::launched(*side, bs), on) << space.key(c);
+          EXPECT_EQ(spec::launched(*first, bs), on && ks > 0) << space.key(c);  // (no head start: none)
+          EXPECT_EQ(spec::launched(*rest, bs), on) << space.key(c);
           if (!on) continue;
+          EXPECT_EQ(spec::eval_int(side->grid[0], bs), H) << space.key(c);
+          EXPECT_EQ(spec::eval_int(first->grid[0], bs), H) << space.key(c);
+          EXPECT_EQ(spec::eval_int(rest->grid[0], bs), H) << space.key(c);
           EXPECT_EQ(spec::eval_int(first->grid[1], bs), ks) << space.key(c);
           EXPECT_EQ(spec::eval_int(first->grid[1], bs) + spec::eval_int(rest->grid[1], bs), slots) << space.key(c);
         }
