@@ -28,7 +28,6 @@
 //     the transposed state S^T, whose products take their A operands from registers.
 //  (SEG > 0, GM 1 or 2) kda_chunk_seg, kda_chunk_fixup, then kda_chunk_state per segment of
 //     SEG chunks: the sequence split with a state hand-off (see the end of the file).
-//  (PRE 1) kda_chunk_prep before kda_chunk_intra: the preprocessing in its own kernel.
 //  (UA 1, CH 32) u = A diag(b) v formed by the state kernel from v's rows: the intra
 //     kernel never reads v and writes -A diag(b) (2 KB) in u's place.
 // Parameters: BV (value columns per state block), SW (warps of the state kernel),
@@ -36,8 +35,8 @@
 // (the P/L products' tf32 operands truncated instead of rounded),
 // STG (PREC 2 only: how the state kernel buffers a chunk's operands; 1 lets BV 64 run
 // two blocks per SM, see the fp16 state kernel), GM (PREC 2, BV 128: the state kernel
-// on wgmma with bulk copies; 2: on S^T), SEG (GM >= 1: chunks per segment of the sequence split), PRE
-// (fused or separate preprocessing), CH (chunk length), UA (who forms u).
+// on wgmma with bulk copies; 2: on S^T), SEG (GM >= 1: chunks per segment of the sequence split), CH
+// (chunk length), UA (who forms u).
 // Chunk slots as in baseline.cu: sequence n owns slots n + floor(bos_n/CH) + c.
 #include <cuda_bf16.h>
 
@@ -90,19 +89,16 @@
 #ifndef SEG
 #define SEG 0
 #endif
-// PRE 1: the preprocessing (gate and its cumulative sum G, 1/|q|, 1/|k|, sigmoid(beta)) in
-// a kernel of its own, kda_chunk_prep, whose outputs the intra kernel loads (the template
-// chunk_wgmma_pre of spec.json); 0: fused into the intra kernel's phases 0 and 1.
-#ifndef PRE
-#define PRE 0
-#endif
-// CH: the chunk length, 64 or 32 (32: GM 2 only, without PRE; its own intra kernel,
+// (The preprocessing (gate and its cumulative sum G, 1/|q|, 1/|k|, sigmoid(beta)) is fused
+// into the intra kernel's phases 0 and 1; a kernel of its own, kda_chunk_prep, measured 29 %
+// slower and was retired on 2026-12-03: targets/kda/NOTES.md names the commit that has it.)
+// CH: the chunk length, 64 or 32 (32: GM 2 only; its own intra kernel,
 // below). Shorter chunks halve the within-chunk work per token (P, L and the inverse grow
 // with CH) and double the state chain's steps.
 #ifndef CH
 #define CH 64
 #endif
-static_assert(CH == 64 || (CH == 32 && GM == 2 && PRE == 0), "CH must be 64, or 32 with GM 2 (no PRE)");
+static_assert(CH == 64 || (CH == 32 && GM == 2), "CH must be 64, or 32 with GM 2");
 // UA 1 (CH 32, SEG 0): u = A diag(b) v is formed by the state kernel, not the intra kernel.
 // The intra kernel neither reads v nor forms u, and writes -A diag(b) (fp16 sw64 image,
 // 2 KB) where u's image was (8 KB); the state kernel reads v's rows (bf16, 8 KB) and adds
@@ -151,7 +147,6 @@ static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 
 #define PIPE 0
 #endif
 static_assert(PIPE == 0 || (PIPE == 1 && RC == 1 && CH == 32 && SEG == 0), "PIPE 1 needs RC 1, CH 32 and SEG 0");
-static_assert(PRE == 0 || PRE == 1, "PRE must be 0 or 1");
 static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
 static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
 #if GM >= 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
@@ -397,7 +392,7 @@ __device__ __forceinline__ void kc_inv16(float* T, __half* a16, const float* bco
 // The gate of rows 16qr..16qr+15 at channels cpc, cpc+1, lower_bound * sigmoid(exp(A_log)
 // (g + dt_bias)) in log2 units (ga2 = exp(A_log) log2 e, lb2 = lower_bound log2 e; 0 past
 // len), then its inclusive sum over those rows, in s0 (channel cpc) and s1. row(i) gives
-// row i's raw gate pair (bf16 -> fp32). Used by kda_chunk_intra and kda_chunk_prep.
+// row i's raw gate pair (bf16 -> fp32). Used by kda_chunk_intra.
 template <class Row>
 __device__ __forceinline__ void kc_gate_quarter(float (&s0)[16], float (&s1)[16], Row row,
                                                 const float* __restrict__ dt_bias, long long h, int cpc, int qr,
@@ -464,9 +459,6 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
     float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
     long long NSEQ, float lower_bound
-#if PRE
-    , const float* __restrict__ gpre, const float* __restrict__ apre
-#endif
     ) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
@@ -496,21 +488,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   // the copy itself (source size 0, from the chunk's first row), so the loop has no branch.
   const int lr = tid >> 4, lc8 = (tid & 15) * 8;
   const long long rbase = (bos * H + h) * KC_KD + lc8, rstride = H * KC_KD;
-#if PRE
-  // G (fp32 rows) straight into Gc, and 1/|q|, 1/|k|, sigmoid(beta) into rq, rk, bs
-  // (consecutive), from kda_chunk_prep; then k and q as below.
-  {
-    const float* gsrc = gpre + (slot * H + h) * (KC_CH * KC_KD);
 #pragma unroll
-    for (int it = 0; it < KC_CH * 32 / KC_INTRA_THREADS; ++it) {
-      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 5, c4 = (idx & 31) * 4;
-      tile::cp_async16(tile::smem_addr(Gc + i * KC_LDG + c4), gsrc + i * KC_KD + c4, 16u);
-    }
-    if (tid < 3 * KC_CH / 4) tile::cp_async16(tile::smem_addr(rq) + tid * 16, apre + (slot * H + h) * (3 * KC_CH) + tid * 4, 16u);
-  }
-#endif
-#pragma unroll
-  for (int tsr = PRE; tsr < 3; ++tsr) {  // v is copied later (after P/L) into Vs, which holds KB until then
+  for (int tsr = 0; tsr < 3; ++tsr) {  // v is copied later (after P/L) into Vs, which holds KB until then
     // g first, in its own group: the gate and its cumulative sum start while k and q land.
     const __nv_bfloat16* src = (tsr == 0 ? g : tsr == 1 ? k : q) + rbase;
     const tile::u32 dst = tile::smem_addr(tsr == 0 ? Gs : tsr == 1 ? Ks : Qs) + (lr * KC_LDB + lc8) * 2;
@@ -522,18 +501,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     if (tsr == 0) kda::cp_async_commit();
   }
   kda::cp_async_commit();
-#if PRE
-  (void)g;
-  (void)beta;
-  (void)A_log;
-  (void)dt_bias;
-  (void)lower_bound;
-#else
   // Log-decays are kept in log2 units (G2 = G log2 e) so every e^(a-b) is ex2(a2-b2).
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
   if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
-#endif
   // P is 0 above the diagonal 16x16 blocks: rows 16I..16I+15, columns 16(I+1)..63 (staged
   // with the rest of P instead, with KC_PSTAGE).
   for (int idx = tid; idx < (KC_PSTAGE ? 0 : 384); idx += KC_INTRA_THREADS) {
@@ -543,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
     if (i < len) kc_st4(Pc + kc_pidx(i, 4 * c4), 0.f, 0.f, 0.f, 0.f);
   }
-#if KC_SPLIT && !PRE
+#if KC_SPLIT
   asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // g (this thread's copies)
 #else
   kda::cp_async_wait_all();
@@ -555,32 +526,6 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   // Gate and cumulative sum: thread = channel pair (c, c+1) x quarter qr (rows 16qr..16qr+15);
   // quarter totals (and first gates) exchanged through the phase-2 scratch.
   const int cpc = 2 * (tid & 63), qr = tid >> 6;
-#if PRE
-  // G, the norms and beta are in place: only KB and Fv (as below, from Gc).
-  if (qr < 3) {
-    // KB[j][c] = k_j e^{G_{16(J+1)} - G_j} (<= 1 factor; fp16) for j in quarter J = qr.
-    const float2 t = *reinterpret_cast<const float2*>(Gc + 16 * (qr + 1) * KC_LDG + cpc);
-    __half* KB = reinterpret_cast<__half*>(Vs);
-#pragma unroll
-    for (int r = 0; r < 16; ++r) {
-      const int j = 16 * qr + r;
-      const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDG + cpc);
-      const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + cpc);
-      *reinterpret_cast<tile::u32*>(KB + j * KC_LDB + cpc) =
-          kda::pack_f16x2(kj.x * kda::ex2(t.x - gj.x), kj.y * kda::ex2(t.y - gj.y));
-    }
-  } else {
-    // Factor vectors e^{G_{16I} - G_{16(J+1)}} (<= 1) for (I, J) = (2, 0), (3, 0), (3, 1).
-    const float2 g16 = *reinterpret_cast<const float2*>(Gc + 16 * KC_LDG + cpc);
-    const float2 g32 = *reinterpret_cast<const float2*>(Gc + 32 * KC_LDG + cpc);
-    const float2 g48 = *reinterpret_cast<const float2*>(Gc + 48 * KC_LDG + cpc);
-    const float a0 = g32.x - g16.x, a1 = g32.y - g16.y, b0 = g48.x - g32.x, b1 = g48.y - g32.y;
-    __half* Fv = reinterpret_cast<__half*>(Vs) + 48 * KC_LDB;
-    *reinterpret_cast<tile::u32*>(Fv + cpc) = kda::pack_f16x2(kda::ex2(a0), kda::ex2(a1));
-    *reinterpret_cast<tile::u32*>(Fv + KC_KD + cpc) = kda::pack_f16x2(kda::ex2(a0 + b0), kda::ex2(a1 + b1));
-    *reinterpret_cast<tile::u32*>(Fv + 2 * KC_KD + cpc) = kda::pack_f16x2(kda::ex2(b0), kda::ex2(b1));
-  }
-#else
   float* totq = Xp;              // [4][128] quarter totals
   float* gfq = Xp + 4 * KC_KD;   // [4][128] first (masked) gate of each quarter
   float s0[16], s1[16];
@@ -646,7 +591,6 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       *reinterpret_cast<tile::u32*>(Fv + 2 * KC_KD + cpc) = kda::pack_f16x2(kda::ex2(b0), kda::ex2(b1));
     }
   }
-#endif  // PRE
   // LA above the diagonal blocks is 0 (the blocked inverse sums over it).
   for (int idx = tid; idx < 384; idx += KC_INTRA_THREADS) {
     int i, c4;
@@ -3609,72 +3553,3 @@ extern "C" __global__ void __launch_bounds__(256) kda_chunk_fixup(const long lon
 #endif  // SEG > 0
 #endif
 
-#if PRE
-// grid (NSEQ + floor(T/64), H), block 256 (PRE 1, before kda_chunk_intra): the
-// preprocessing of one (chunk slot, head), the same arithmetic as the intra kernel's phases
-// 0 and 1 with PRE 0. Writes gpre [slot, H, 64, 128] f32: G = the cumulative sum over the
-// chunk of the gate lower_bound * sigmoid(exp(A_log) (g + dt_bias)), in log2 units (rows
-// past the sequence repeat the last); apre [slot, H, 3, 64] f32: 1/|q_i|, 1/|k_i|,
-// sigmoid(beta_i) (0 past the sequence).
-extern "C" __global__ void __launch_bounds__(256) kda_chunk_prep(
-    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ g,
-    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log, const float* __restrict__ dt_bias,
-    const long long* __restrict__ cu, float* __restrict__ gpre, float* __restrict__ apre, long long H, long long NSEQ,
-    float lower_bound) {
-  __shared__ float totq[4][KC_KD];  // quarter totals of the gate
-  const long long slot = blockIdx.x, h = blockIdx.y;
-  long long n, c;
-  if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
-  const long long bos = cu[n] + c * KC_CH;
-  const int len = (int)min((long long)KC_CH, cu[n + 1] - bos);
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  float* gout = gpre + (slot * H + h) * (KC_CH * KC_KD);
-  float* aout = apre + (slot * H + h) * (3 * KC_CH);
-  // Gate and cumulative sum: thread = channel pair (c, c+1) x quarter qr (rows 16qr..16qr+15).
-  const int cpc = 2 * (tid & 63), qr = tid >> 6;
-  const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
-  float s0[16], s1[16];
-  {
-    kc_gate_quarter(
-        s0, s1,
-        [&](int i) {
-          return i < len ? kda::bf16x2_to_f32(g + ((bos + i) * H + h) * KC_KD + cpc) : make_float2(0.f, 0.f);
-        },
-        dt_bias, h, cpc, qr, len, ga2, lb2);
-    totq[qr][cpc] = s0[15];
-    totq[qr][cpc + 1] = s1[15];
-  }
-  __syncthreads();
-  {
-    float off0 = 0.f, off1 = 0.f;
-#pragma unroll
-    for (int q2 = 0; q2 < 3; ++q2)
-      if (q2 < qr) {
-        off0 += totq[q2][cpc];
-        off1 += totq[q2][cpc + 1];
-      }
-#pragma unroll
-    for (int r = 0; r < 16; ++r)
-      *reinterpret_cast<float2*>(gout + (16 * qr + r) * KC_KD + cpc) = make_float2(s0[r] + off0, s1[r] + off1);
-  }
-  {  // norms: warp = 8 rows, lane = 4 channels
-    float ss[16];  // q in ss[m], k in ss[8 + m]
-#pragma unroll
-    for (int rr = 0; rr < 8; ++rr) {
-      const int i = warp * 8 + rr;
-      float qv[4] = {0.f, 0.f, 0.f, 0.f}, kv[4] = {0.f, 0.f, 0.f, 0.f};
-      if (i < len) {
-        kda::bf16x4_to_f32(q + ((bos + i) * H + h) * KC_KD + lane * 4, qv);
-        kda::bf16x4_to_f32(k + ((bos + i) * H + h) * KC_KD + lane * 4, kv);
-      }
-      ss[rr] = qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3];
-      ss[8 + rr] = kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2] + kv[3] * kv[3];
-    }
-    const float tot2 = kda::warp_sum16(ss);  // value (lane >> 1) & 15
-    const int m = (lane >> 1) & 15, i = warp * 8 + (m & 7);
-    if ((lane & 1) == 0) aout[(m < 8 ? 0 : KC_CH) + i] = i < len ? rsqrtf(tot2 + 1e-6f) : 0.f;
-  }
-  if (tid < KC_CH)
-    aout[2 * KC_CH + tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
-}
-#endif  // PRE
