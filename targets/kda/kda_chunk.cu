@@ -2779,11 +2779,6 @@ static_assert(KC_RCREGC + KC_RCREGP <= 256 && KC_RCREGC % 8 == 0 && KC_RCREGP % 
 
 #define KC_STR2(x) #x
 #define KC_STR(x) KC_STR2(x)
-#ifndef KC_RCX
-#define KC_RCX 0  // developer knob, timing only (wrong results): 1 no copies after chunk 0 (with KC_RCI 0), 2 no producer arithmetic,
-                  // 4 no raw copies after the first KC_RAWN chunks (KC_RCIW 8); kc_rc_cols: 8 no gate arithmetic,
-                  // 16 no sums across lanes, 32 no exponentials
-#endif
 __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, const tile::tmap* tq, const tile::tmap* tk,
                                             const tile::tmap* tg, const tile::tmap* tv, const __half* __restrict__ P,
                                             const __half* __restrict__ u, const float* __restrict__ gl, long long slot,
@@ -2872,11 +2867,6 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
     for (int m = 0; m < 4; ++m) {
       const float2 gg = kda::bf16x2_bits_to_f32(gr[jj][m]);
       const int i = 8 * m + 2 * t;
-      if (KC_RCX & 8) {  // (the knob: no gate arithmetic)
-        s[jj][m][0] = i < len ? gg.x * lb2 : 0.f;
-        s[jj][m][1] = i + 1 < len ? gg.y * lb2 : 0.f;
-        continue;
-      }
       const float e0 = kda::ex2(fmaf(gg.x, -ga2, oc[j0 + jj])), e1 = kda::ex2(fmaf(gg.y, -ga2, oc[j0 + jj]));
       s[jj][m][0] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
       s[jj][m][1] = i + 1 < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
@@ -2889,11 +2879,6 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       const float p = s[jj][m][0] + s[jj][m][1];
-      if (KC_RCX & 16) {  // (the knob: no sums across lanes)
-        s[jj][m][1] = p;
-        off += p;
-        continue;
-      }
       float x = p, y = __shfl_up_sync(0xffffffffu, x, 1, 4);
       if (t >= 1) x += y;
       y = __shfl_up_sync(0xffffffffu, x, 2, 4);
@@ -2914,12 +2899,10 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
       // 1/|q|, 1/|k| of rows 8 m + 2 t, + 1
       const float2 ra = *reinterpret_cast<const float2*>(rn + 8 * m + 2 * t);
       const float2 rb = *reinterpret_cast<const float2*>(rn + 32 + 8 * m + 2 * t);
-      const float e0 = (KC_RCX & 32) ? s[jj][m][0] : kda::ex2(s[jj][m][0]);  // (the knob: no exponentials)
-      const float e1 = (KC_RCX & 32) ? s[jj][m][1] : kda::ex2(s[jj][m][1]);
+      const float e0 = kda::ex2(s[jj][m][0]), e1 = kda::ex2(s[jj][m][1]);
       const float k0 = kk.x * rb.x, k1 = kk.y * rb.y;
       oq[m] = kda::pack_f16x2(qq.x * ra.x * e0, qq.y * ra.y * e1);
-      okd[m] = (KC_RCX & 32) ? kda::pack_f16x2(k0 * (GL[jj] - s[jj][m][0]), k1 * (GL[jj] - s[jj][m][1]))
-                             : kda::pack_f16x2(k0 * kda::ex2(GL[jj] - s[jj][m][0]), k1 * kda::ex2(GL[jj] - s[jj][m][1]));
+      okd[m] = kda::pack_f16x2(k0 * kda::ex2(GL[jj] - s[jj][m][0]), k1 * kda::ex2(GL[jj] - s[jj][m][1]));
       ok[m] = kda::pack_f16x2(k0 * e0, k1 * e1);
     }
     // k e^G: KC_RCZ 1 into the buffer's w slot (the consumers' B operand), else over k
@@ -3034,8 +3017,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       KC_MARKW(16 - 8, kc_w0_);  // (per producer warp: both waits, then its work)
       // (KC_RCIL 1, the default: both columns stage by stage, which needs 80 registers (at 72:
       // 0.713 against 0.699 ms geomean with spills, fourteenth session); 0: column by column)
-      if (KC_RCX & 2) {  // (the knob: no producer arithmetic)
-      } else if (KC_RCIL) {
+      if (KC_RCIL) {
         kc_rc_cols<2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
       } else {
         kc_rc_cols<1>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
@@ -3080,16 +3062,15 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       const unsigned char* const Gr = gen + (rs - sB) + KC_RAW_G;
       const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
       if (n + 1 < nch && issuer) {  // (its slot was released by the barrier ending chunk n - 1)
-        if (KC_RCX & 1) kc_mbar_arrive(sR + ((n + 1) & 1) * KC_RAW + KC_RAW_MB);  // (the knob: no copies)
-        else kc_rc_issue(pw, sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u,
-                         gl, slot0 + n + 1, H, h, bos + KC_CH);
+        kc_rc_issue(pw, sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl,
+                    slot0 + n + 1, H, h, bos + KC_CH);
       }
       KC_MARKT(13, 256);
       tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n >> 1) & 1));  // chunk n's copies
       KC_MARKT(6, 256);
       // The gate and G: thread = channel pair cp x 8-row quarter qq (kc_gate_quarter's
       // arithmetic per element), the quarters joined through tot; G (log2 units) into Gt.
-      if (!(KC_RCX & 2)) {
+      {
         const int cp = 2 * (pt & 63), qq = pt >> 6;
         const int cb = (cp & 63) * 2, hb = (cp >> 6) * (KC_CH * 128);  // (sw128: the chunk of cp XOR the row % 8)
         float s0v[8], s1v[8];
@@ -3120,7 +3101,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
       KC_MARKT(9, 256);
       {  // qg, kd into the buffer, Kr <- k e^G (fp16, in place), e^{G_last}: the intra kernel's pass
-        if (!(KC_RCX & 2)) {
+        {
           const int c4 = 4 * lane;
           const float4 GL = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + c4);
 #pragma unroll 2
@@ -3158,7 +3139,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       KC_MARKT(11, 256);
       asm volatile("bar.sync 3, 256;\n" ::: "memory");  // k e^G complete
       KC_MARKT(11, 256);
-      if (!(KC_RCX & 2)) kc_rc_w(rs, bb, pw, lane, len);  // w = A diag(b) (k e^G), columns 16 pw .. +15
+      kc_rc_w(rs, bb, pw, lane, len);  // w = A diag(b) (k e^G), columns 16 pw .. +15
       kda::fence_async_shared();  // (this thread's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
       asm volatile("bar.sync 3, 256;\n" ::: "memory");  // (also: raw slot n & 1 is consumed)
       if (pt == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
@@ -3212,9 +3193,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     if (RC == 1 && KC_RCI && KC_RCIW == 8 && lane == 0 && n < nch) {
       const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW;
       const long long bos = bos0 + (long long)n * KC_CH;
-      if ((KC_RCX & 4) && n >= KC_RAWN) {  // (the knob: no copies after the first KC_RAWN chunks)
-        kc_mbar_arrive(rs + KC_RAW_MB);
-      } else if (warp < 6) {
+      if (warp < 6) {
         const tile::tmap* m = warp < 2 ? mq : warp < 4 ? mk : mg;
         tile::mbar_expect_tx(rs + KC_RAW_MB, KC_TILE / 2);
         tile::tma_load_3d(rs + (warp >> 1) * KC_TILE + (warp & 1) * (KC_TILE / 2), m, 64 * (warp & 1), (int)h, (int)bos,
