@@ -353,21 +353,14 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
   return d;
 }
 
-#ifndef KC_HX
-#define KC_HX 0
-#endif
-// KC_HX (developer knob, default 0) selects variants measured against the default (H200,
-// intra geomean, one run): 1 P/L k16 loop unrolled 2 (+1.1%), 2 no A16 (+2.3%), 4 g in its
-// own cp.async group, the gate started while k and q land (+0.4%), 8 v converted to fp16
-// by a pass after the qg/kd loop instead of in phase 4 (+0.7%), 16 P stored from registers
-// with GM 1 too, 32 the inverse's levels 1 and 2 on fp32 CUDA-core strips instead of tf32 mma.
-[[maybe_unused]] constexpr int kP2M = (KC_HX & 1) ? 2 : 1;  // unroll of the P/L k16 loop
-#undef KC_SPLIT
-#define KC_SPLIT ((KC_HX & 4) != 0)
-#undef KC_VPASS
-#define KC_VPASS (PREC == 2 && (KC_HX & 8))
+// (Variants measured against what follows and retired on 2026-12-03 with the knob KC_HX
+// that chose them (H200, intra geomean, one run; NOTES.md): the P/L k16 loop unrolled 2
+// (+1.1 %), no A16 (+2.3 %), g in its own cp.async group with the gate started while k and
+// q land (+0.4 %), v converted to fp16 by a pass after the qg/kd loop instead of in phase 4
+// (+0.7 %), P stored from registers with GM 1 too, the inverse's levels 1 and 2 on fp32
+// CUDA-core strips instead of tf32 mma.)
 #undef KC_A16
-#if PREC == 2 && !(KC_HX & 2)
+#if PREC == 2
 #define KC_A16 1  // phase 3 also writes A diag(b) as fp16 (A16), phase 4 reads it by ldmatrix
 #else
 #define KC_A16 0
@@ -375,7 +368,7 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 #define KC_LDA16 72  // row stride (fp16 elements) of A16: conflict-free ldmatrix
 #define KC_LDX 40    // row stride (floats) of the inverse's level-1/2 scratch: conflict-free B fragments
 #undef KC_PSTAGE
-#define KC_PSTAGE (GM >= 1 && !(KC_HX & 16))  // P staged in shared memory, one bulk copy out
+#define KC_PSTAGE (GM >= 1)  // P staged in shared memory, one bulk copy out
 #if TRN == 1
 #define KC_TF(x) __float_as_uint(x)  // the tensor core truncates the low 13 bits
 #else
@@ -441,7 +434,7 @@ __device__ __forceinline__ void kc_gate_quarter(float (&s0)[16], float (&s1)[16]
 //      one bulk copy); qg, kd, G_last out, Ks <- k e^G (fp16)
 //   3  (I+L)^-1: diagonal 16x16 blocks by in-register forward substitution, then the
 //      off-diagonal blocks in two levels (16-blocks, then the 32x32 block) on tf32 mma
-//      (KC_HX & 32: fp32 on CUDA cores); each final block also written as A diag(b) in
+//      (fp32 on CUDA cores measured slower); each final block also written as A diag(b) in
 //      fp16 (A16)
 //   4  w = A (b k e^G), u = A (b v) on fp16 mma (A16 and Ks, Vs by ldmatrix; v
 //      converted bf16 -> fp16 in registers): warp = 16 output columns, 4 row blocks;
@@ -514,11 +507,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
     if (i < len) kc_st4(Pc + kc_pidx(i, 4 * c4), 0.f, 0.f, 0.f, 0.f);
   }
-#if KC_SPLIT
-  asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // g (this thread's copies)
-#else
   kda::cp_async_wait_all();
-#endif
   __syncthreads();
   KC_MARK(0);
 
@@ -629,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     // Units: s = 0, 1 the diagonal block (J = I, nt = s), s = 2 + 2J + nt the blocks J < I.
     // Diagonal B fragments are lane-local: column j = 16I + 8nt + g is the lane's own A row
     // (i0 or i1), so B = k_j e^{G_r - G_j} comes from the A build's loads.
-#pragma unroll kP2M
+#pragma unroll 1
     for (int m = 0; m < KC_KD / 32; ++m) {
       tile::u32 hq[4], hk[4];
 #pragma unroll
@@ -850,24 +839,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #endif
     }
   }
-#if !(PREC == 2 && !KC_VPASS)
+#if PREC != 2
   kda::cp_async_wait_all();
-#endif
-#if KC_VPASS
-  // v to fp16 in place (exact: bf16 values in fp16 range), each thread its own copies.
-#pragma unroll
-  for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
-    const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
-    uint4* vp = reinterpret_cast<uint4*>(Vs + i * KC_LDB + c8);
-    uint4 x = *vp;
-    tile::u32* xs = reinterpret_cast<tile::u32*>(&x);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&xs[e]));
-      xs[e] = kda::pack_f16x2(f.x, f.y);
-    }
-    *vp = x;
-  }
 #endif
   __syncthreads();
   KC_MARK(2);
@@ -880,9 +853,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
 #endif
   __syncthreads();
-#if !(KC_HX & 32)
   // Levels 1 and 2 on tf32 mma (m16n8k8, operands rounded to nearest, fp32 accumulate):
-  // ~4x fewer instructions than fp32 strips on CUDA cores (KC_HX & 32). Scratch X / Z is
+  // ~4x fewer instructions than fp32 strips on CUDA cores (measured). Scratch X / Z is
   // [rows][KC_LDX] fp32 in Xs (conflict-free B fragments).
   {  // level 1: A10 = -A11 (L10 A00), A32 = -A33 (L32 A22); warp = (which, 8-column half), warps 0-3
     const int which = (warp >> 1) & 1, n0 = 8 * (warp & 1);
@@ -933,42 +905,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
 #endif
   }
-#else
-  {  // level 1: A10 = -A11 (L10 A00), A32 = -A33 (L32 A22); thread = 1x2 strip
-    const int which = tid >> 7, e = tid & 127, a = e >> 3, b = (e & 7) * 2;
-    const int Ib = 16 * (2 * which + 1), Jb = Ib - 16;
-    float* X = Xs + which * 256;
-    float acc[2] = {0.f, 0.f};
-    kda::mm_strip<16, 2>(acc, LA + (Ib + a) * KC_LDL + Jb, LA + Jb * KC_LDL + Jb + b, KC_LDL);
-    *reinterpret_cast<float2*>(X + a * 16 + b) = make_float2(acc[0], acc[1]);
-    __syncthreads();
-    float acc2[2] = {0.f, 0.f};
-    kda::mm_strip<16, 2>(acc2, LA + (Ib + a) * KC_LDL + Ib, X + b, 16);
-    *reinterpret_cast<float2*>(LA + (Ib + a) * KC_LDL + Jb + b) = make_float2(-acc2[0], -acc2[1]);
-#if KC_A16
-    *reinterpret_cast<tile::u32*>(A16 + (Ib + a) * KC_LDA16 + Jb + b) =
-        kda::pack_f16x2(-acc2[0] * bs[Jb + b], -acc2[1] * bs[Jb + b + 1]);
-#endif
-  }
-  __syncthreads();
-  {  // level 2: A[32:, :32] = -A[32:, 32:] (L[32:, :32] A[:32, :32]); thread = 1x4 strip
-    const int a = tid >> 3, b = (tid & 7) * 4;
-    float* Z = Xs + 512;
-    float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    kda::mm_strip<32, 4>(acc, LA + (32 + a) * KC_LDL, LA + b, KC_LDL);
-    *reinterpret_cast<float4*>(Z + a * 32 + b) = make_float4(acc[0], acc[1], acc[2], acc[3]);
-    __syncthreads();
-    float acc2[4] = {0.f, 0.f, 0.f, 0.f};
-    kda::mm_strip<32, 4>(acc2, LA + (32 + a) * KC_LDL + 32, Z + b, 32);
-    *reinterpret_cast<float4*>(LA + (32 + a) * KC_LDL + b) = make_float4(-acc2[0], -acc2[1], -acc2[2], -acc2[3]);
-#if KC_A16
-    const float4 bb = *reinterpret_cast<const float4*>(bs + b);
-    *reinterpret_cast<uint2*>(A16 + (32 + a) * KC_LDA16 + b) =
-        make_uint2(kda::pack_f16x2(-acc2[0] * bb.x, -acc2[1] * bb.y), kda::pack_f16x2(-acc2[2] * bb.z, -acc2[3] * bb.w));
-#endif
-  }
-#endif
-#if PREC == 2 && !KC_VPASS
+#if PREC == 2
   kda::cp_async_wait_all();  // v (bf16, converted to fp16 as phase 4 loads it)
 #endif
   __syncthreads();
@@ -987,7 +924,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #if PREC == 2
     // fp16 m16n8k16: B (k = j, n = d) from the tiles Ks (fp16) and Vs (bf16, converted
     // in registers) (row stride 272 bytes: conflict-free ldmatrix.trans), A from A16 by
-    // ldmatrix (KC_HX & 2: from LA, fp32 pairs packed to fp16).
+    // ldmatrix.
     const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 16 * warp + (lane >> 4) * 8) * 2;
     const tile::u32 vb = lb + (tile::u32)(Vs - Ks) * 2;
 #if KC_A16
@@ -998,13 +935,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       tile::u32 bk[4], bv[4];
       kda::ldsm_x4_t(bk, lb + ks * 16 * KC_LDB * 2);
       kda::ldsm_x4_t(bv, vb + ks * 16 * KC_LDB * 2);
-#if !KC_VPASS
 #pragma unroll
       for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
         const float2 f = kda::bf16x2_bits_to_f32(bv[e]);
         bv[e] = kda::pack_f16x2(f.x, f.y);
       }
-#endif
 #if KC_A16
 #pragma unroll
       for (int I = 0; I < 4; ++I) {
