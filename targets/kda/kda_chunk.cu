@@ -2676,12 +2676,9 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 // arrives on the slot's mbarrier (5 arrivals) with its bytes.
 #define KC_RCP 256  // the producer's threads (two warpgroups)
 #define KC_RAW_ISSUERS 5
-// KC_RCI 1: consumer thread 0 issues the raw copies (chunk n once it has seen "full" for
-// n - 2, whose raw slot that frees), off the producer's critical path; 0: lane 0 of the
-// producer's warps 0..4, a chunk ahead.
-#ifndef KC_RCI
-#define KC_RCI 1
-#endif
+// The consumers issue the raw copies (chunk n once they have seen "full" for n - 2, whose
+// raw slot that frees), off the producer's critical path (the producer's warps 0..4 a
+// chunk ahead, knob KC_RCI 0, retired 2026-12-03).
 // KC_RCIW: how many consumer warps issue the raw copies (1, 2, 4 or 8; see raw_issue). Issuing
 // the 11 copies of a chunk from one thread blocks it ~1.6k cycles, and its warpgroup with it
 // (measured, sixteenth session); spread over the eight consumer warps (one TMA box each, v's
@@ -2690,10 +2687,9 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 #define KC_RCIW 8
 #endif
 static_assert(KC_RCIW == 1 || KC_RCIW == 2 || KC_RCIW == 4 || KC_RCIW == 8, "KC_RCIW: 1, 2, 4 or 8");
-#define KC_RAW_PARTS (KC_RCIW == 8 ? 8 : KC_RAW_ISSUERS)  // arrivals on a raw slot's mbarrier (KC_RCI 1)
+#define KC_RAW_PARTS (KC_RCIW == 8 ? 8 : KC_RAW_ISSUERS)  // arrivals on a raw slot's mbarrier
 // KC_RCW 1: the producer's warps work alone (see kc_state_rc); 0: threads = channel pairs
 // x 8-row quarters, G through shared memory, four barriers per chunk (KC_RCW: above).
-static_assert(!KC_RCW || KC_RCI, "KC_RCW 1 needs the consumer-issued raw copies (KC_RCI 1)");
 static_assert(!KC_RCZ || KC_RCW, "KC_RCZ 1 needs the producer warp by warp (KC_RCW 1)");
 // Registers per thread after setmaxnreg: the consumers' (KC_RCREGC) and the producer's
 // (KC_RCREGP), 256 threads each: at most 256 together. KC_RCIL: see kc_rc_cols. Since the
@@ -2896,7 +2892,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     }
     if (RC == 1) {
       for (int r = 0; r < KC_RAWN; ++r)  // the raw slots: the copies' bytes
-        tile::mbar_init(sR + r * KC_RAW + KC_RAW_MB, KC_RCI ? KC_RAW_PARTS : KC_RAW_ISSUERS);
+        tile::mbar_init(sR + r * KC_RAW + KC_RAW_MB, KC_RAW_PARTS);
       tile::tma_prefetch_desc(mq);
       tile::tma_prefetch_desc(mk);
       tile::tma_prefetch_desc(mg);
@@ -2985,8 +2981,6 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     // -exp(A_log) dt_bias (log2 units) at the gate's channels (loaded once: the loop's barriers are memory clobbers)
     const float oc = -ga2 * dt_bias[h * KC_KD + 2 * (pt & 63)], oc1 = -ga2 * dt_bias[h * KC_KD + 2 * (pt & 63) + 1];
     float* const tot = reinterpret_cast<float*>(gen + (sT - sB));
-    const bool issuer = !KC_RCI && (pt & 31) == 0 && pw < KC_RAW_ISSUERS;
-    if (nch > 0 && issuer) kc_rc_issue(pw, sR, sV, mq, mk, mg, mv, P, u, gl, slot0, H, h, bos0);
     for (int n = 0; n < nch; ++n) {
       const long long bos = bos0 + (long long)n * KC_CH;
       const int len = (int)min((long long)KC_CH, eos - bos);
@@ -2996,10 +2990,6 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       unsigned char* const Kr = gen + (rs - sB) + KC_RAW_K;
       const unsigned char* const Gr = gen + (rs - sB) + KC_RAW_G;
       const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
-      if (n + 1 < nch && issuer) {  // (its slot was released by the barrier ending chunk n - 1)
-        kc_rc_issue(pw, sR + ((n + 1) & 1) * KC_RAW, sV + ((n + 1) % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl,
-                    slot0 + n + 1, H, h, bos + KC_CH);
-      }
       KC_MARKT(13, 256);
       tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n >> 1) & 1));  // chunk n's copies
       KC_MARKT(6, 256);
@@ -3089,7 +3079,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   constexpr int NI = KC_CH / 8;
   kda::frag_c au[NI];
   tile::u32 vv[KC_CH / 16][4];
-  // (RC 1, KC_RCI: the raw copies of chunk n once "full" of n - KC_RAWN is seen, the first
+  // (RC 1: the raw copies of chunk n once "full" of n - KC_RAWN is seen, the first
   // KC_RAWN chunks' now)
   // (KC_RCIW issuing warps: 1 thread 0 issues all five parts; 2 lane 0 of warps 0 (q, k, the
   // bulk copies) and 4 (g, v); 4 lane 0 of warps 0 (q), 2 (k), 4 (g) and 6 (v, the bulk copies))
@@ -3125,7 +3115,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     }
   };
   auto raw_issue = [&](int n) {
-    if (RC == 1 && KC_RCI && KC_RCIW == 8 && lane == 0 && n < nch) {
+    if (RC == 1 && KC_RCIW == 8 && lane == 0 && n < nch) {
       const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW;
       const long long bos = bos0 + (long long)n * KC_CH;
       if (warp < 6) {
@@ -3137,7 +3127,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
         kc_rc_issue(warp == 6 ? 3 : 4, rs, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n, H, h, bos);
       }
     }
-    if (RC == 1 && KC_RCI && KC_RCIW < 8 && lane == 0 && n < nch)
+    if (RC == 1 && KC_RCIW < 8 && lane == 0 && n < nch)
 #pragma unroll 1
       for (int iw = 0; iw < KC_RAW_ISSUERS; ++iw) {
         const int who = KC_RCIW == 1 ? 0 : KC_RCIW == 2 ? (iw == 2 || iw == 3 ? 4 : 0) : (iw < 4 ? 2 * iw : 6);
