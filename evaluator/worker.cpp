@@ -15,6 +15,7 @@
 #include "evaluator/ceilings.h"
 #include "evaluator/channel.h"
 #include "evaluator/npy.h"
+#include "evaluator/worker_profile.h"
 
 namespace tessera::evaluator {
 
@@ -197,6 +198,7 @@ json dispatch(Device* dev, const std::string& why, Session& session, const json&
   }
   if (type == "evaluate") return handle_evaluate(*dev, session, req, channel);
   if (type == "run") return handle_run(*dev, session, req);
+  if (type == "profile") return handle_profile(*dev, req);
   return {{"ok", false}, {"error", "unknown request type '" + type + "'"}};
 }
 

@@ -14,6 +14,8 @@
 //    "candidate": {"role": candidate|reference|baseline, "cubin", "template", "params"},
 //    "symbols", "seqlens", "inputs": {name: file.npy}, "outputs_dir", "repeat"}
 //                                             -> {"outputs": [...], "median_ms", ...}
+//   {"type":"profile", "operator_dir", "shape", "candidate": {...}, "runs"}
+//                                             -> {"kernels": [...], ...} (worker_profile.h)
 // After a fault that poisons the context, the worker answers and exits (code 3).
 #pragma once
 

@@ -57,8 +57,8 @@ std::string self_exe() {
   return buf;
 }
 
-WorkerClient::WorkerClient(std::string exe, int gpu, std::string log_path)
-    : exe_(std::move(exe)), gpu_(gpu), log_path_(std::move(log_path)) {
+WorkerClient::WorkerClient(std::string exe, int gpu, std::string log_path, std::vector<std::string> launcher)
+    : exe_(std::move(exe)), launcher_(std::move(launcher)), gpu_(gpu), log_path_(std::move(log_path)) {
   signal(SIGPIPE, SIG_IGN);
   log_fd_ = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   start();
@@ -82,8 +82,11 @@ void WorkerClient::start() {
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::string g = std::to_string(gpu_), sub = "worker", flag = "--gpu";
-  std::vector<char*> argv = {exe_.data(), sub.data(), flag.data(), g.data(), nullptr};
+  std::vector<std::string> words = launcher_;
+  for (std::string w : {exe_, std::string("worker"), std::string("--gpu"), std::to_string(gpu_)}) words.push_back(w);
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork() failed");
   if (pid == 0) {
@@ -98,7 +101,7 @@ void WorkerClient::start() {
     for (int fd : {a, b, c, d})
       if (fd >= 0) close(fd);
     setpgid(0, 0);  // its own process group, so a kill reaches what it started
-    execve(exe_.c_str(), argv.data(), envp.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   close(req[0]);
@@ -135,6 +138,30 @@ void WorkerClient::stop(bool kill_now) {
   for (int* fd : {&from_child_, &output_})
     if (*fd >= 0) close(*fd), *fd = -1;
   pid_ = -1;
+}
+
+int WorkerClient::finish(double timeout_s) {
+  if (pid_ <= 0) return last_exit_;
+  if (to_child_ >= 0) close(to_child_), to_child_ = -1;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int st = 0;
+  pid_t done = 0;
+  WorkerReply ignored;
+  while ((done = waitpid(pid_, &st, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
+    drain_output(ignored);  // a process blocked on a full output pipe could not exit
+    usleep(20000);
+  }
+  if (done == 0) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &st, 0);
+  }
+  drain_output(ignored);
+  for (int* fd : {&from_child_, &output_})
+    if (*fd >= 0) close(*fd), *fd = -1;
+  pid_ = -1;
+  last_exit_ = done == 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return last_exit_;
 }
 
 void WorkerClient::take_output(const char* data, size_t n, WorkerReply& r) {
@@ -175,6 +202,7 @@ WorkerReply WorkerClient::finish_dead(WorkerReply r) {
   if (to_child_ >= 0) close(to_child_), to_child_ = -1;
   waitpid(pid_, &st, 0);
   pid_ = -1;
+  last_exit_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   drain_output(r);
   for (int* fd : {&from_child_, &output_})
     if (*fd >= 0) close(*fd), *fd = -1;
