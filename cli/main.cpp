@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "agent/optimize.h"
+#include "agent/profile.h"
 #include "agent/recorded.h"
 #include "agent/run_candidate.h"
 #include "cli/commands.h"
@@ -241,6 +242,31 @@ Command add_run(CLI::App& app, const std::string& db) {
           }};
 }
 
+Command add_profile(CLI::App& app, const std::string& db) {
+  auto s = std::make_shared<agent::ProfileOptions>();
+  agent::ProfileOptions& po = *s;
+  po.db = db;
+  auto* pr = app.add_subcommand(
+      "profile",
+      "run a stored candidate's launch plan under ncu, memcheck or racecheck, or disassemble it (docs/profile.md)");
+  pr->add_option("operator", po.op)->required();
+  pr->add_option("--candidate", po.candidate, "a candidate id from the leaderboard")->required();
+  add_choice(
+      pr, "--tool", po.tool, agent::parse_profile_tool,
+      "ncu (default: Nsight Compute report), memcheck, racecheck (compute-sanitizer), sass (disassembly, no GPU)");
+  pr->add_option("--shape", po.shape, "a benchmark or validation shape by name (default: the first benchmark shape)");
+  pr->add_option("--out", po.out, "report folder (default: runs/profiles/<op>-c<ID>-<tool>-<date>)");
+  pr->add_option("--gpus,--gpu", po.gpu, "the GPU ordinal to run on (default 0)")->check(CLI::NonNegativeNumber);
+  pr->add_option("--runs", po.runs, "plan runs profiled after the warm-up (default 1)")->check(CLI::Range(1, 1000));
+  pr->add_option("--arch", po.arch, "sass: the architecture to compile for (default: the candidate's)");
+  pr->add_option("--timeout", po.timeout_s, "seconds allowed for the run under the tool (default 900)")
+      ->check(CLI::PositiveNumber);
+  pr->add_option("--tool-arg", po.tool_args, "one more word for the tool's command line (repeatable)")
+      ->allow_extra_args(false);
+  pr->add_option("--db", po.db, "database (default $TESSERA_DB or runs/tessera.db)");
+  return {pr, [s] { return agent::profile(*s); }};
+}
+
 Command add_search_bench(CLI::App& app) {
   struct State {
     std::vector<std::string> caches, only;
@@ -397,9 +423,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tessera 0.1.0");
   const std::string db = default_db();
   std::vector<Command> commands = {
-      add_optimize(app, db), add_leaderboard(app, db), add_show(app, db), add_export(app, db),   add_import(app),
-      add_targets(app),      add_doctor(app, db),      add_run(app, db),  add_search_bench(app), add_nightly(app),
-      add_recheck(app, db),  add_report(app, db),      add_merge(app),    add_worker(app)};
+      add_optimize(app, db), add_leaderboard(app, db), add_show(app, db),   add_export(app, db),  add_import(app),
+      add_targets(app),      add_doctor(app, db),      add_run(app, db),    add_profile(app, db), add_search_bench(app),
+      add_nightly(app),      add_recheck(app, db),     add_report(app, db), add_merge(app),       add_worker(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
