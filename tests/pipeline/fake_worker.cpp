@@ -11,7 +11,9 @@
 //   22  a reply with a wrong secret                 23  a reply to another request id
 //   24  its reply, then a second one                25  announces a 0.5 s step, then hangs
 // the rest are wrong. Each evaluate announces a 10 s validation step first.
-// Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind".
+// Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind". A profile request
+// (`tessera profile`) is answered as the real worker answers it, with the plan's kernel
+// "hostile", and appended to $FAKE_WORKER_PROFILE_LOG as one JSON line.
 #include <unistd.h>
 
 #include <chrono>
@@ -157,6 +159,13 @@ int main(int argc, char** argv) {
       if (log_path) std::ofstream(log_path, std::ios::app) << gpu << " " << kind << "\n";
       reply = evaluate(kind, id, secret, channel);
       if (reply.is_null()) continue;
+    } else if (type == "profile") {
+      if (const char* p = std::getenv("FAKE_WORKER_PROFILE_LOG")) std::ofstream(p, std::ios::app) << req.dump() << "\n";
+      reply = {{"ok", true},
+               {"shape", req.value("shape", "")},
+               {"runs", req.value("runs", 1)},
+               {"kernels", {"hostile"}},
+               {"outside", json::array()}};
     } else {
       reply = {{"ok", false}, {"error", "unknown request"}};
     }
