@@ -13,7 +13,8 @@
 // the rest are wrong. Each evaluate announces a 10 s validation step first.
 // Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind". A profile request
 // (`tessera profile`) is answered as the real worker answers it, with the plan's kernel
-// "hostile", and appended to $FAKE_WORKER_PROFILE_LOG as one JSON line.
+// "hostile" (KIND 4, which writes past its output, as written outside "y"), and appended
+// to $FAKE_WORKER_PROFILE_LOG as one JSON line.
 #include <unistd.h>
 
 #include <chrono>
@@ -165,7 +166,7 @@ int main(int argc, char** argv) {
                {"shape", req.value("shape", "")},
                {"runs", req.value("runs", 1)},
                {"kernels", {"hostile"}},
-               {"outside", json::array()}};
+               {"outside", req["candidate"]["params"].value("KIND", -1) == 4 ? json{"y"} : json::array()}};
     } else {
       reply = {{"ok", false}, {"error", "unknown request"}};
     }

@@ -6,6 +6,7 @@
 // optimize run with --gpus none (status compiled) on the hostile fixture.
 #include "agent/profile.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -101,7 +102,7 @@ class Profile : public ::testing::Test {
     script(tools_ / "compute-sanitizer", kFakeSanitizer);
     script(tools_ / "cuobjdump", kFakeDisassembler);
     auto r = tessera::testing::shell("TESSERA_TARGETS=" + targets_.string() + " " + TESSERA_BINARY +
-                                     " optimize hostile_rmsnorm --strategy exhaustive --budget 2 --gpus none "
+                                     " optimize hostile_rmsnorm --strategy exhaustive --budget 9 --gpus none "
                                      "--quiet --db " +
                                      db_.string());
     ASSERT_EQ(r.code, 0) << r.out;
@@ -120,6 +121,14 @@ class Profile : public ::testing::Test {
                                    " " + args);
   }
   std::vector<std::string> argv() { return lines(targets_ / "argv"); }
+  // The stored candidate of the hostile template with this KIND.
+  long long id_of_kind(int kind) {
+    auto r = tessera::testing::shell("TESSERA_TARGETS=" + targets_.string() + " " + TESSERA_BINARY +
+                                     " leaderboard hostile_rmsnorm --json --limit 100 --db " + db_.string());
+    for (auto& row : json::parse(r.out))
+      if (row["params"]["KIND"] == kind) return row["candidate"].get<long long>();
+    return -1;
+  }
   json request() {
     auto l = lines(targets_ / "requests");
     return l.empty() ? json() : json::parse(l.back());
@@ -258,6 +267,15 @@ TEST_F(Profile, MemcheckAndRacecheckCountTheSanitizersErrors) {
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_NE(r.out.find("memcheck: 2 errors (" + (out / "memcheck.txt").string() + ")"), std::string::npos) << r.out;
   EXPECT_EQ(json::parse(slurp(out / "profile.json"))["errors"], 2);
+
+  // A write just past the output lands in a guard zone, inside the allocation: memcheck
+  // does not see it, the worker's guard check does, and that counts as memcheck's finding.
+  long long past_end = id_of_kind(4);
+  ASSERT_GT(past_end, 0);
+  r = profile(fmt::format("--candidate {} --tool memcheck --out {}", past_end, out.string()));
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("the candidate wrote outside buffer 'y'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memcheck: the candidate wrote outside its buffers"), std::string::npos) << r.out;
 
   fs::path rc = targets_ / "rc";
   r = profile("--candidate 1 --tool racecheck --out " + rc.string(), "FAKE_SANITIZER_ERRORS=1");
