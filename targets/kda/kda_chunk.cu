@@ -1120,9 +1120,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 //      bf16 -> fp16 in registers); w, u staged as images in Gc; P, w, u out by bulk copies
 #define KC_INTRA_THREADS 128
 #define KC_LDL32 36
-#ifndef KC_I32
-#define KC_I32 1  // 1: phase 0's row addresses from 32-bit offsets (0: 64-bit, the code before; developer knob)
-#endif
+// (Phase 0's row addresses from 32-bit offsets: -6.8 % of the intra kernel's instructions
+// against the 64-bit code before, eighteenth session; the knob KC_I32 retired 2026-12-03.)
 #ifndef KC_U32PL
 #define KC_U32PL 4  // unroll of the P/L k-loop (8 steps; developer knob)
 #endif
@@ -1185,7 +1184,6 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
   tile::u32 graw[16];
   const int lr = tid >> 4, lc8 = (tid & 15) * 8;
   const long long rbase = (bos * H + h) * KC_KD + lc8;
-#if KC_I32
   // (row offsets within the chunk in 32 bits: 32 rows of H x 128 elements; one 64-bit base
   // per tensor, so that each row's address is one wide multiply-add, not 64-bit arithmetic)
   {
@@ -1206,28 +1204,6 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
     }
     kda::cp_async_commit();
   }
-#else
-  {
-    const __nv_bfloat16* const gp = g + (bos * H + h) * KC_KD + cpc + 16 * qr * rstride;
-#pragma unroll
-    for (int r = 0; r < 16; ++r)
-      graw[r] = 16 * qr + r < len ? __ldg(reinterpret_cast<const unsigned*>(gp + r * rstride)) : 0u;
-  }
-  {
-    long long off[4];
-#pragma unroll
-    for (int it = 0; it < 4; ++it) off[it] = lr + 8 * it < len ? rbase + (lr + 8 * it) * rstride : rbase;
-#pragma unroll
-    for (int tsr = 0; tsr < 2; ++tsr) {
-      const __nv_bfloat16* src = tsr == 0 ? k : q;
-      const tile::u32 dst = tile::smem_addr(tsr == 0 ? Ks : Qs) + (lr * KC_LDB + lc8) * 2;
-#pragma unroll
-      for (int it = 0; it < 4; ++it)
-        tile::cp_async16(dst + it * 8 * KC_LDB * 2, src + off[it], lr + 8 * it < len ? 16u : 0u);
-    }
-    kda::cp_async_commit();
-  }
-#endif
   reinterpret_cast<uint4*>(Ps)[tid] = make_uint4(0u, 0u, 0u, 0u);  // (rows 0..15 x columns 16..31 stay 0)
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
@@ -2669,31 +2645,26 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mb) : "memory");
 }
-// RC, five producer threads (lane 0 of its warps 0..4, pw): chunk (slot, bos)'s q, k, g into
-// raw slot rs and v into the ring slot vs (TMA boxes of 32 rows x 64 channels at head h,
-// two per tensor, tensor pw: rows past the tensor arrive as zeros, rows of the next sequence
-// as they are, see kc_state_rc); warp 4: P's and -A diag(b)'s images and the row norms. Each
-// arrives on the slot's mbarrier (5 arrivals) with its bytes.
+// RC, part pw of chunk (slot, bos)'s copies (kc_rc_issue): pw < 4 tensor pw's rows (q, k, g
+// into raw slot rs, v into the ring slot vs: TMA boxes of 32 rows x 64 channels at head h,
+// two per tensor; rows past the tensor arrive as zeros, rows of the next sequence as they
+// are, see kc_state_rc); pw 4: P's and -A diag(b)'s images and the row norms. Each arrives
+// on the slot's mbarrier with its bytes (raw_issue: eight issuing warps, KC_RAW_PARTS).
 #define KC_RCP 256  // the producer's threads (two warpgroups)
-#define KC_RAW_ISSUERS 5
 // The consumers issue the raw copies (chunk n once they have seen "full" for n - 2, whose
 // raw slot that frees), off the producer's critical path (the producer's warps 0..4 a
 // chunk ahead, knob KC_RCI 0, retired 2026-12-03).
-// KC_RCIW: how many consumer warps issue the raw copies (1, 2, 4 or 8; see raw_issue). Issuing
-// the 11 copies of a chunk from one thread blocks it ~1.6k cycles, and its warpgroup with it
-// (measured, sixteenth session); spread over the eight consumer warps (one TMA box each, v's
-// two and the three bulk copies on warps 6 and 7) the state kernel runs 10-18 % faster.
-#ifndef KC_RCIW
-#define KC_RCIW 8
-#endif
-static_assert(KC_RCIW == 1 || KC_RCIW == 2 || KC_RCIW == 4 || KC_RCIW == 8, "KC_RCIW: 1, 2, 4 or 8");
-#define KC_RAW_PARTS (KC_RCIW == 8 ? 8 : KC_RAW_ISSUERS)  // arrivals on a raw slot's mbarrier
+// The eight consumer warps issue the raw copies (see raw_issue): one TMA box each, v's two
+// and the three bulk copies on warps 6 and 7. Issuing a chunk's 11 copies from one thread
+// blocks it ~1.6k cycles, and its warpgroup with it; spread over eight warps the state
+// kernel ran 10-18 % faster (sixteenth session; the knob KC_RCIW 1|2|4 retired 2026-12-03).
+#define KC_RAW_PARTS 8  // arrivals on a raw slot's mbarrier
 // KC_RCW 1: the producer's warps work alone (see kc_state_rc); 0: threads = channel pairs
 // x 8-row quarters, G through shared memory, four barriers per chunk (KC_RCW: above).
 static_assert(!KC_RCZ || KC_RCW, "KC_RCZ 1 needs the producer warp by warp (KC_RCW 1)");
 // Registers per thread after setmaxnreg: the consumers' (KC_RCREGC) and the producer's
-// (KC_RCREGP), 256 threads each: at most 256 together. KC_RCIL: see kc_rc_cols. Since the
-// raw copies are issued by eight warps (KC_RCIW 8) the producer's arithmetic sets the state
+// (KC_RCREGP), 256 threads each: at most 256 together. Since the
+// raw copies are issued by eight warps the producer's arithmetic sets the state
 // kernel's period (seventeenth session: without it the state kernel takes 0.31 instead of
 // 0.43 ms on h96_1x8192), and both columns stage by stage at 176 / 80 registers run 1.7 %
 // faster (geomean) than column by column at 184 / 72.
@@ -2704,9 +2675,6 @@ static_assert(!KC_RCZ || KC_RCW, "KC_RCZ 1 needs the producer warp by warp (KC_R
 #define KC_RCREGP 80
 #endif
 static_assert(KC_RCREGC + KC_RCREGP <= 256 && KC_RCREGC % 8 == 0 && KC_RCREGP % 8 == 0, "KC_RCREGC, KC_RCREGP");
-#ifndef KC_RCIL
-#define KC_RCIL 1
-#endif
 
 #define KC_STR2(x) #x
 #define KC_STR(x) KC_STR2(x)
@@ -2847,7 +2815,7 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
 // images. Per chunk n (its q, k, g and v copied by TMA KC_RAWN chunks ahead, issued by lane 0
-// of the consumer warps, KC_RCIW) each producer warp, once the consumers have released buffer
+// of the consumer warps) each producer warp, once the consumers have released buffer
 // n % 3 ("empty" mbarrier, 8 warp arrivals), forms the gate and G of its 16 channels in
 // registers, writes their qg, kd, k e^G and e^{G_last}, copies its share of P's and
 // -A diag(b)'s images (KC_RCZ 0: and forms its 16 columns of w = A diag(b) (k e^G) on fp16
@@ -2946,14 +2914,10 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
       KC_MARKT(9, 256);
       KC_MARKW(16 - 8, kc_w0_);  // (per producer warp: both waits, then its work)
-      // (KC_RCIL 1, the default: both columns stage by stage, which needs 80 registers (at 72:
-      // 0.713 against 0.699 ms geomean with spills, fourteenth session); 0: column by column)
-      if (KC_RCIL) {
-        kc_rc_cols<2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
-      } else {
-        kc_rc_cols<1>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
-        kc_rc_cols<1>(1, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
-      }
+      // (both columns stage by stage, which needs 80 registers (at 72: 0.713 against 0.699 ms
+      // geomean with spills, fourteenth session); column by column, the knob KC_RCIL 0, ran
+      // 1.7 % slower and was retired 2026-12-03)
+      kc_rc_cols<2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
       KC_MARKT(7, 256);
       {  // P's pieces (threads 0..127 of the producer), -A diag(b)'s (128..255)
         const int pt = 32 * pw + lane, pp = pt & 127;
@@ -3081,9 +3045,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   tile::u32 vv[KC_CH / 16][4];
   // (RC 1: the raw copies of chunk n once "full" of n - KC_RAWN is seen, the first
   // KC_RAWN chunks' now)
-  // (KC_RCIW issuing warps: 1 thread 0 issues all five parts; 2 lane 0 of warps 0 (q, k, the
-  // bulk copies) and 4 (g, v); 4 lane 0 of warps 0 (q), 2 (k), 4 (g) and 6 (v, the bulk copies))
-  // 8: lane 0 of warp w < 6 one box (tensor w / 2, channel half w % 2), warp 6 v, warp 7 the bulk copies)
+  // (lane 0 of warp w < 6 one box (tensor w / 2, channel half w % 2), warp 6 v, warp 7 the bulk copies)
   // (PIPE beside the intra kernel (flags given), all lanes of warp 7: waits until the intra
   // kernel has published chunk n. The chunks [0, pipe_hz) are known published; when n is past
   // them, the warp reads the flags of the next 32 chunks at once (relaxed), advances pipe_hz by
@@ -3115,7 +3077,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     }
   };
   auto raw_issue = [&](int n) {
-    if (RC == 1 && KC_RCIW == 8 && lane == 0 && n < nch) {
+    if (RC == 1 && lane == 0 && n < nch) {
       const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW;
       const long long bos = bos0 + (long long)n * KC_CH;
       if (warp < 6) {
@@ -3127,14 +3089,6 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
         kc_rc_issue(warp == 6 ? 3 : 4, rs, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n, H, h, bos);
       }
     }
-    if (RC == 1 && KC_RCIW < 8 && lane == 0 && n < nch)
-#pragma unroll 1
-      for (int iw = 0; iw < KC_RAW_ISSUERS; ++iw) {
-        const int who = KC_RCIW == 1 ? 0 : KC_RCIW == 2 ? (iw == 2 || iw == 3 ? 4 : 0) : (iw < 4 ? 2 * iw : 6);
-        if (warp == who)
-          kc_rc_issue(iw, sR + (n % KC_RAWN) * KC_RAW, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl,
-                      slot0 + n, H, h, bos0 + (long long)n * KC_CH);
-      }
   };
   if (kPipe && warp == 7) pipe_wait(min(KC_RAWN, nch - 1));  // (chunks 0 .. KC_RAWN published: see pipe_wait)
 #pragma unroll 1

@@ -373,23 +373,6 @@ namespace fv13 {
 #define FAST_SUFFIX ch32rc
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
-namespace fv63 {  // fv13 with phase 0's 64-bit row addresses (KC_I32 0, the code before)
-#define KC_I32 0
-//
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define FAST_SUFFIX ch32rci64
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
 #ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv19 {
 #define BV 128
@@ -404,26 +387,6 @@ namespace fv19 {
 #define UA 1
 #define RC 2
 #define FAST_SUFFIX ch32rc2
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv20 {
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCW 0
-#define KC_RCZ 0  // (KC_RCW 0 forms w on the producer)
-#define KC_RCIW 1
-#define FAST_SUFFIX ch32rcw0
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 #endif
@@ -443,155 +406,6 @@ namespace fv12 {
 }
 #endif
 #ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv23 {  // RC with three raw slots
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
-#define KC_RCIW 1
-#define KC_RAWN 3
-#define FAST_SUFFIX ch32rcr3
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv26 {  // RC, registers 176 / 80
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
-#define KC_RCIW 1
-#define KC_RCREGC 176
-#define KC_RCREGP 80
-#define FAST_SUFFIX ch32rcr88
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv27 {  // RC, 176 / 80, columns interleaved
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
-#define KC_RCIW 1
-#define KC_RCREGC 176
-#define KC_RCREGP 80
-#define KC_RCIL 1
-#define FAST_SUFFIX ch32rcil88
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv28 {  // RC, columns interleaved at 72
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
-#define KC_RCIW 1
-#define KC_RCIL 1
-#define FAST_SUFFIX ch32rcil72
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv29 {  // RC, three raw slots, 176 / 80, columns interleaved
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
-#define KC_RCIW 1
-#define KC_RAWN 3
-#define KC_RCREGC 176
-#define KC_RCREGP 80
-#define KC_RCIL 1
-#define FAST_SUFFIX ch32rc3il
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv30 {  // RC, three raw slots, 176 / 80
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
-#define KC_RCIW 1
-#define KC_RAWN 3
-#define KC_RCREGC 176
-#define KC_RCREGP 80
-#define FAST_SUFFIX ch32rc3r80
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv31 {  // RC, three raw slots, columns interleaved at 72
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCZ 0  // (the experiment as measured: w formed by the producer, copies from thread 0)
-#define KC_RCIW 1
-#define KC_RAWN 3
-#define KC_RCIL 1
-#define FAST_SUFFIX ch32rc3il72
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv32 {  // UA with v by cp.async pieces (KC_UAV 0, the code before the fifteenth session)
 #define BV 128
 #define SW 8
@@ -605,219 +419,6 @@ namespace fv32 {  // UA with v by cp.async pieces (KC_UAV 0, the code before the
 #define UA 1
 #define KC_UAV 0
 #define FAST_SUFFIX ch32uav0
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv40 {  // RC, raw copies issued by two warps
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIW 2
-#define FAST_SUFFIX ch32rciw2
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv41 {  // RC, raw copies issued by four warps
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIW 4
-#define FAST_SUFFIX ch32rciw4
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv42 {  // RC, raw copies issued by eight warps
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIW 8
-#define FAST_SUFFIX ch32rciw8
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv43 {  // RC, four issuers, three raw slots
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIW 4
-#define KC_RAWN 3
-#define FAST_SUFFIX ch32rciw4r3
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv44 {  // RC, eight issuers, three raw slots
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIW 8
-#define KC_RAWN 3
-#define KC_RCIL 0  // (as measured: the defaults before the seventeenth session)
-#define KC_RCREGC 184
-#define KC_RCREGP 72
-#define FAST_SUFFIX ch32rciw8r3
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv52 {  // RC 1, columns interleaved, 176 / 80 registers
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIL 1
-#define KC_RCREGC 176
-#define KC_RCREGP 80
-#define FAST_SUFFIX ch32rcil80
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv53 {  // RC 1, columns interleaved, 168 / 88 registers
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIL 1
-#define KC_RCREGC 168
-#define KC_RCREGP 88
-#define FAST_SUFFIX ch32rcil88
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-namespace fv54 {  // RC 1, 176 / 80 registers
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIL 0
-#define KC_RCREGC 176
-#define KC_RCREGP 80
-#define FAST_SUFFIX ch32rc80
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv55 {  // RC 1, columns interleaved, 176 / 80, three raw slots
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIL 1
-#define KC_RCREGC 176
-#define KC_RCREGP 80
-#define KC_RAWN 3
-#define FAST_SUFFIX ch32rcil80r3
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv56 {  // RC 1, columns interleaved, 168 / 88, three raw slots
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIL 1
-#define KC_RCREGC 168
-#define KC_RCREGP 88
-#define KC_RAWN 3
-#define FAST_SUFFIX ch32rcil88r3
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv45 {  // RC, raw copies issued by consumer thread 0 (KC_RCIW 1, the code before)
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define RC 1
-#define KC_RCIW 1
-#define FAST_SUFFIX ch32rciw1
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 #endif
@@ -863,8 +464,8 @@ struct FastVariant {
   void (*intra_only)(Problem&, FastScratch&);
 };
 #define FV(ns, name) {name, ns::launch, ns::launch_state_only, ns::launch_intra_only}
-// (The first two are the ones KDA_FAST_ONLY runs under racecheck.)
-FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"), FV(fv63, "RC, 64-bit rows"), FV(fv54, "RC 176/80, by column"),
+// (The first is the one KDA_FAST_ONLY runs under racecheck.)
+FastVariant g_fast[] = {FV(fv13, "CH32 RC TRN1"),
 #ifdef KC_HAVE_HEAD
                         FV(fv25, "RC, last commit"),
 #endif
@@ -1016,8 +617,7 @@ int main(int argc, char** argv) {
                                             : Shape{"h96_1x8192", 96, {8192}};
     Problem p = make_problem(s1, 7);
     FastScratch fs = fast_scratch(p);
-    g_fast[0].launch(p, fs);
-    g_fast[1].launch(p, fs);
+    for (int vi = 0; vi < kNumFast && vi < 2; ++vi) g_fast[vi].launch(p, fs);
     CK(cudaDeviceSynchronize());
     printf("KDA_ONE done\n");
     return 0;
@@ -1044,7 +644,7 @@ int main(int argc, char** argv) {
     for (auto& s : val) {
       Problem p = make_problem(s, 1000 + s.name.size());
       FastScratch fs = fast_scratch(p);
-      for (int vi = 0; vi < 2; ++vi) {
+      for (int vi = 0; vi < kNumFast && vi < 2; ++vi) {
         poison(p.o, p.T * p.H * p.V); poison(p.ht, p.NSEQ * p.H * p.V * p.K);
         g_fast[vi].launch(p, fs);
         CK(cudaDeviceSynchronize());
@@ -1071,7 +671,7 @@ int main(int argc, char** argv) {
 #ifndef NO_FAST
       FastScratch fs = fast_scratch(p);
       fo = 0; fh = 0;
-      for (int vi = 0; vi < (small ? 2 : kNumFast); ++vi) {
+      for (int vi = 0; vi < (small && kNumFast > 2 ? 2 : kNumFast); ++vi) {
         poison(p.o, no); poison(p.ht, nh);
         g_fast[vi].launch(p, fs);
         CK(cudaDeviceSynchronize());
@@ -1136,9 +736,7 @@ int main(int argc, char** argv) {
     }
     if (&s - &bench[0] < 6) best_ms[&s - &bench[0]] = tf;
 #ifdef KC_PROFILE
-    if (&s == &bench[0] || &s == &bench[2]) { fv13::profile(p, fs, g_fast[0].name);
-      fv54::profile(p, fs, g_fast[2].name);
-    }
+    if (&s == &bench[0] || &s == &bench[2]) fv13::profile(p, fs, g_fast[0].name);
 #endif
 #endif
     if (&s - &bench[0] < 6) { gb += log(tb); gf += log(tf); }
