@@ -165,9 +165,7 @@ static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 and 2 need P
 #define KC_KD 128  // head dimension (K = V)
 #define KC_CH CH   // chunk length
 #define KC_LDK 132  // row stride of [CH][128] fp32 arrays (A row-major / B n-major)
-#ifndef KC_LDG
 #define KC_LDG 136  // row stride of the intra kernel's G [CH][128] (8-byte fragment loads conflict free)
-#endif
 #define KC_LDL 68   // row stride of [CH][CH] arrays
 #define KC_LDS (BV + 8)  // row stride of [*][BV] arrays (B k-major)
 
@@ -404,9 +402,7 @@ __device__ __forceinline__ void kc_gate_quarter(float (&s0)[16], float (&s1)[16]
   kda::inclusive_scan_regs(s1);
 }
 #define KC_LDB 136  // row stride (bf16 elements) of the bf16 chunk tiles
-#ifndef KC_P2U
-#define KC_P2U 4  // unroll of the k-loop of the P/L products (developer knob)
-#endif
+#define KC_P2U 4  // unroll of the k-loop of the P/L products
 [[maybe_unused]] constexpr int kP2U = KC_P2U;
 
 // grid (NSEQ + floor(T/64), H), block KC_INTRA_THREADS (256), smem KC_INTRA_SMEM bytes.
@@ -1122,21 +1118,15 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
 #define KC_LDL32 36
 // (Phase 0's row addresses from 32-bit offsets: -6.8 % of the intra kernel's instructions
 // against the 64-bit code before, eighteenth session; the knob KC_I32 retired 2026-12-03.)
-#ifndef KC_U32PL
-#define KC_U32PL 4  // unroll of the P/L k-loop (8 steps; developer knob)
-#endif
-#ifndef KC_U32QK
-#define KC_U32QK 8  // unroll of the qg/kd row loop (8 rows per thread; developer knob)
-#endif
+#define KC_U32PL 4  // unroll of the P/L k-loop (8 steps)
+#define KC_U32QK 8  // unroll of the qg/kd row loop (8 rows per thread)
 constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
 #define KC_XP32 2560  // the kh = 1 partial sums of P (bytes)
 #define KC_XR32 (UA ? KC_XP32 : 32 * KC_LDB * 2)
 static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
 #define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + KC_XR32 + 2 * 32 * KC_LDB * 2 + 32 * 32 * 2 + 3 * 32 * 4)
 #define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-#ifndef KC_INTRA_MINB
 #define KC_INTRA_MINB (UA ? 5 : 4)  // blocks per SM the registers are allocated for (shared memory allows as many)
-#endif
 // The CH 32 intra kernel's parameters (its entry points' and its body's), and their names.
 #define KC_INTRA32_PARAMS \
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, \
@@ -2063,9 +2053,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #ifndef KC_RCW
 #define KC_RCW 1
 #endif
-#ifndef KC_RAWN
 #define KC_RAWN 2  // (3: slower, 0.7142 against 0.7036 ms geomean, NOTES.md, fourteenth session)
-#endif
 // KC_RCZ 1: no w. Since w = A diag(b) (k e^G) and u = A diag(b) v, v' = u - w S^T =
 // A diag(b) (v - (k e^G) S^T): the consumers form Z^T = S^T (k e^G)^T (the product w's was,
 // k e^G in w's slot), X^T = v^T - Z^T in registers (fp32, rounded to fp16 once) and
@@ -2668,12 +2656,8 @@ static_assert(!KC_RCZ || KC_RCW, "KC_RCZ 1 needs the producer warp by warp (KC_R
 // kernel's period (seventeenth session: without it the state kernel takes 0.31 instead of
 // 0.43 ms on h96_1x8192), and both columns stage by stage at 176 / 80 registers run 1.7 %
 // faster (geomean) than column by column at 184 / 72.
-#ifndef KC_RCREGC
 #define KC_RCREGC 176
-#endif
-#ifndef KC_RCREGP
 #define KC_RCREGP 80
-#endif
 static_assert(KC_RCREGC + KC_RCREGP <= 256 && KC_RCREGC % 8 == 0 && KC_RCREGP % 8 == 0, "KC_RCREGC, KC_RCREGP");
 
 #define KC_STR2(x) #x
