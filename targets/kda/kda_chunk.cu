@@ -2020,21 +2020,14 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_GOFF_MB (KC_GOFF_G + 512)  // the buffer's mbarrier
 #define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 35840 | UA 29696)
 // UA: three chunk buffers (copies two chunks ahead: -u^T of chunk c + 1 is formed during
-// chunk c, off the chain), then v's rows in a ring of KC_VD + 1 slots (KC_UAV 1: sw128
-// images by TMA, with the chunk's copies; 0: bf16 rows KC_VROW bytes apart, each chunk's
-// copied KC_VD chunks ahead: v is an input, no hand-off to wait for),
-// then o's staging tile.
+// chunk c, off the chain), then v's rows in a ring of KC_VD + 1 slots (sw128 images by TMA,
+// with the chunk's copies), then o's staging tile. (UA, RC 0: v's rows by TMA on the chunk
+// buffer's mbarrier, issued by thread 0 with the chunk's bulk copies; 512 cp.async pieces per
+// chunk from every thread, the knob KC_UAV 0, made the state kernel 5-6 % slower on the
+// 1x8192 workloads, 1-2 % elsewhere: NOTES.md, fifteenth session; retired 2026-12-03.)
 #define KC_NBUF (UA ? 3 : 2)
-#define KC_VROW 272
 #define KC_VD 3
-// KC_UAV 1 (UA, RC 0; the default): v's rows by TMA (tmap:v, sw128 images as with RC) on the
-// chunk buffer's mbarrier, issued by thread 0 with the chunk's bulk copies; 0: 512 cp.async
-// pieces per chunk from every thread, KC_VD chunks ahead (state kernel 5-6 % slower on the
-// 1x8192 workloads, 1-2 % elsewhere: NOTES.md, fifteenth session).
-#ifndef KC_UAV
-#define KC_UAV 1
-#endif
-#define KC_VSLOT ((RC >= 1 || KC_UAV) ? KC_TILE : KC_CH * KC_VROW)
+#define KC_VSLOT KC_TILE
 // RC: then two raw slots of the producer (q, k, g, bf16 sw128 images; the P and
 // -A diag(b) images; 1/|q| and 1/|k|; the slot's mbarrier), its G [CH][KC_LDG] (f32, log2
 // units), the gate's quarter totals, and the buffers' "empty" mbarriers.
@@ -2094,19 +2087,7 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
   tile::bulk_g2s(buf + KC_GOFF_G, gl + (slot * H + h) * KC_KD, 512, mb);
 }
 #if UA
-// UA, all 256 threads: v's rows bos.. (len of them; zeros past) into the ring slot at
-// shared address dst, 16-byte cp.async pieces (many small bulk copies queue on the copy
-// engine: measured ~2x slower with CH 64); the caller commits the group.
-__device__ __forceinline__ void kc_issue_v(tile::u32 dst, const __nv_bfloat16* __restrict__ v, long long H,
-                                           long long h, long long bos, int len, int tid) {
-#pragma unroll
-  for (int it = 0; it < KC_CH * 16 / 256; ++it) {
-    const int idx = it * 256 + tid, r = idx >> 4, c16 = idx & 15;
-    tile::cp_async16(dst + r * KC_VROW + c16 * 16, v + ((bos + (r < len ? r : 0)) * H + h) * KC_KD + c16 * 8,
-                     r < len ? 16u : 0u);
-  }
-}
-// UA (KC_UAV 1, RC's chains), one thread: rows bos.. of a [T, H, 128] bf16 tensor at head h
+// UA (and RC's chains), one thread: rows bos.. of a [T, H, 128] bf16 tensor at head h
 // (tensor map m, tmap:NAME:64x1x32:128) into the sw128 image at dst by two TMA boxes of 32
 // rows x 64 channels, on mbarrier mb (which it arrives on with the bytes). Rows past the
 // tensor arrive as zeros, rows of the next sequence as they are (each caller masks them).
@@ -2126,7 +2107,7 @@ __device__ __forceinline__ void kc_ua_issue(kda::frag_c (&au)[KC_CH / 8], tile::
 #pragma unroll
   for (int p = 0; p < KC_CH / 16; ++p) {
     const int m = lane >> 3, r = 16 * p + 8 * (m >> 1) + (lane & 7), c = e0 + 8 * (m & 1);
-    kda::ldsm_x4_t(vv[p], vs + ((RC >= 1 || KC_UAV) ? kda::sw128_off<KC_CH>(r, c) : r * KC_VROW + c * 2));  // (RC, KC_UAV: sw128 image)
+    kda::ldsm_x4_t(vv[p], vs + kda::sw128_off<KC_CH>(r, c));  // (an sw128 image)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
       const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
@@ -2452,8 +2433,8 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   KC_PROF_START;
   if (tid == 0) {
 #pragma unroll
-    for (int b = 0; b < KC_NBUF; ++b) tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, UA && KC_UAV ? 2 : 1);
-    if (UA && KC_UAV) tile::tma_prefetch_desc(mv);
+    for (int b = 0; b < KC_NBUF; ++b) tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, UA ? 2 : 1);
+    if (UA) tile::tma_prefetch_desc(mv);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -2462,21 +2443,10 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #if UA
   if (tid == 0 && bos0 + KC_CH < eos) kc_issue_gm(sB + KC_GBUF, qg, kd, w, u, P, gl, slot0 + 1, H, h);
   const tile::u32 sV = sB + KC_NBUF * KC_GBUF;  // the v ring
-#if KC_UAV
   (void)vin;
   if (tid == 0)
     for (int d = 0; d < 2; ++d)
       if (bos0 + d * KC_CH < eos) kc_tma_tile(sV + d * KC_VSLOT, mv, h, bos0 + d * KC_CH, sB + d * KC_GBUF + KC_GOFF_MB);
-#else
-#pragma unroll
-  for (int d = 0; d < KC_VD; ++d) {  // (one group per chunk, empty past the sequence)
-    if (bos0 + d * KC_CH < eos)
-      kc_issue_v(sV + d * KC_VSLOT, vin, H, h, bos0 + d * KC_CH, (int)min((long long)KC_CH, eos - bos0 - d * KC_CH), tid);
-    tile::cp_async_commit();
-  }
-  tile::cp_async_wait<KC_VD - 2>();  // chunks 0 and 1
-  __syncthreads();
-#endif
   kda::frag_c au[NI];              // -u^T of the next chunk, formed a chunk ahead
   tile::u32 vv[KC_CH / 16][4];     // its v^T fragments (operands of the product in flight)
   if (bos0 < eos) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
@@ -2513,16 +2483,9 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     // (chunk c's buffer was waited for by every thread before its -u^T was issued)
     if (tid == 0 && bos + 2 * KC_CH < eos) {
       kc_issue_gm(sB + (int)((c + 2) % KC_NBUF) * KC_GBUF, qg, kd, w, u, P, gl, slot + 2, H, h);
-      if (KC_UAV)
-        kc_tma_tile(sV + (int)((c + 2) % (KC_VD + 1)) * KC_VSLOT, mv, h, bos + 2 * KC_CH,
-                       sB + (int)((c + 2) % KC_NBUF) * KC_GBUF + KC_GOFF_MB);
+      kc_tma_tile(sV + (int)((c + 2) % (KC_VD + 1)) * KC_VSLOT, mv, h, bos + 2 * KC_CH,
+                  sB + (int)((c + 2) % KC_NBUF) * KC_GBUF + KC_GOFF_MB);
     }
-#if !KC_UAV
-    if (bos + KC_VD * KC_CH < eos)
-      kc_issue_v(sV + (int)((c + KC_VD) % (KC_VD + 1)) * KC_VSLOT, vin, H, h, bos + KC_VD * KC_CH,
-                 (int)min((long long)KC_CH, eos - bos - KC_VD * KC_CH), tid);
-    tile::cp_async_commit();
-#endif
 #else
     if (tid == 0 && bos + KC_CH < eos)
       kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
@@ -2616,7 +2579,6 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #endif
     KC_MARK(12);
 #if UA
-    if (!KC_UAV) tile::cp_async_wait<KC_VD - 2>();  // (chunk c + 2's v rows, this thread's pieces; the barrier: all)
 #endif
     kda::fence_async_shared();  // (this chunk's reads and o staging, before the buffer's next copy)
     __syncthreads();

@@ -405,23 +405,6 @@ namespace fv12 {
 #include "benchmarks/kda/dev/fast_variant.inc"
 }
 #endif
-#ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
-namespace fv32 {  // UA with v by cp.async pieces (KC_UAV 0, the code before the fifteenth session)
-#define BV 128
-#define SW 8
-#define PREC 2
-#define STG 0
-#define GM 2
-#define SEG 0
-#define PRE 0
-#define TRN 1
-#define CH 32
-#define UA 1
-#define KC_UAV 0
-#define FAST_SUFFIX ch32uav0
-#include "benchmarks/kda/dev/fast_variant.inc"
-}
-#endif
 // (fv22 only where benchmarks/kda/dev/bin/kc_head.cu exists: git show HEAD:targets/kda/kda_chunk.cu > ...)
 #if __has_include("benchmarks/kda/dev/bin/kc_head.cu")
 #define KC_HAVE_HEAD 1
