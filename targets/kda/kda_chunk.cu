@@ -2040,28 +2040,22 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_RAW_N (KC_RAW_A + KC_CH * KC_CH * 2)
 #define KC_RAW_MB (KC_RAW_N + 256)  // the slot's mbarrier (the copies' bytes)
 #define KC_RAW ((KC_RAW_MB + 8 + 1023) / 1024 * 1024)
-// RC 1 with KC_RCW 1: KC_RAWN raw slots (chunk n in slot n % KC_RAWN, its copies issued once
-// "full" of n - KC_RAWN is seen) and no G tile; v's ring then needs KC_RAWN + 2 slots (the
-// copy of chunk n may be issued while a consumer warp is still in chunk n - KC_RAWN - 2).
-#ifndef KC_RCW
-#define KC_RCW 1
-#endif
+// RC 1: KC_RAWN raw slots (chunk n in slot n % KC_RAWN, its copies issued once "full" of
+// n - KC_RAWN is seen) and no G tile (the producer's warps work alone, see kc_state_rc).
 #define KC_RAWN 2  // (3: slower, 0.7142 against 0.7036 ms geomean, NOTES.md, fourteenth session)
-// KC_RCZ 1: no w. Since w = A diag(b) (k e^G) and u = A diag(b) v, v' = u - w S^T =
+// RC 1 forms no w. Since w = A diag(b) (k e^G) and u = A diag(b) v, v' = u - w S^T =
 // A diag(b) (v - (k e^G) S^T): the consumers form Z^T = S^T (k e^G)^T (the product w's was,
 // k e^G in w's slot), X^T = v^T - Z^T in registers (fp32, rounded to fp16 once) and
-// -v'^T = X^T (-A diag(b))^T (2 k-steps); the producer writes k e^G and forms no w.
-// 0: the producer forms w on fp16 mma (kc_rc_w) and the consumers' chain is UA's. (v is
-// now read at the top of its chunk, not at the end of the one before: one more v ring slot.)
-#ifndef KC_RCZ
-#define KC_RCZ 1
-#endif
-#define KC_VRING (RC == 1 ? KC_RAWN + 2 + KC_RCZ : KC_VD + 1)  // v's ring slots
-// RC 1 with KC_RCZ: o is staged in the chunk's own v slot (read at the top of the chunk, refilled
+// -v'^T = X^T (-A diag(b))^T (2 k-steps); the producer writes k e^G. v is read at the top of
+// its chunk, so its ring needs KC_RAWN + 3 slots (a chunk's copy may be issued while a
+// consumer warp is still KC_RAWN + 2 chunks behind). (The knobs KC_RCW 0 (producer threads
+// as channel pairs x quarters, G through shared memory) and KC_RCZ 0 (the producer forms w
+// on fp16 mma), the designs before the fourteenth session, retired 2026-12-03.)
+#define KC_VRING (RC == 1 ? KC_RAWN + 3 : KC_VD + 1)  // v's ring slots
+// RC 1: o is staged in the chunk's own v slot (read at the top of the chunk, refilled
 // only after every warp's "empty" of that chunk), not in a tile of its own
-#define KC_OSV (RC == 1 && KC_RCZ)
-static_assert(KC_RAWN == 2 || (KC_RAWN == 3 && RC == 1 && KC_RCW), "KC_RAWN: 2, or 3 with RC 1 and KC_RCW 1");
-#define KC_RC_SMEM (RC == 1 ? (KC_RCW ? KC_RAWN * KC_RAW + 64 : 2 * KC_RAW + KC_CH * KC_LDG * 4 + 4 * KC_KD * 4 + 64) : RC == 2 ? 64 : 0)
+#define KC_OSV (RC == 1)
+#define KC_RC_SMEM (RC == 1 ? KC_RAWN * KC_RAW + 64 : RC == 2 ? 64 : 0)
 #define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? KC_VRING * KC_VSLOT + (KC_OSV ? 0 : KC_TILE) : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 static_assert(KC_STATE_SMEM <= 232448, "the state kernel's shared memory exceeds the H200's 227 KB");
@@ -2609,9 +2603,6 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 // blocks it ~1.6k cycles, and its warpgroup with it; spread over eight warps the state
 // kernel ran 10-18 % faster (sixteenth session; the knob KC_RCIW 1|2|4 retired 2026-12-03).
 #define KC_RAW_PARTS 8  // arrivals on a raw slot's mbarrier
-// KC_RCW 1: the producer's warps work alone (see kc_state_rc); 0: threads = channel pairs
-// x 8-row quarters, G through shared memory, four barriers per chunk (KC_RCW: above).
-static_assert(!KC_RCZ || KC_RCW, "KC_RCZ 1 needs the producer warp by warp (KC_RCW 1)");
 // Registers per thread after setmaxnreg: the consumers' (KC_RCREGC) and the producer's
 // (KC_RCREGP), 256 threads each: at most 256 together. Since the
 // raw copies are issued by eight warps the producer's arithmetic sets the state
@@ -2641,47 +2632,7 @@ __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, 
   }
 }
 
-// RC 1, producer warp pw: w = A diag(b) (k e^G) = -(-A diag(b)) (k e^G) for columns
-// 16 pw .. 16 pw + 15 (k e^G in the raw slot rs over k, -A diag(b)'s sw64 image there) on
-// fp16 mma, into the buffer bb's w image, rows past len zero.
-__device__ __forceinline__ void kc_rc_w(tile::u32 rs, tile::u32 bb, int pw, int lane, int len) {
-  const int gq = lane >> 2, tq = lane & 3;
-  kda::frag_c acc[2][2];
-#pragma unroll
-  for (int I = 0; I < 2; ++I)
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt) kda::zero(acc[I][nt]);
-  const int br = lane & 15, bc = 16 * pw + (lane >> 4) * 8;
-  const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 8 * (lane >> 4);
-#pragma unroll
-  for (int ks = 0; ks < 2; ++ks) {
-    tile::u32 bk[4];
-    kda::ldsm_x4_t(bk, rs + KC_RAW_K + kda::sw128_off<KC_CH>(16 * ks + br, bc));
-#pragma unroll
-    for (int I = 0; I < 2; ++I) {
-      if (I >= ks) {
-        tile::u32 a[4];
-        kda::ldsm_x4(a, rs + KC_RAW_A + kda::sw_off<64>(16 * I + ar, 16 * ks + ac));
-        kda::mma_f16(acc[I][0], a, bk[0], bk[1]);
-        kda::mma_f16(acc[I][1], a, bk[2], bk[3]);
-      }
-    }
-  }
-#pragma unroll
-  for (int I = 0; I < 2; ++I) {
-    const int i0 = 16 * I + gq, i1 = i0 + 8;
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt) {
-      const int e = 16 * pw + 8 * nt + 2 * tq;
-      kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i0, e),
-                         i0 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[0], -acc[I][nt].x[1]));
-      kda::st_shared_u32(bb + kda::sw128_off<KC_CH>(i1, e),
-                         i1 >= len ? 0u : kda::pack_f16x2(-acc[I][nt].x[2], -acc[I][nt].x[3]));
-    }
-  }
-}
-
-// RC 1, producer warp pw (KC_RCW 1): columns j0 .. j0 + NJ - 1 (8 channels each) of the
+// RC 1, producer warp pw: columns j0 .. j0 + NJ - 1 (8 channels each) of the
 // chunk in raw slot rs: the gate and its sums G in registers, then qg, kd and k e^G as fp16
 // images by stmatrix.trans (qg, kd into buffer bb, k e^G over k) and e^{G_last}; gb is
 // buffer bb's generic address. Lane l holds channel 16 pw + 8 j + l / 4 of rows 8 m + 2 t,
@@ -2750,8 +2701,8 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
       okd[m] = kda::pack_f16x2(k0 * kda::ex2(GL[jj] - s[jj][m][0]), k1 * kda::ex2(GL[jj] - s[jj][m][1]));
       ok[m] = kda::pack_f16x2(k0 * e0, k1 * e1);
     }
-    // k e^G: KC_RCZ 1 into the buffer's w slot (the consumers' B operand), else over k
-    kda::stsm_x4_t(KC_RCZ ? bb + lo[j0 + jj] : rs + KC_RAW_K + lo[j0 + jj], ok);
+    // k e^G into the buffer's w slot (the consumers' B operand)
+    kda::stsm_x4_t(bb + lo[j0 + jj], ok);
     kda::stsm_x4_t(bb + KC_GOFF_Q + lo[j0 + jj], oq);
     kda::stsm_x4_t(bb + KC_GOFF_KD + lo[j0 + jj], okd);
     if (t == 0) *reinterpret_cast<float*>(gb + KC_GOFF_G + (16 * pw + 8 * (j0 + jj) + (lane >> 2)) * 4) = kda::ex2(GL[jj]);
@@ -2764,10 +2715,8 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
 // of the consumer warps) each producer warp, once the consumers have released buffer
 // n % 3 ("empty" mbarrier, 8 warp arrivals), forms the gate and G of its 16 channels in
 // registers, writes their qg, kd, k e^G and e^{G_last}, copies its share of P's and
-// -A diag(b)'s images (KC_RCZ 0: and forms its 16 columns of w = A diag(b) (k e^G) on fp16
-// mma; KC_RCZ 1, the default: the consumers fold w into their products) and arrives on the
-// buffer's "full" mbarrier (8 arrivals; KC_RCW 0: threads = channel pairs x 8-row quarters, G
-// through shared memory, one arrival after their barrier). The arithmetic per element is the
+// -A diag(b)'s images (the consumers fold w into their products) and arrives on the
+// buffer's "full" mbarrier (8 arrivals). The arithmetic per element is the
 // intra kernel's; G's sums run in another order, so qg, kd and k e^G match UA 0's to fp32
 // rounding, not bit for bit. Registers: setmaxnreg moves
 // them from the producer (KC_RCREGP, 72) to the consumers (KC_RCREGC, 184). Rows past the sequence's end (len)
@@ -2791,17 +2740,15 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   const tile::u32 sV = sB + KC_NBUF * KC_GBUF;               // the v ring
   const tile::u32 sO = sV + KC_VRING * KC_VSLOT;             // o's staging tile (KC_OSV: none)
   const tile::u32 sR = sO + (KC_OSV ? 0 : KC_TILE);          // the raw slots
-  const tile::u32 sG = sR + KC_RAWN * KC_RAW;                // the producer's G (KC_RCW 0)
-  const tile::u32 sT = sG + KC_CH * KC_LDG * 4;              // the gate's quarter totals (KC_RCW 0)
-  const tile::u32 sE = RC == 1 ? (KC_RCW ? sG : sT + 4 * KC_KD * 4) : sR;  // the empty mbarriers
+  const tile::u32 sE = RC == 1 ? sR + KC_RAWN * KC_RAW : sR;  // the empty mbarriers
   unsigned char* const gen = smb + (sB - s0);                // generic address of sB
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int nch = (int)((eos - bos0 + KC_CH - 1) / KC_CH);
   if (tid == 0) {
 #pragma unroll
     for (int b = 0; b < KC_NBUF; ++b) {
-      // full: RC 1 each producer warp (KC_RCW 0: one thread after their barrier); RC 2 the copier's two arrivals with bytes
-      tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, RC == 1 ? (KC_RCW ? 8 : 1) : 2);
+      // full: RC 1 each producer warp; RC 2 the copier's two arrivals with bytes
+      tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, RC == 1 ? 8 : 2);
       tile::mbar_init(sE + 8 * b, 8);  // empty: the consumers' 8 warps
     }
     if (RC == 1) {
@@ -2827,7 +2774,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       }
     return;
   }
-  if (RC == 1 && KC_RCW && warp >= 8) {  // ---- the producer, warp by warp (KC_RCW 1)
+  if (RC == 1 && warp >= 8) {  // ---- the producer, warp by warp
     // Warp pw owns channels 16 pw .. 16 pw + 15 of every row, as two 8-channel columns of
     // 8x8 matrices read with ldmatrix.trans: lane l holds channel 16 pw + 8 j + l / 4 of rows
     // 8 m + 2 (l % 4) and + 1 (m = 0..3), so the gate's sums run down the lane's own pairs
@@ -2871,114 +2818,11 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
         *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
             *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
       }
-      if (!KC_RCZ) {
-        __syncwarp();  // this warp's k e^G (its columns of w read no other warp's)
-        kc_rc_w(rs, bb, pw, lane, len);  // w = A diag(b) (k e^G), columns 16 pw .. +15
-      }
       kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
       __syncwarp();
       if (lane == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
       KC_MARKT(15, 256);
       KC_MARKW(24 - 8, kc_w0_);
-    }
-    return;
-  }
-  if (RC == 1 && !KC_RCW && warp >= 8) {  // ---- the producer (KC_RCW 0: channel pairs x quarters, barriers)
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 " KC_STR(KC_RCREGP) ";\n" ::: "memory");
-    const int pt = tid - 256, pw = pt >> 5;
-    const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
-    float* const Gt = reinterpret_cast<float*>(gen + (sG - sB));
-    // -exp(A_log) dt_bias (log2 units) at the gate's channels (loaded once: the loop's barriers are memory clobbers)
-    const float oc = -ga2 * dt_bias[h * KC_KD + 2 * (pt & 63)], oc1 = -ga2 * dt_bias[h * KC_KD + 2 * (pt & 63) + 1];
-    float* const tot = reinterpret_cast<float*>(gen + (sT - sB));
-    for (int n = 0; n < nch; ++n) {
-      const long long bos = bos0 + (long long)n * KC_CH;
-      const int len = (int)min((long long)KC_CH, eos - bos);
-      const tile::u32 rs = sR + (n & 1) * KC_RAW, bb = sB + (n % KC_NBUF) * KC_GBUF;
-      // (the raw tiles are sw128 images: element (i, c) at byte sw128_off<CH>(i, c))
-      const unsigned char* const Qr = gen + (rs - sB);
-      unsigned char* const Kr = gen + (rs - sB) + KC_RAW_K;
-      const unsigned char* const Gr = gen + (rs - sB) + KC_RAW_G;
-      const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
-      KC_MARKT(13, 256);
-      tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n >> 1) & 1));  // chunk n's copies
-      KC_MARKT(6, 256);
-      // The gate and G: thread = channel pair cp x 8-row quarter qq (kc_gate_quarter's
-      // arithmetic per element), the quarters joined through tot; G (log2 units) into Gt.
-      {
-        const int cp = 2 * (pt & 63), qq = pt >> 6;
-        const int cb = (cp & 63) * 2, hb = (cp >> 6) * (KC_CH * 128);  // (sw128: the chunk of cp XOR the row % 8)
-        float s0v[8], s1v[8];
-#pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = 8 * qq + r;
-          const float2 gg = kda::bf16x2_to_f32(reinterpret_cast<const __nv_bfloat16*>(Gr + hb + i * 128 + (cb ^ (r << 4))));
-          const float e0 = kda::ex2(fmaf(gg.x, -ga2, oc)), e1 = kda::ex2(fmaf(gg.y, -ga2, oc1));
-          s0v[r] = i < len ? __fdividef(lb2, 1.0f + e0) : 0.f;
-          s1v[r] = i < len ? __fdividef(lb2, 1.0f + e1) : 0.f;
-        }
-        kda::inclusive_scan_regs(s0v);
-        kda::inclusive_scan_regs(s1v);
-        *reinterpret_cast<float2*>(tot + qq * KC_KD + cp) = make_float2(s0v[7], s1v[7]);
-        asm volatile("bar.sync 3, 256;\n" ::: "memory");
-        float off0 = 0.f, off1 = 0.f;
-        for (int q2 = 0; q2 < qq; ++q2) {
-          const float2 t = *reinterpret_cast<const float2*>(tot + q2 * KC_KD + cp);
-          off0 += t.x;
-          off1 += t.y;
-        }
-#pragma unroll
-        for (int r = 0; r < 8; ++r)
-          *reinterpret_cast<float2*>(Gt + (8 * qq + r) * KC_LDG + cp) = make_float2(s0v[r] + off0, s1v[r] + off1);
-      }
-      asm volatile("bar.sync 3, 256;\n" ::: "memory");
-      KC_MARKT(7, 256);
-      if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
-      KC_MARKT(9, 256);
-      {  // qg, kd into the buffer, Kr <- k e^G (fp16, in place), e^{G_last}: the intra kernel's pass
-        {
-          const int c4 = 4 * lane;
-          const float4 GL = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + c4);
-#pragma unroll 2
-          for (int it = 0; it < KC_CH / 8; ++it) {
-            const int i = pw + 8 * it;
-            const float4 G = *reinterpret_cast<const float4*>(Gt + i * KC_LDG + c4);
-            float qv[4], kv[4];
-            const tile::u32 ro = kda::sw128_off<KC_CH>(i, c4);
-            kda::bf16x4_to_f32(reinterpret_cast<const __nv_bfloat16*>(Qr + ro), qv);
-            kda::bf16x4_to_f32(reinterpret_cast<const __nv_bfloat16*>(Kr + ro), kv);
-            const float a = rn[i], b = rn[32 + i];
-            const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
-            const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-            asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_Q + ro),
-                         "r"(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1)),
-                         "r"(kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3))
-                         : "memory");
-            asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(bb + KC_GOFF_KD + ro),
-                         "r"(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y))),
-                         "r"(kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)))
-                         : "memory");
-            *reinterpret_cast<uint2*>(Kr + ro) = make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
-          }
-          if (pt < 32) {
-            const float4 g2 = *reinterpret_cast<const float4*>(Gt + (len - 1) * KC_LDG + pt * 4);
-            *reinterpret_cast<float4*>(gen + (bb - sB) + KC_GOFF_G + pt * 16) =
-                make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
-          }
-        }
-        const int pp = pt & 127;  // P's pieces (threads 0..127), -A diag(b)'s (128..255)
-        const int so = pt < 128 ? KC_RAW_P : KC_RAW_A, dof = pt < 128 ? KC_GOFF_P : KC_GOFF_U;
-        *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
-            *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
-      }
-      KC_MARKT(11, 256);
-      asm volatile("bar.sync 3, 256;\n" ::: "memory");  // k e^G complete
-      KC_MARKT(11, 256);
-      kc_rc_w(rs, bb, pw, lane, len);  // w = A diag(b) (k e^G), columns 16 pw .. +15
-      kda::fence_async_shared();  // (this thread's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
-      asm volatile("bar.sync 3, 256;\n" ::: "memory");  // (also: raw slot n & 1 is consumed)
-      if (pt == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
-      KC_MARKT(15, 256);
     }
     return;
   }
@@ -3041,7 +2885,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);
   if (nch > 0) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
   raw_issue(KC_RAWN);
-  constexpr bool kZ = RC == 1 && KC_RCZ;  // (see KC_RCZ)
+  constexpr bool kZ = RC == 1;  // (RC 1 forms no w: see KC_VRING)
   if (!kZ) kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
   kda::frag_c ST[16];
 #pragma unroll
@@ -3128,7 +2972,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       KC_MARKT(10, 0);
       if (!kZ) kc_ua_issue(au, vv, sV + ((c + 1) % KC_VRING) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
     }
-    if (kZ) kda::wgmma_wait<1>();  // B is done (KC_RCZ: no -u^T behind it)
+    if (kZ) kda::wgmma_wait<1>();  // B is done (RC 1: no -u^T behind it)
     else kda::wgmma_wait<2>();
     kc_o_out((KC_OSV ? sV + (c % KC_VRING) * KC_VSLOT : sO) + eh * (KC_CH * 128), acc, scale, er0, eh, tq, tid, len, o,
              bos, H, h);
