@@ -70,7 +70,7 @@
 // the transposed state, S^T in registers as every product's A operand (no fp16 image of S
 // or tile of v' in shared memory, no barrier between the warpgroups inside a chunk; the
 // intra kernel writes e^{G_last} instead of G_last): ~9 % less time per chunk, which pays
-// where the chain and not DRAM is the limit (targets/kda/NOTES.md, ninth session).
+// where the chain and not DRAM is the limit (targets/kda/journal/, ninth session).
 #ifndef GM
 #define GM 0
 #endif
@@ -78,7 +78,7 @@
 // (the tensor core ignores the low 13 bits) instead of rounded to nearest: 12 integer
 // adds fewer per 4 elements of the A build, o's error 1.75e-3 -> 1.77e-3 on the
 // benchmark shapes (1.72e-3 -> 1.88e-3 with every gate at the lower bound), chain 0.5-0.8 % faster
-// (H200, targets/kda/NOTES.md).
+// (H200, targets/kda/journal/).
 #ifndef TRN
 #define TRN 0
 #endif
@@ -91,7 +91,7 @@
 #endif
 // (The preprocessing (gate and its cumulative sum G, 1/|q|, 1/|k|, sigmoid(beta)) is fused
 // into the intra kernel's phases 0 and 1; a kernel of its own, kda_chunk_prep, measured 29 %
-// slower and was retired on 2026-12-03: targets/kda/NOTES.md names the commit that has it.)
+// slower and was retired on 2026-12-03: targets/kda/journal/ names the commit that has it.)
 // CH: the chunk length, 64 or 32 (32: GM 2 only; its own intra kernel,
 // below). Shorter chunks halve the within-chunk work per token (P, L and the inverse grow
 // with CH) and double the state chain's steps.
@@ -142,7 +142,7 @@ static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 
 // a grid's y (65535). The state blocks (one per SM) spin on flags: beside needs SMS to be the
 // SMs this context may really use, else, with the chains on all of them, the intra blocks
 // would find none (the judge's timeout would end such a run).
-// targets/kda/NOTES.md, seventeenth and eighteenth sessions.
+// targets/kda/journal/, seventeenth and eighteenth sessions.
 #ifndef PIPE
 #define PIPE 0
 #endif
@@ -352,7 +352,7 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 }
 
 // (Variants measured against what follows and retired on 2026-12-03 with the knob KC_HX
-// that chose them (H200, intra geomean, one run; NOTES.md): the P/L k16 loop unrolled 2
+// that chose them (H200, intra geomean, one run; journal/): the P/L k16 loop unrolled 2
 // (+1.1 %), no A16 (+2.3 %), g in its own cp.async group with the gate started while k and
 // q land (+0.4 %), v converted to fp16 by a pass after the qg/kd loop instead of in phase 4
 // (+0.7 %), P stored from registers with GM 1 too, the inverse's levels 1 and 2 on fp32
@@ -2024,7 +2024,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 // with the chunk's copies), then o's staging tile. (UA, RC 0: v's rows by TMA on the chunk
 // buffer's mbarrier, issued by thread 0 with the chunk's bulk copies; 512 cp.async pieces per
 // chunk from every thread, the knob KC_UAV 0, made the state kernel 5-6 % slower on the
-// 1x8192 workloads, 1-2 % elsewhere: NOTES.md, fifteenth session; retired 2026-12-03.)
+// 1x8192 workloads, 1-2 % elsewhere: journal, fifteenth session; retired 2026-12-03.)
 #define KC_NBUF (UA ? 3 : 2)
 #define KC_VD 3
 #define KC_VSLOT KC_TILE
@@ -2042,7 +2042,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #define KC_RAW ((KC_RAW_MB + 8 + 1023) / 1024 * 1024)
 // RC 1: KC_RAWN raw slots (chunk n in slot n % KC_RAWN, its copies issued once "full" of
 // n - KC_RAWN is seen) and no G tile (the producer's warps work alone, see kc_state_rc).
-#define KC_RAWN 2  // (3: slower, 0.7142 against 0.7036 ms geomean, NOTES.md, fourteenth session)
+#define KC_RAWN 2  // (3: slower, 0.7142 against 0.7036 ms geomean, journal, fourteenth session)
 // RC 1 forms no w. Since w = A diag(b) (k e^G) and u = A diag(b) v, v' = u - w S^T =
 // A diag(b) (v - (k e^G) S^T): the consumers form Z^T = S^T (k e^G)^T (the product w's was,
 // k e^G in w's slot), X^T = v^T - Z^T in registers (fp32, rounded to fp16 once) and
@@ -2841,7 +2841,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   // them, the warp reads the flags of the next 32 chunks at once (relaxed), advances pipe_hz by
   // the published run and makes those reads acquire by a fence: one L2 round trip per up to 32
   // chunks where the intra kernel is ahead (one per chunk, lane 0 alone, made the state kernel
-  // ~8 % slower: NOTES.md, eighteenth session). Called before the wait for "full" that
+  // ~8 % slower: journal, eighteenth session). Called before the wait for "full" that
   // precedes the chunk's issue, where the warp waits anyway.)
   int pipe_hz = 0;
   auto pipe_wait = [&](int n) {

@@ -5,7 +5,7 @@
 // the fp32 baseline (baseline.cu) and several variants of the fast template
 // (kda_chunk.cu, one namespace per BV/SW/PREC through fast_variant.inc; also the v2
 // kernels, extracted from git into benchmarks/kda/dev/bin/kda_chunk_v2.cu — see
-// targets/kda/NOTES.md, "Reproducing" — so old and new are timed in one run), launching each as targets/kda/spec.json plans it. It (1) checks the GPU reference against the
+// targets/kda/journal/2026-11-30-to-2026-12-03.md, "Reproducing" — so old and new are timed in one run), launching each as targets/kda/spec.json plans it. It (1) checks the GPU reference against the
 // shared float64 vectors and against the CPU reference of tests/kda, (2) checks
 // baseline and every fast variant against the GPU reference on the validation shapes
 // (2 seeds each; prints the worst variant), (3) times all on the six benchmark
@@ -213,7 +213,7 @@ inline tile::tmap kc_tmap(const void* ptr, const Problem& p) {
   return t;
 }
 // Variants of the current kda_chunk.cu (the list is edited per round; older sources can be
-// timed beside it with FAST_SRC, see targets/kda/NOTES.md, "Reproducing").
+// timed beside it with FAST_SRC, see targets/kda/journal/2026-11-30-to-2026-12-03.md, "Reproducing").
 #ifdef KDA_ALL_VARIANTS  // (not in g_fast: -DKDA_ALL_VARIANTS builds it)
 namespace fv0 {
 #define BV 128
