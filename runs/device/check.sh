@@ -10,6 +10,9 @@
 #   repeat:OP[:read] benchmarks/timing/repeatability.py OP: champion re-timed in 5 runs
 #                    (:read evicts L2 with the read-flush kernel instead of a memset)
 #   stats            seconds per evaluation and GPU busy fraction per run
+#   profile:OP       tessera profile of OP's champion in $OUT/check.db (run OP:N first) under
+#                    ncu, memcheck, racecheck and sass (docs/profile.md); each tool's folder is
+#                    packed into $OUT/profile-OP.tar.gz (the device tool returns few files)
 set -uo pipefail
 carry=${CARRY:-.carry}
 out=${OUT:-/tmp/out}
@@ -40,6 +43,15 @@ for r in c.execute("""SELECT r.id, r.operator, r.strategy, r.proposer, COUNT(e.i
           "%.2f" % r[5] if r[5] else "-", "%.2f" % r[6] if r[6] is not None else "-"))
 PY
       ;;
+    profile:*)
+      op=${step#profile:}; pdir=$(mktemp -d)
+      id=$("$TESSERA_BIN" leaderboard "$op" --json --limit 1 --db "$db" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["candidate"])')
+      for tool in ncu memcheck racecheck sass; do
+        timeout 300 "$TESSERA_BIN" profile "$op" --candidate "$id" --tool "$tool" --db "$db" --out "$pdir/$tool" \
+          >"$pdir/$tool.log" 2>&1
+        echo "profile $op #$id $tool exit $?"; tail -3 "$pdir/$tool.log"
+      done
+      tar -czf "$out/profile-$op.tar.gz" -C "$pdir" . && rm -rf "$pdir" ;;
     *:*)
       op=${step%%:*}; n=${step#*:}
       "$TESSERA_BIN" optimize "$op" --budget "$n" --db "$db" >"$out/optimize-$op.log" 2>&1
