@@ -405,6 +405,8 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long
   if constexpr (R::producer > 0) tile::set_max_registers<true, R::consumer>();
   constexpr bool kTurns = kIntra && kPingPong && NC >= 2;
   if (kTurns && wg == NC) tile::named_barrier_arrive(1, 256);  // consumer 0 takes the first turn
+  // (the consumers walk the producer's schedule sc, written out: holding sc cost registers
+  // that three consumers at 160 do not have)
   tile::RingPos pos, qpos;
   const auto consume = [&](int f) {
     Work w;
