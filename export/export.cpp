@@ -247,11 +247,15 @@ void write_kernels_and_sources(const ExportPackage& p, const fs::path& out) {
     if (!c.ptx.empty()) write_text(out / "kernels" / (c.name + ".ptx"), c.ptx);
     write_text(out / "src" / (c.name + ".cu"), c.source);
   }
-  // What the sources include: the operator's own headers and the tile library.
+  // What the sources include: the operator's own headers (its folder's and its subfolders',
+  // such as kda's ops/, at the same relative paths) and the tile library.
   std::error_code ec;
-  for (auto& e : fs::directory_iterator(p.op->dir, ec))
-    if (e.path().extension() == ".cuh" || e.path().extension() == ".h")
-      fs::copy_file(e.path(), out / "src" / e.path().filename(), fs::copy_options::overwrite_existing);
+  for (auto& e : fs::recursive_directory_iterator(p.op->dir, ec)) {
+    if (!e.is_regular_file() || (e.path().extension() != ".cuh" && e.path().extension() != ".h")) continue;
+    const fs::path to = out / "src" / fs::relative(e.path(), p.op->dir);
+    fs::create_directories(to.parent_path());
+    fs::copy_file(e.path(), to, fs::copy_options::overwrite_existing);
+  }
   fs::path tile = spec::targets_dir() / "common" / "tile";
   if (fs::is_directory(tile))
     fs::copy(tile, out / "src" / "tile", fs::copy_options::recursive | fs::copy_options::overwrite_existing);

@@ -41,10 +41,10 @@
 #include <cuda_bf16.h>
 
 #include "tile/cp_async.cuh"
-#include "tile/kda_chunk_ops.cuh"
-#include "tile/kda_f16.cuh"
-#include "tile/kda_tf32.cuh"
-#include "tile/wgmma.cuh"
+#include "ops/kda_chunk_ops.cuh"
+#include "ops/kda_f16.cuh"
+#include "ops/kda_tf32.cuh"
+#include "ops/wgmma.cuh"
 #include "tile/bulk_copy.cuh"
 #include "tile/tma.cuh"
 

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <regex>
+#include <set>
 
 #include "agent/template_space.h"
 #include "codegen/compiler.h"
@@ -109,21 +111,47 @@ INSTANTIATE_TEST_SUITE_P(Shipped, Templates, ::testing::ValuesIn(spec::list_oper
 
 // The tile library's headers (what templates and LLM proposals include) compile on
 // their own, for every architecture the templates target: each includes what it
-// uses, and the sm_90a-only instructions (wgmma) fall back to a trap elsewhere.
+// uses, and the sm_90a-only instructions (wgmma) fall back to a trap elsewhere. The same
+// for kda's own helpers (targets/kda/ops), which build on the tile library.
 TEST(TileLibrary, EveryHeaderCompilesOnItsOwnForEachArch) {
   static codegen::Compiler compiler;
-  std::vector<fs::path> headers;
-  for (auto& e : fs::directory_iterator(targets() / "common" / "tile"))
-    if (e.path().extension() == ".cuh") headers.push_back(e.path());
-  ASSERT_GE(headers.size(), 8u);
-  std::sort(headers.begin(), headers.end());
-  for (auto& h : headers)
-    for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"}) {
-      std::string src = fmt::format("#include \"tile/{}\"\nextern \"C\" __global__ void tessera_probe() {{}}\n",
-                                    h.filename().string());
-      auto r = compiler.compile({src, "probe.cu", arch, {targets() / "common"}, {}});
-      EXPECT_TRUE(r.ok) << h.filename() << " for " << arch << ":\n" << r.log;
+  const std::pair<fs::path, const char*> folders[] = {{targets() / "common" / "tile", "tile"},
+                                                      {targets() / "kda" / "ops", "ops"}};
+  for (auto& [dir, prefix] : folders) {
+    std::vector<fs::path> headers;
+    for (auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".cuh") headers.push_back(e.path());
+    ASSERT_GE(headers.size(), 4u) << dir;
+    std::sort(headers.begin(), headers.end());
+    for (auto& h : headers)
+      for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"}) {
+        std::string src = fmt::format("#include \"{}/{}\"\nextern \"C\" __global__ void tessera_probe() {{}}\n", prefix,
+                                      h.filename().string());
+        auto r = compiler.compile({src, "probe.cu", arch, {targets() / "common", targets() / "kda"}, {}});
+        EXPECT_TRUE(r.ok) << h.filename() << " for " << arch << ":\n" << r.log;
+      }
+  }
+}
+
+// The generic tile library holds nothing of an operator's: no header declares an
+// operator's namespace or includes anything outside the library (kda's helpers live in
+// targets/kda/ops; issue 32).
+TEST(TileLibrary, HoldsNothingOperatorSpecific) {
+  std::set<std::string> operators;
+  for (auto& name : spec::list_operators(targets())) operators.insert(name);
+  ASSERT_TRUE(operators.count("kda"));
+  const std::regex include(R"re(#include\s+"([^"]+)")re");
+  for (auto& e : fs::directory_iterator(targets() / "common" / "tile")) {
+    const std::string text = codegen::read_file(e.path().string());
+    for (auto& op : operators)
+      EXPECT_EQ(text.find("namespace " + op + " "), std::string::npos) << e.path().filename() << " declares " << op;
+    for (std::sregex_iterator it(text.begin(), text.end(), include), end; it != end; ++it) {
+      const fs::path inc = (*it)[1].str();
+      EXPECT_TRUE(fs::exists(e.path().parent_path() / inc) ||
+                  (inc.begin() != inc.end() && *inc.begin() == "tile" && fs::exists(targets() / "common" / inc)))
+          << e.path().filename() << " includes " << inc;
     }
+  }
 }
 
 // The register-A wgmma forms (what tests/gpu checks against the CPU on an sm_90a GPU)
@@ -133,7 +161,7 @@ TEST(TileLibrary, RegisterAWgmmaFixtureCompiles) {
   const std::string src =
       codegen::read_file((fs::path(TESSERA_SOURCE_DIR) / "tests/gpu/fixtures/tile_wgmma_rs.cu").string());
   for (const char* arch : {"sm_90a", "sm_103a"}) {
-    auto r = compiler.compile({src, "tile_wgmma_rs.cu", arch, {targets() / "common"}, {}});
+    auto r = compiler.compile({src, "tile_wgmma_rs.cu", arch, {targets() / "common", targets() / "kda"}, {}});
     ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
     EXPECT_TRUE(r.kernels.count("tile_wgmma_rs")) << arch;
     EXPECT_FALSE(r.spills()) << r.log;
@@ -144,7 +172,7 @@ TEST(TileLibrary, RegisterAWgmmaFixtureCompiles) {
 // use them, compile for sm_90a without spills; for Blackwell the same source compiles too.
 TEST(TileLibrary, WgmmaAndBulkCopyCompile) {
   static codegen::Compiler compiler;
-  const std::string src = R"(#include "tile/wgmma.cuh"
+  const std::string src = R"(#include "ops/wgmma.cuh"
 #include "tile/bulk_copy.cuh"
 extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* out) {
   extern __shared__ __align__(1024) unsigned char sm[];
@@ -173,7 +201,7 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
 }
 )";
   for (const char* arch : {"sm_90a", "sm_103a"}) {
-    auto r = compiler.compile({src, "probe.cu", arch, {targets() / "common"}, {}});
+    auto r = compiler.compile({src, "probe.cu", arch, {targets() / "common", targets() / "kda"}, {}});
     ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
     EXPECT_TRUE(r.kernels.count("probe")) << arch;
     EXPECT_FALSE(r.spills()) << r.log;

@@ -1,4 +1,4 @@
-// tests/gpu/tile_stsm_test.cpp — the transposed ldmatrix / stmatrix pair of tile/kda_f16.cuh
+// tests/gpu/tile_stsm_test.cpp — the transposed ldmatrix / stmatrix pair of targets/kda/ops/kda_f16.cuh
 // on the GPU (fixtures/tile_stsm.cu): every lane receives the elements ldsm_x4_t's comment
 // names (column l / 4 of rows 2 (l % 4), + 1 of each matrix: a lane's pair runs down a
 // column), and stsm_x4_t puts them back where they came from, element for element.

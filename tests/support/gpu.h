@@ -40,7 +40,7 @@ inline tessera::codegen::CompileResult compile_fixture(const std::string& file, 
   return compiler.compile({tessera::codegen::read_file((src / "tests/gpu/fixtures" / file).string()),
                            file,
                            arch,
-                           {src / "targets/common"},
+                           {src / "targets/common", src / "targets/kda"},  // (kda's ops/ for the tile fixtures)
                            {}});
 }
 

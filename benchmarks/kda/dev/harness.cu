@@ -176,11 +176,11 @@ void launch_baseline(Problem& p, BaseScratch& s) {
 }
 
 #ifndef NO_FAST
-#include "targets/common/tile/kda_tf32.cuh"
-#include "targets/common/tile/kda_chunk_ops.cuh"
-#include "targets/common/tile/kda_f16.cuh"
+#include "targets/kda/ops/kda_tf32.cuh"
+#include "targets/kda/ops/kda_chunk_ops.cuh"
+#include "targets/kda/ops/kda_f16.cuh"
 #include "targets/common/tile/cp_async.cuh"
-#include "targets/common/tile/wgmma.cuh"
+#include "targets/kda/ops/wgmma.cuh"
 #include "targets/common/tile/bulk_copy.cuh"
 #define FAST_CAT2(a, b) a##b
 #define FAST_CAT(a, b) FAST_CAT2(a, b)

@@ -46,6 +46,7 @@ int main() {
                                                      "--ptxas-options=-v",
                                                      "-default-device",
                                                      "-Itargets/common",
+                                                     "-Itargets/kda",
                                                      "-I/usr/local/cuda/include"};
                     std::vector<const char*> o;
                     for (auto& x : opts) o.push_back(x.c_str());

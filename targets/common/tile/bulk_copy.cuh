@@ -7,7 +7,7 @@
 // the destination waits with mbar_wait(mbar, parity), parity being the barrier's phase
 // (0 for its first use, then alternating). The copies are async-proxy writes: before
 // re-filling a buffer that threads wrote or read with ordinary instructions, those
-// threads run fence.proxy.async (kda::fence_async_shared in tile/wgmma.cuh) and a
+// threads run fence.proxy.async (tile::fence_async_shared in tile/warpgroup.cuh) and a
 // barrier.
 //   mbar_init(mbar, count)      once, by one thread, then a barrier
 //   mbar_expect_tx(mbar, bytes) arrive and add bytes to the phase's expected count

@@ -1,4 +1,4 @@
-// tile/kda_f16.cuh — warp-level fp16 tensor-core products on swizzled fp16 shared
+// targets/kda/ops/kda_f16.cuh — warp-level fp16 tensor-core products on swizzled fp16 shared
 // tiles, loaded with ldmatrix; written for kda (targets/kda/kda_chunk.cu, PREC 2).
 //
 // fp16 has tf32's 10 explicit mantissa bits, so fp16 operands (round to nearest) are
@@ -28,7 +28,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "base.cuh"
+#include "tile/base.cuh"
 #include "kda_tf32.cuh"
 
 namespace kda {

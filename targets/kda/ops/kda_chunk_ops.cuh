@@ -1,4 +1,4 @@
-// tile/kda_chunk_ops.cuh — small fp32 building blocks for chunked linear-attention
+// targets/kda/ops/kda_chunk_ops.cuh — small fp32 building blocks for chunked linear-attention
 // kernels (written for kda, targets/kda/kda_chunk.cu), beside the tf32 fragments of
 // tile/kda_tf32.cuh. All in namespace kda, NVRTC-safe, fp32 throughout.
 //

@@ -1,4 +1,4 @@
-// tile/wgmma.cuh — Hopper warpgroup matrix multiply (wgmma, sm_90a only) on shared tiles
+// targets/kda/ops/wgmma.cuh — Hopper warpgroup matrix multiply (wgmma, sm_90a only) on shared tiles
 // in the 128-byte-swizzled canonical layout.
 //
 // Layout ("sw128 tile", what wgmma's 128B-swizzle descriptors describe): a [rows][cols]
@@ -39,7 +39,7 @@
 // Every thread of a warpgroup (4 consecutive warps, the first a multiple of 4) calls
 // the wgmma functions together. On targets without wgmma they trap.
 #pragma once
-#include "base.cuh"
+#include "tile/base.cuh"
 #include "kda_f16.cuh"
 #include "kda_tf32.cuh"
 
