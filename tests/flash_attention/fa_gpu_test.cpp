@@ -111,6 +111,20 @@ fa_test::Problem problem(std::vector<int> cu_q, std::vector<int> cu_k, int hq, i
   return p;
 }
 
+// O (bf16) and LSE (f32) of a kernel's run, widened to double.
+fa_test::Result bf16_result(const evaluator::Buffer& bo, const evaluator::Buffer& blse, const fa_test::Problem& p) {
+  fa_test::Result r;
+  const size_t no = static_cast<size_t>(p.tq()) * p.hq * p.d, nl = static_cast<size_t>(p.tq()) * p.hq;
+  auto o = bo.download(), l = blse.download();
+  std::vector<std::uint16_t> oh(no);
+  std::vector<float> lf(nl);
+  std::memcpy(oh.data(), o.data(), no * 2);
+  std::memcpy(lf.data(), l.data(), nl * 4);
+  for (auto x : oh) r.o.push_back(from_bf16(x));
+  for (auto x : lf) r.lse.push_back(x);
+  return r;
+}
+
 // A problem's inputs on the device and its two outputs (double for the reference, O bf16
 // and LSE f32 for the kernels).
 struct Attempt {
@@ -173,18 +187,7 @@ struct Attempt {
     std::memcpy(r.lse.data(), l.data(), nl * 8);
     return r;
   }
-  fa_test::Result kernel_result() const {
-    fa_test::Result r;
-    const size_t no = static_cast<size_t>(p.tq()) * p.hq * p.d, nl = static_cast<size_t>(p.tq()) * p.hq;
-    auto o = bo.download(), l = blse.download();
-    std::vector<std::uint16_t> oh(no);
-    std::vector<float> lf(nl);
-    std::memcpy(oh.data(), o.data(), no * 2);
-    std::memcpy(lf.data(), l.data(), nl * 4);
-    for (auto x : oh) r.o.push_back(from_bf16(x));
-    for (auto x : lf) r.lse.push_back(x);
-    return r;
-  }
+  fa_test::Result kernel_result() const { return bf16_result(bo, blse, p); }
 };
 
 // sqrt(sum (got - want)^2 / sum want^2) over the finite entries of want; the entries where
@@ -328,16 +331,7 @@ std::unique_ptr<evaluator::Workspace> workspace_of(Gpu& g, const spec::Operator&
 }
 
 fa_test::Result result_of(const evaluator::OutputSet& outs, const fa_test::Problem& p) {
-  fa_test::Result r;
-  const size_t no = static_cast<size_t>(p.tq()) * p.hq * p.d, nl = static_cast<size_t>(p.tq()) * p.hq;
-  auto o = outs.bufs.at("o").download(), l = outs.bufs.at("lse").download();
-  std::vector<std::uint16_t> oh(no);
-  std::vector<float> lf(nl);
-  std::memcpy(oh.data(), o.data(), no * 2);
-  std::memcpy(lf.data(), l.data(), nl * 4);
-  for (auto x : oh) r.o.push_back(from_bf16(x));
-  for (auto x : lf) r.lse.push_back(x);
-  return r;
+  return bf16_result(outs.bufs.at("o"), outs.bufs.at("lse"), p);
 }
 
 }  // namespace
