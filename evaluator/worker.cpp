@@ -250,7 +250,10 @@ int worker_main(int gpu) {
     }
     if (session.judge) session.judge->set_watch(nullptr);
     channel.reply(id, reply);
-    if (exit_code >= 0) return exit_code;
+    if (exit_code >= 0) {
+      std::free(raw);
+      return exit_code;
+    }
   }
   std::free(raw);
   return 0;

@@ -3,7 +3,7 @@
 // (copied from the project's shared datasets), which come from an independent float64
 // implementation. Agreement to ~1e-12 says the math and the layouts were read right;
 // the GPU reference (targets/kda/reference.cu) is checked against the same vectors
-// by benchmarks/kda/dev/harness.cu.
+// on the GPU by tests/kda/kda_gpu_reference_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // targets/kda/ops/kda_chunk_ops.cuh — small fp32 building blocks for chunked linear-attention
-// kernels (written for kda, targets/kda/kda_chunk.cu), beside the tf32 fragments of
+// kernels (written for kda, targets/kda/kernels/), beside the tf32 fragments of
 // tile/kda_tf32.cuh. All in namespace kda, NVRTC-safe, fp32 throughout.
 //
 //   bf16x4_to_f32(p, out[4])        4 consecutive bf16 (8-byte aligned, shared or

@@ -1,5 +1,5 @@
 // targets/kda/ops/kda_f16.cuh — warp-level fp16 tensor-core products on swizzled fp16 shared
-// tiles, loaded with ldmatrix; written for kda (targets/kda/kda_chunk.cu, PREC 2).
+// tiles, loaded with ldmatrix; written for kda (targets/kda/kernels/, PREC 2).
 //
 // fp16 has tf32's 10 explicit mantissa bits, so fp16 operands (round to nearest) are
 // as accurate as tf32 ones as long as values stay in fp16 range (|x| < 65504; under

@@ -1,5 +1,5 @@
 // targets/kda/ops/kda_tf32.cuh — warp-level tf32 tensor-core fragments on fp32 shared memory,
-// written for kda (targets/kda/kda_chunk.cu) where fp32 intermediates must keep
+// written for kda (targets/kda/kernels/) where fp32 intermediates must keep
 // ~1e-4 precision (bf16 operands alone cost ~0.2-0.4% error, the whole budget).
 //
 // One mma.sync.m16n8k8 tf32 (fp32 accumulate) per call. Fragments are loaded from

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""benchmarks/kda/dev/sass_segments.py — reads the CSV of `ncu -i X --page source --csv
+"""scripts/sass_segments.py — reads the CSV of `ncu -i X --page source --csv
 --print-source sass` and prints where the executed instructions go: per segment of SASS
 between block barriers (BAR), the warp instructions executed, the stall samples, and the
-opcode classes. Usage: sass_segments.py src_sass.csv [launched_blocks]"""
+opcode classes. Usage: sass_segments.py src_sass.csv [launched_blocks]
+
+The CSV comes from a `tessera profile OP --candidate ID --tool ncu` report (its `--set full`
+holds the source counters): ncu -i DIR/report.ncu-rep --page source --csv --print-source sass.
+With launched_blocks (the kernel's grid size) the counts are also given per block."""
 import csv, re, sys
 from collections import Counter, defaultdict
 

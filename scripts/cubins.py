@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""scripts/cubins.py — the proof that a source change changes no kernel: every configuration
+of an operator's templates compiled the way tessera compiles it, before and after, compared
+byte for byte.
+
+    scripts/cubins.py build OP DIR [--template T]... [--arch A]... [--jobs N]
+    scripts/cubins.py compare DIR_BEFORE DIR_AFTER
+
+`build` enumerates each template's configurations from targets/OP/spec.json (the product of
+the parameter lists, filtered by the constraints), renders each as codegen/render.cpp does
+(one `#define` per parameter, in name order, before the template's source) and compiles it
+with NVRTC with tessera's options (codegen/compiler.cpp: --gpu-architecture, -std=c++17,
+-default-device, -I targets/OP, -I targets/common, -I the CUDA headers), for every
+architecture the template lists (or those given). DIR gets one cubin per configuration and
+architecture and index.json (configuration -> SHA-256 of its cubin).
+`compare` prints each configuration whose cubin differs or is missing on one side and exits 1
+if there is one. Cubins carry no line table (no -lineinfo), so comments and line moves do not
+change them; a renamed or reordered kernel does. Rebuild a template whose cubins differ on its
+own before believing it (`--template`): once, on a machine loaded by other builds, one of 90
+came out different and was the same again in five rebuilds (2026-12-03).
+"""
+import argparse
+import concurrent.futures as cf
+import ctypes
+import ctypes.util
+import hashlib
+import itertools
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def constraint_holds(expr, cfg):
+    """muParser's syntax as tessera's constraints use it, evaluated in Python."""
+    if "?" in expr:
+        sys.exit(f"cubins.py: constraint '{expr}': the ternary operator is not read here")
+    py = expr.replace("&&", " and ").replace("||", " or ")
+    env = dict(cfg, floor=math.floor, ceil=math.ceil, min=min, max=max, abs=abs)
+    return bool(eval(py, {"__builtins__": {}}, env))
+
+
+def configurations(template):
+    names = sorted(template["params"])
+    for values in itertools.product(*(template["params"][n] for n in names)):
+        cfg = dict(zip(names, values))
+        if all(constraint_holds(c, cfg) for c in template.get("constraints", [])):
+            yield cfg
+
+
+def render(source, cfg):
+    head = "// tessera variant:" + "".join(f" {k}={v}" for k, v in sorted(cfg.items())) + "\n"
+    head += "".join(f"#define {k} {v}\n" for k, v in sorted(cfg.items()))
+    return head + "#line 1\n" + source
+
+
+def cuda_include():
+    for d in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda", "/usr"):
+        if d and (Path(d) / "include" / "cuda_runtime.h").exists():
+            return str(Path(d) / "include")
+    sys.exit("cubins.py: no CUDA headers found (set CUDA_HOME)")
+
+
+def load_nvrtc():
+    names = [ctypes.util.find_library("nvrtc"), "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"]
+    for n in filter(None, names):
+        try:
+            return ctypes.CDLL(n)
+        except OSError:
+            pass
+    sys.exit("cubins.py: libnvrtc not found")
+
+
+def compile_one(source, name, options):
+    nv = load_nvrtc()
+    prog = ctypes.c_void_p()
+    if nv.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None) != 0:
+        return None, "nvrtcCreateProgram failed"
+    opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+    rc = nv.nvrtcCompileProgram(prog, len(options), opts)
+    size = ctypes.c_size_t()
+    nv.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    nv.nvrtcGetProgramLog(prog, log)
+    cubin = None
+    if rc == 0:
+        nv.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        buf = ctypes.create_string_buffer(size.value)
+        nv.nvrtcGetCUBIN(prog, buf)
+        cubin = buf.raw
+    nv.nvrtcDestroyProgram(ctypes.byref(prog))
+    return cubin, log.value.decode(errors="replace")
+
+
+def job(args):
+    key, source, name, options, path = args
+    cubin, log = compile_one(source, name, options)
+    if cubin is None:
+        return key, None, log
+    Path(path).write_bytes(cubin)
+    return key, hashlib.sha256(cubin).hexdigest(), ""
+
+
+def build(ns):
+    op_dir = REPO / "targets" / ns.op
+    spec = json.loads((op_dir / "spec.json").read_text())
+    out = Path(ns.dir)
+    out.mkdir(parents=True, exist_ok=True)
+    inc = [f"-I{op_dir}", f"-I{REPO / 'targets' / 'common'}", f"-I{cuda_include()}"]
+    jobs = []
+    for t in spec["templates"]:
+        if ns.template and t["name"] not in ns.template:
+            continue
+        source = (op_dir / t["source"]).read_text()
+        for arch in ns.arch or t.get("arch", ["sm_90a"]):
+            for cfg in configurations(t):
+                key = f"{t['name']}/{arch}/" + ",".join(f"{k}={v}" for k, v in sorted(cfg.items()))
+                path = out / (key.replace("/", "__") + ".cubin")
+                options = [f"--gpu-architecture={arch}", "-std=c++17", "-default-device"] + inc
+                jobs.append((key, render(source, cfg), t["source"], options, str(path)))
+    index, failed = {}, 0
+    with cf.ProcessPoolExecutor(max_workers=ns.jobs) as pool:
+        for key, digest, log in pool.map(job, jobs):
+            index[key] = digest
+            if digest is None:
+                failed += 1
+                print(f"FAILED {key}\n{log[-2000:]}", file=sys.stderr)
+    (out / "index.json").write_text(json.dumps(index, indent=1, sort_keys=True))
+    distinct = len({d for d in index.values() if d})
+    print(f"{len(index)} configurations compiled into {out} ({distinct} distinct cubins, {failed} failed)")
+    return 1 if failed else 0
+
+
+def compare(ns):
+    a = json.loads((Path(ns.before) / "index.json").read_text())
+    b = json.loads((Path(ns.after) / "index.json").read_text())
+    bad = 0
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key) or a.get(key) is None:
+            bad += 1
+            print(f"differs: {key} ({(a.get(key) or 'missing')[:12]} -> {(b.get(key) or 'missing')[:12]})")
+    same = sum(1 for k in set(a) & set(b) if a[k] is not None and a[k] == b[k])
+    print(f"{same} identical, {bad} different or missing, of {len(set(a) | set(b))} configurations")
+    return 1 if bad else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("op")
+    b.add_argument("dir")
+    b.add_argument("--template", action="append")
+    b.add_argument("--arch", action="append")
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    c = sub.add_parser("compare")
+    c.add_argument("before")
+    c.add_argument("after")
+    ns = p.parse_args()
+    return build(ns) if ns.cmd == "build" else compare(ns)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

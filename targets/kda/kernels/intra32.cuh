@@ -1,0 +1,467 @@
+// targets/kda/kernels/intra32.cuh — the CH 32 intra kernels (kda_chunk_intra, and with PIPE the beside
+// and lead ones) and kda_chunk_flags.
+// Included by the templates' entry files (targets/kda/kda_chunk_*.cu) after kernels/config.cuh;
+// its kernels exist where KC_CH == 32.
+#if KC_CH == 32
+// ---- The CH 32 intra kernel (GM 2 only): the same outputs as the CH 64 one above, for
+// 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps), smem KC_INTRA_SMEM
+// bytes: 44,416 with UA 1 (five blocks per SM: 5 x (44,416 + 1,024 reserved) <= 228 KB),
+// 50,560 with UA 0 (four):
+//   Gc   f32  [32][LDG]  G in log2 units; in phase 3 the inverse's 16x16 scratch; in
+//                        phase 4 the w and u images (staged for the bulk stores)
+//   LA   f32  [32][36]   phase 1 tot [128] (the first half's gate totals); phase 2 the
+//                        kh = 1 partial sums of L, each where kh = 0 then writes L (the
+//                        same thread's elements); then the diagonal blocks of (I+L)^-1
+//   Xr   Xp [2560 B]     the kh = 1 partial sums of P (float4 per lane and unit; float2
+//                        for the diagonal blocks' second units, whose rows 0..7 are above
+//                        the diagonal); UA 0: then v (bf16 [32][LDB], copied during phase 3)
+//   Qs, Ks bf16 [32][LDB]  q, k (Ks later k e^G fp16; Qs later A16, fp16 [32][72],
+//                        A diag(b))
+//   Ps   fp16 [32][32]   P's sw64 image (2 KB: K = 32 needs no 128-byte rows)
+//   rq, rk, bs [32]
+// Phases (barriers between):
+//   0  g's rows straight into registers (the gate's thread mapping: 16 4-byte loads per
+//      thread, a warp's covering 128 contiguous bytes per row), cp.async of k, q (rows
+//      past the sequence zero-filled); zeros of Ps; beta
+//   1  gate and its cumulative sum (thread = channel pair x 16-row half, halves joined
+//      through tot); row norms (warp per 8 rows); G into Gc
+//   2  P and L on tf32 mma: warp = (16-row block I, channel half kh), reference row 16I
+//      for every unit of the row block (diagonal columns from the lane's own rows; the
+//      I = 1 block's columns 0..15 have factors k_j e^{G_16 - G_j} <= 1); kh = 1 partial
+//      sums through Xp (P) and LA (L); kh = 0 scales, masks and writes P (Ps) and L (LA);
+//      then every warp: qg, kd (global images), Ks <- k e^G (fp16), e^{G_last}
+//   3  UA 0: v copied into Xr (cp.async); (I+L)^-1: the two diagonal blocks by forward
+//      substitution (warps 0, 1), then A10 = -A11 (L10 A00) on CUDA cores; A diag(b) as
+//      fp16 into A16
+//   4  w = A diag(b) (k e^G), u = A diag(b) v on fp16 mma (warp = 32 columns; v converted
+//      bf16 -> fp16 in registers); w, u staged as images in Gc; P, w, u out by bulk copies
+#define KC_INTRA_THREADS 128
+#define KC_LDL32 36
+// (Phase 0's row addresses from 32-bit offsets: -6.8 % of the intra kernel's instructions
+// against the 64-bit code before, eighteenth session; the knob KC_I32 retired 2026-12-03.)
+#define KC_U32PL 4  // unroll of the P/L k-loop (8 steps)
+#define KC_U32QK 8  // unroll of the qg/kd row loop (8 rows per thread)
+constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
+#define KC_XP32 2560  // the kh = 1 partial sums of P (bytes)
+#define KC_XR32 (UA ? KC_XP32 : 32 * KC_LDB * 2)
+static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
+#define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + KC_XR32 + 2 * 32 * KC_LDB * 2 + 32 * 32 * 2 + 3 * 32 * 4)
+#define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
+#define KC_INTRA_MINB (UA ? 5 : 4)  // blocks per SM the registers are allocated for (shared memory allows as many)
+// The CH 32 intra kernel's parameters (its entry points' and its body's), and their names.
+#define KC_INTRA32_PARAMS \
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, \
+    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g, \
+    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log, \
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg, \
+    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P, \
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V, \
+    long long NSEQ, float lower_bound
+#define KC_INTRA32_ARGS q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound
+// The CH 32 intra kernel's body; kBeside: kda_chunk_intra_beside (PIPE), flags set per chunk.
+template <bool kBeside>
+__device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long long slot_off) {
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
+  extern __shared__ __align__(16) float sm[];
+  float* Gc = sm;
+  float* LA = Gc + 32 * KC_LDG;
+  unsigned char* Xr = reinterpret_cast<unsigned char*>(LA + 32 * KC_LDL32);
+  __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(Xr + KC_XR32);
+  __nv_bfloat16* Ks = Qs + 32 * KC_LDB;
+  [[maybe_unused]] __nv_bfloat16* Vs = reinterpret_cast<__nv_bfloat16*>(Xr);  // phases 3-4 (UA 0)
+  __half* A16 = reinterpret_cast<__half*>(Qs);       // phases 3-4
+  __half* Ps = reinterpret_cast<__half*>(Ks + 32 * KC_LDB);
+  static_assert(32 * KC_LDA16 <= 32 * KC_LDB, "A16 fits in Qs");
+  float* rq = reinterpret_cast<float*>(Ps + 32 * 32);
+  float* rk = rq + 32;
+  float* bs = rk + 32;
+  float* tot = LA;  // phase 1 only
+  // (beside: chunk-major, the order the state blocks consume chunks in)
+  const long long slot = kBeside ? blockIdx.y + slot_off : blockIdx.x, h = kBeside ? blockIdx.x : blockIdx.y;
+  if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
+  long long n, c;
+  if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
+  const long long bos = cu[n] + c * KC_CH;
+  const int len = (int)min((long long)KC_CH, cu[n + 1] - bos);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+
+  // ---- phase 0: g's rows of the gate's thread mapping (channel pair cpc, rows 16 qr + r)
+  // into registers; then thread = 16-byte piece lc8 of rows lr + 8 it of k and q. (The
+  // element offsets of the thread's four rows are shared by the two tensors; rows past
+  // the sequence read nothing, from the chunk's first row.)
+  const int cpc = 2 * (tid & 63), qr = tid >> 6;  // channel pair; 16-row half
+  const long long rstride = H * KC_KD;
+  tile::u32 graw[16];
+  const int lr = tid >> 4, lc8 = (tid & 15) * 8;
+  const long long rbase = (bos * H + h) * KC_KD + lc8;
+  // (row offsets within the chunk in 32 bits: 32 rows of H x 128 elements; one 64-bit base
+  // per tensor, so that each row's address is one wide multiply-add, not 64-bit arithmetic)
+  {
+    const unsigned rb = (unsigned)rstride * 2u;  // a row's bytes (H x 128 bf16)
+    const char* const gp = reinterpret_cast<const char*>(g + (bos * H + h) * KC_KD + cpc) + (size_t)(16u * qr * rb);
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      graw[r] = 16 * qr + r < len ? __ldg(reinterpret_cast<const unsigned*>(gp + (size_t)(rb * (unsigned)r))) : 0u;
+    const char* const kb = reinterpret_cast<const char*>(k + rbase);
+    const char* const qb = reinterpret_cast<const char*>(q + rbase);
+    const tile::u32 dk = tile::smem_addr(Ks) + (lr * KC_LDB + lc8) * 2, dq = tile::smem_addr(Qs) + (lr * KC_LDB + lc8) * 2;
+#pragma unroll
+    for (int it = 0; it < 4; ++it) {
+      const bool in = lr + 8 * it < len;
+      const size_t off = in ? (size_t)(rb * (unsigned)(lr + 8 * it)) : 0;
+      tile::cp_async16(dk + it * 8 * KC_LDB * 2, kb + off, in ? 16u : 0u);
+      tile::cp_async16(dq + it * 8 * KC_LDB * 2, qb + off, in ? 16u : 0u);
+    }
+    kda::cp_async_commit();
+  }
+  reinterpret_cast<uint4*>(Ps)[tid] = make_uint4(0u, 0u, 0u, 0u);  // (rows 0..15 x columns 16..31 stay 0)
+  const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
+  const float lb2 = lower_bound * 1.4426950408889634f;
+  if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
+
+  // ---- phase 1: gate, cumulative sum, norms. (No barrier before: the gate reads only
+  // this thread's registers; Ps and bs are next touched after phase 1's barriers.)
+  {
+    float s0[16], s1[16];
+    kc_gate_quarter(s0, s1, [&](int i) { return kda::bf16x2_bits_to_f32(graw[i - 16 * qr]); }, dt_bias, h, cpc, qr,
+                    len, ga2, lb2);
+    if (qr == 0) *reinterpret_cast<float2*>(tot + cpc) = make_float2(s0[15], s1[15]);
+    kda::cp_async_wait_all();  // k, q (this thread's copies)
+    __syncthreads();           // the first half's totals; k, q in place
+    float off0 = 0.f, off1 = 0.f;
+    if (qr == 1) {
+      const float2 t = *reinterpret_cast<const float2*>(tot + cpc);
+      off0 = t.x;
+      off1 = t.y;
+    }
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      *reinterpret_cast<float2*>(Gc + (16 * qr + r) * KC_LDG + cpc) = make_float2(s0[r] + off0, s1[r] + off1);
+  }
+  {
+    float ss[16];  // squared norms of rows warp*8 + m: q in ss[m], k in ss[8 + m] (lane's 4 channels)
+#pragma unroll
+    for (int rr = 0; rr < 8; ++rr) {
+      const int i = warp * 8 + rr;
+      float qv[4], kv[4];
+      kda::bf16x4_to_f32(Qs + i * KC_LDB + lane * 4, qv);
+      kda::bf16x4_to_f32(Ks + i * KC_LDB + lane * 4, kv);
+      ss[rr] = qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3];
+      ss[8 + rr] = kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2] + kv[3] * kv[3];
+    }
+    const float tot2 = kda::warp_sum16(ss);  // value (lane >> 1) & 15
+    const int m = (lane >> 1) & 15, i = warp * 8 + (m & 7);
+    if ((lane & 1) == 0) (m < 8 ? rq : rk)[i] = i < len ? rsqrtf(tot2 + 1e-6f) : 0.f;
+  }
+  __syncthreads();
+
+  // ---- phase 2: P and L. Units: accX[0], accX[1] the diagonal block's column halves
+  // (columns 16I + 8s + g: the lane's own rows i0, i1), accX[2], accX[3] (I = 1) the
+  // columns 8s + g of row block 0. Lane t takes the channel pair c, c+1 (c = 8 st + 2t) as
+  // k = t, t+4 of the m16n8k8 step.
+  {
+    const int I = warp >> 1, kh = warp & 1;
+    const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
+    kda::frag_c accP[4], accL[4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      kda::zero(accP[s]);
+      kda::zero(accL[s]);
+    }
+#pragma unroll kU32PL
+    for (int st = 0; st < 8; ++st) {
+      const int c = 64 * kh + 8 * st + 2 * tq;
+      const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDG + c);
+      const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDG + c);
+      const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDG + c);
+      const float d00 = g0.x - gr.x, d01 = g0.y - gr.y, d10 = g1.x - gr.x, d11 = g1.y - gr.y;
+      const float e00 = kda::ex2(d00), e01 = kda::ex2(d01), e10 = kda::ex2(d10), e11 = kda::ex2(d11);
+      const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
+      const float2 k0 = kda::bf16x2_to_f32(Ks + i0 * KC_LDB + c), k1 = kda::bf16x2_to_f32(Ks + i1 * KC_LDB + c);
+      kda::frag_a aq, ak;
+      aq.x[0] = KC_TF(q0.x * e00);
+      aq.x[1] = KC_TF(q1.x * e10);
+      aq.x[2] = KC_TF(q0.y * e01);
+      aq.x[3] = KC_TF(q1.y * e11);
+      ak.x[0] = KC_TF(k0.x * e00);
+      ak.x[1] = KC_TF(k1.x * e10);
+      ak.x[2] = KC_TF(k0.y * e01);
+      ak.x[3] = KC_TF(k1.y * e11);
+      kda::frag_b b0, b1;
+      b0.x[0] = KC_TF(k0.x * kda::ex2(-d00));
+      b0.x[1] = KC_TF(k0.y * kda::ex2(-d01));
+      b1.x[0] = KC_TF(k1.x * kda::ex2(-d10));
+      b1.x[1] = KC_TF(k1.y * kda::ex2(-d11));
+      kda::mma(accP[0], aq, b0);
+      kda::mma(accL[0], ak, b0);
+      kda::mma(accP[1], aq, b1);
+      kda::mma(accL[1], ak, b1);
+      if (I == 1) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          const int j = 8 * s + gq;
+          const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDG + c);
+          const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + c);
+          kda::frag_b b;
+          b.x[0] = KC_TF(kj.x * kda::ex2(gr.x - gj.x));
+          b.x[1] = KC_TF(kj.y * kda::ex2(gr.y - gj.y));
+          kda::mma(accP[2 + s], aq, b);
+          kda::mma(accL[2 + s], ak, b);
+        }
+      }
+    }
+    // P's partial sums (bytes): I = 0 unit 0 at 0 (float4 per lane), unit 1 at 512 (float2:
+    // its rows 0..7, x[0] and x[1], lie above the diagonal); I = 1 units 0, 1, 2, 3 at 768,
+    // 1280 (float2), 1536, 2048. L's go to LA where kh = 0 then writes L.
+    unsigned char* const Xw = Xr + (I == 0 ? 0 : 768);
+    const auto xoff = [lane](int s) { return s == 0 ? 16 * lane : s == 1 ? 512 + 8 * lane : 512 * s - 256 + 16 * lane; };
+    if (kh == 1) {
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        if (s < 2 || I == 1) {
+          const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
+          if (s == 1)
+            *reinterpret_cast<float2*>(Xw + xoff(1)) = make_float2(accP[s].x[2], accP[s].x[3]);
+          else
+            *reinterpret_cast<float4*>(Xw + xoff(s)) = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
+          if (s != 1) *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) = make_float2(accL[s].x[0], accL[s].x[1]);
+          *reinterpret_cast<float2*>(LA + i1 * KC_LDL32 + j) = make_float2(accL[s].x[2], accL[s].x[3]);
+        }
+      }
+    }
+    __syncthreads();  // the kh = 1 partial sums are in Xp and LA; every read of Ks by the products is done
+    if (kh == 0) {
+      const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        if (s < 2 || I == 1) {
+          const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
+          float4 xp, xl;
+          if (s == 1) {  // (rows 0..7 of the diagonal block's second unit are above the diagonal: masked below)
+            const float2 t = *reinterpret_cast<const float2*>(Xw + xoff(1));
+            xp = make_float4(0.f, 0.f, t.x, t.y);
+          } else {
+            xp = *reinterpret_cast<const float4*>(Xw + xoff(s));
+          }
+          {
+            const float2 l0 = s == 1 ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(LA + i0 * KC_LDL32 + j);
+            const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL32 + j);
+            xl = make_float4(l0.x, l0.y, l1.x, l1.y);
+          }
+          const float2 kj = *reinterpret_cast<const float2*>(rk + j);
+          const float p00 = (accP[s].x[0] + xp.x) * (q0 * kj.x), p01 = (accP[s].x[1] + xp.y) * (q0 * kj.y);
+          const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
+          const float l00 = (accL[s].x[0] + xl.x) * kj.x, l01 = (accL[s].x[1] + xl.y) * kj.y;
+          const float l10 = (accL[s].x[2] + xl.z) * kj.x, l11 = (accL[s].x[3] + xl.w) * kj.y;
+          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i0, j)) =
+              kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
+          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i1, j)) =
+              kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
+          *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) =
+              make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
+          *reinterpret_cast<float2*>(LA + i1 * KC_LDL32 + j) =
+              make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
+        }
+      }
+    }
+  }
+  // qg = q e^G, kd = k e^{G_last - G} (normalized) as their images; Ks <- k e^G (fp16, in
+  // place); e^{G_last}. Thread = channels 4 lane .. 4 lane + 3 of rows warp + 4 it: 8-byte
+  // loads and stores, a warp's store covering a whole image row (by channel pairs instead:
+  // intra +2 %). Rows past the sequence hold q = k = 0 and a finite G: zeros.
+  // RC 1: none of these; the row norms 1/|q| (gl[0..31]) and 1/|k| (gl[32..63]) instead.
+#if RC == 1
+  if (tid < 64) gl[(slot * H + h) * KC_KD + tid] = tid < 32 ? rq[tid] : rk[tid - 32];
+  (void)qg;
+  (void)kd;
+  (void)kU32QK;
+#else
+  {
+    const int c4 = 4 * lane;
+    const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
+    const long long gb = (slot * H + h) * (KC_CH * KC_KD);
+    // (row i = warp + 4 it has swizzle i % 8, which alternates with it: the image offset is
+    // that of row warp or warp + 4 plus (it / 2) 1024 bytes, an immediate of the store)
+    const int io0 = (int)(kda::sw128_off<KC_CH>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<KC_CH>(warp + 4, c4) >> 1);
+    KC_T* const qg0 = qg + gb;
+    KC_T* const kd0 = kd + gb;
+#pragma unroll kU32QK
+    for (int it = 0; it < 8; ++it) {
+      const int i = warp + 4 * it;
+      const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + c4);
+      float qv[4], kv[4];
+      kda::bf16x4_to_f32(Qs + i * KC_LDB + c4, qv);
+      kda::bf16x4_to_f32(Ks + i * KC_LDB + c4, kv);
+      const float a = rq[i], b = rk[i];
+      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+      const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+      const int gi = ((it & 1) ? io1 : io0) + (it >> 1) * 512;
+      *reinterpret_cast<uint2*>(qg0 + gi) = make_uint2(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1),
+                                                       kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3));
+      *reinterpret_cast<uint2*>(kd0 + gi) =
+          make_uint2(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y)),
+                     kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)));
+      *reinterpret_cast<uint2*>(Ks + i * KC_LDB + c4) =
+          make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+    }
+    if (tid < 32) {
+      const float4 g2 = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + tid * 4);
+      *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
+          make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+    }
+  }
+#endif
+  __syncthreads();  // (the partial sums in Xp and LA and q in Qs are consumed)
+
+  // ---- phase 3: UA 0: v into Xr (in flight during the inverse); A = (I+L)^-1 diag(b) into A16.
+#if UA
+  (void)v;
+  (void)Vs;
+#else
+#pragma unroll
+  for (int it = 0; it < 4; ++it) {
+    const int i = lr + 8 * it;
+    tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
+                     i < len ? 16u : 0u);
+  }
+  kda::cp_async_commit();
+#endif
+  if (warp < 2) kc_inv16<KC_LDL32>(LA + 16 * warp * (KC_LDL32 + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
+  __syncthreads();
+  {  // A10 = -A11 (L10 A00); thread = row a, columns b, b + 1
+    const int a = tid >> 3, b = (tid & 7) * 2;
+    float* X = Gc;  // [16][16] (G is consumed)
+    float acc[2] = {0.f, 0.f};
+    kda::mm_strip<16, 2>(acc, LA + (16 + a) * KC_LDL32, LA + b, KC_LDL32);
+    *reinterpret_cast<float2*>(X + a * 16 + b) = make_float2(acc[0], acc[1]);
+    __syncthreads();
+    float acc2[2] = {0.f, 0.f};
+    kda::mm_strip<16, 2>(acc2, LA + (16 + a) * KC_LDL32 + 16, X + b, 16);
+    const float2 bb = *reinterpret_cast<const float2*>(bs + b);
+    *reinterpret_cast<tile::u32*>(A16 + (16 + a) * KC_LDA16 + b) = kda::pack_f16x2(-acc2[0] * bb.x, -acc2[1] * bb.y);
+  }
+  kda::cp_async_wait_all();  // v (this thread's copies)
+  __syncthreads();
+
+  // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31 (RC 1: neither).
+  {
+    __half* Ws = reinterpret_cast<__half*>(Gc);
+    __half* Us = Ws + KC_CH * KC_KD;
+#if RC != 1
+    kda::frag_c accW[2][4], accU[2][4];
+#pragma unroll
+    for (int I = 0; I < 2; ++I)
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        kda::zero(accW[I][nt]);
+        kda::zero(accU[I][nt]);
+      }
+    const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
+    const tile::u32 vb = tile::smem_addr(Vs) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
+    const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
+    (void)vb;
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) {
+      tile::u32 bk[2][4], bv[2][4];
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+        if (UA) continue;
+        kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+          const float2 f = kda::bf16x2_bits_to_f32(bv[hh][e]);
+          bv[hh][e] = kda::pack_f16x2(f.x, f.y);
+        }
+      }
+#pragma unroll
+      for (int I = 0; I < 2; ++I) {
+        if (I >= ks) {
+          tile::u32 a[4];
+          kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            kda::mma_f16(accW[I][2 * hh], a, bk[hh][0], bk[hh][1]);
+            kda::mma_f16(accW[I][2 * hh + 1], a, bk[hh][2], bk[hh][3]);
+            if (UA) continue;
+            kda::mma_f16(accU[I][2 * hh], a, bv[hh][0], bv[hh][1]);
+            kda::mma_f16(accU[I][2 * hh + 1], a, bv[hh][2], bv[hh][3]);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int I = 0; I < 2; ++I) {
+      const int i0 = 16 * I + gq, i1 = i0 + 8;
+      const bool z0 = i0 >= len, z1 = i1 >= len;
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        const int e = 32 * warp + 8 * nt + 2 * tq;
+        const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
+        *reinterpret_cast<tile::u32*>(Ws + x0) = z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Ws + x1) = z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+        if (UA) continue;
+        *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+        *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+      }
+    }
+#endif  // RC != 1
+#if UA
+    {  // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
+       // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
+      const int i = tid >> 2, c8 = 8 * (tid & 3);
+      uint4 x = make_uint4(0u, 0u, 0u, 0u);
+      if (i < len && (c8 >> 4) <= (i >> 4)) {
+        x = *reinterpret_cast<const uint4*>(A16 + i * KC_LDA16 + c8);
+        x.x ^= 0x80008000u;
+        x.y ^= 0x80008000u;
+        x.z ^= 0x80008000u;
+        x.w ^= 0x80008000u;
+      }
+      *reinterpret_cast<uint4*>(Us + (kda::sw_off<64>(i, c8) >> 1)) = x;
+    }
+#endif
+    kda::fence_async_shared();  // (also the P image written in phase 2)
+    __syncthreads();
+    if (tid == 0) {
+      const long long base = (slot * H + h) * (KC_CH * KC_KD);
+      if (RC != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);  // (RC 1: the state kernel forms w)
+      if (UA) tile::bulk_s2g(u + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Us), KC_CH * KC_CH * 2);
+      else tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
+      tile::bulk_s2g(P + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Ps), KC_CH * KC_CH * 2);
+      tile::bulk_commit();
+      if (kBeside) {  // publish the chunk: its copies' writes complete, then the flag (release)
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        asm volatile("fence.proxy.async.global;\n" ::: "memory");
+        __threadfence();
+        asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flags + slot * H + h), "r"(1) : "memory");
+      } else {
+        tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
+      }
+    }
+  }
+}
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra(KC_INTRA32_PARAMS) {
+  kc_intra32<false>(KC_INTRA32_ARGS, nullptr, 0);
+}
+#if PIPE
+#define TESSERA_SMEM_kda_chunk_intra_beside KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_beside(KC_INTRA32_PARAMS, int* flags) {
+  // (the last gridDim.y chunk slots: all of them, or those after kda_chunk_intra_lead's)
+  kc_intra32<true>(KC_INTRA32_ARGS, flags, NSEQ + T / KC_CH - gridDim.y);
+}
+// PIPE with LEAD > 0: the intra kernel's head start, its first gridDim.y chunk slots alone,
+// before the state kernel is forked beside the rest (kda_chunk_intra_beside). Flags as there.
+#define TESSERA_SMEM_kda_chunk_intra_lead KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_lead(KC_INTRA32_PARAMS, int* flags) {
+  kc_intra32<true>(KC_INTRA32_ARGS, flags, 0);
+}
+#endif
+#if PIPE
+// PIPE: clears the intra kernel's flags, one per (chunk slot, head) (grid cdiv(n, 256) x 256)
+extern "C" __global__ void kda_chunk_flags(int* flags, long long T, long long H, long long NSEQ) {
+  const long long i = blockIdx.x * 256LL + threadIdx.x;
+  if (i < (NSEQ + T / KC_CH) * H) flags[i] = 0;
+}
+#endif
+#endif  // KC_CH == 32

@@ -1,0 +1,109 @@
+// targets/kda/kernels/seg.cuh — the sequence split: kda_chunk_seg and kda_chunk_fixup.
+// Included by the templates' entry files (targets/kda/kda_chunk_*.cu) after kernels/config.cuh;
+// its kernels exist where SEG > 0.
+#if SEG > 0
+// ---- The sequence split (SEG > 0). A sequence's chunks form segments of SEG chunks.
+// The update is affine in the state, S <- A_c S + B_c with A_c = Diag(e^{G_last}) -
+// kd^T w, so (algebra checked in float64 by tests/kda,
+// KdaReference.SequenceSplitWithStateHandOffIsExact):
+//  1. kda_chunk_seg, every segment but the last in parallel, state only (no o): its end
+//     state from its start as if that were 0 (segment 0: from h0), E_j; and (j > 0) its
+//     transition M_j = prod A_c, the same chain from the identity with u = 0.
+//  2. kda_chunk_fixup: the true start states in order, S_1 = E_0, S_{j+1} = E_j + M_j S_j.
+//  3. kda_chunk_state: every segment in parallel from its true start state, as without
+//     the split; the last writes the final state.
+// The chain's latency goes from C chunks to about 2 SEG chunks plus the fix-up, for
+// about 1.6 times the state kernel's work; it pays where the (sequence, head) chains are
+// fewer than the SMs.
+
+// grid ((NSEQ + floor(T/(CH SEG))) * H * 2, 1, 1): block x = (segment slot * H + head) * 2
+// + part; part 0 the end state E_j (hseg), part 1 the transition M_j (mseg, j > 0), both
+// [V][K] like h0 (M_j[d][d'] at d' * 128 + d). The last segment of a sequence is skipped.
+extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_seg(
+    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ kd,
+    const __half* __restrict__ w, const __half* __restrict__ u, const float* __restrict__ gl,
+    float* __restrict__ hseg, float* __restrict__ mseg, long long H, long long NSEQ) {
+  if (tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
+  const long long part = blockIdx.x & 1, sslot = (blockIdx.x >> 1) / H, h = (blockIdx.x >> 1) % H;
+  const long long unit = (long long)KC_CH * SEG;
+  long long n, seg;
+  if (!kc_slot(cu, NSEQ, sslot, &n, &seg, unit)) return;
+  const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
+  if (eos == cu[n + 1] || (part == 1 && seg == 0)) return;  // the last segment; segment 0 has no transition
+  float* end = (part == 0 ? hseg : mseg) + (sslot * H + h) * KC_KD * KC_KD;
+  KC_CHAIN<true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
+                    nullptr, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h, 1.f);
+}
+
+// grid (NSEQ*H, 8), block 256, smem KC_FIX_SMEM: the start states S_j (hstart, [V][K])
+// of a sequence's segments j >= 1, for the 16 value columns 16*blockIdx.y.. (columns are
+// independent); fp32 on CUDA cores, one K x K x 16 product per segment, M_{j+1} copied
+// to shared memory while M_j is applied.
+#define KC_FIX_SMEM (2 * KC_KD * KC_KD * 4 + KC_KD * 16 * 4)
+#define TESSERA_SMEM_kda_chunk_fixup KC_FIX_SMEM  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(256) kda_chunk_fixup(const long long* __restrict__ cu,
+                                                                  const float* __restrict__ hseg,
+                                                                  const float* __restrict__ mseg,
+                                                                  float* __restrict__ hstart, long long H,
+                                                                  long long NSEQ) {
+  (void)NSEQ;
+  if (tile::dynamic_smem_bytes() < KC_FIX_SMEM) __trap();  // spec.json smem too small?
+  extern __shared__ __align__(16) float smf[];
+  float* Mb = smf;                               // two buffers of M_j [d'][d]
+  float(*Sc)[16] = reinterpret_cast<float(*)[16]>(smf + 2 * KC_KD * KC_KD);  // S_j[d][e], the block's 16 columns
+  const long long n = blockIdx.x / H, h = blockIdx.x % H, unit = (long long)KC_CH * SEG;
+  const long long nseg = (cu[n + 1] - cu[n] + unit - 1) / unit;
+  if (nseg <= 1) return;
+  const long long s0 = n + cu[n] / unit;
+  const int tid = threadIdx.x, d = tid & 127, c0 = 8 * (tid >> 7), eb = 16 * blockIdx.y;
+  auto fetch_m = [&](long long j) {  // M_j into buffer j & 1 (j = 1 .. nseg - 2)
+    const float* src = mseg + ((s0 + j) * H + h) * (KC_KD * KC_KD);
+    float* dst = Mb + (j & 1) * (KC_KD * KC_KD);
+    for (int idx = tid; idx < KC_KD * KC_KD / 4; idx += 256)
+      tile::cp_async16(tile::smem_addr(dst + 4 * idx), src + 4 * idx, 16u);
+    tile::cp_async_commit();
+  };
+  if (nseg > 2) fetch_m(1);
+  const float* e0p = hseg + (s0 * H + h) * (KC_KD * KC_KD);  // S_1 = E_0
+#pragma unroll
+  for (int el = 0; el < 8; ++el) Sc[d][c0 + el] = e0p[(eb + c0 + el) * KC_KD + d];
+  __syncthreads();
+  for (long long j = 1;; ++j) {
+    float* hs = hstart + ((s0 + j) * H + h) * (KC_KD * KC_KD);  // [e][d]
+#pragma unroll
+    for (int el = 0; el < 8; ++el) hs[(eb + c0 + el) * KC_KD + d] = Sc[d][c0 + el];
+    if (j + 1 >= nseg) break;
+    // S_{j+1} = E_j + M_j S_j
+    if (j + 2 < nseg) {
+      fetch_m(j + 1);
+      tile::cp_async_wait<1>();
+    } else {
+      tile::cp_async_wait<0>();
+    }
+    __syncthreads();  // M_j is in its buffer
+    const float* Ej = hseg + ((s0 + j) * H + h) * (KC_KD * KC_KD);
+    const float* M = Mb + (j & 1) * (KC_KD * KC_KD);
+    float acc[8];
+#pragma unroll
+    for (int el = 0; el < 8; ++el) acc[el] = Ej[(eb + c0 + el) * KC_KD + d];
+#pragma unroll 8
+    for (int dp = 0; dp < KC_KD; ++dp) {
+      const float m = M[dp * KC_KD + d];
+      const float4 a = *reinterpret_cast<const float4*>(&Sc[dp][c0]);
+      const float4 b = *reinterpret_cast<const float4*>(&Sc[dp][c0 + 4]);
+      acc[0] = fmaf(m, a.x, acc[0]);
+      acc[1] = fmaf(m, a.y, acc[1]);
+      acc[2] = fmaf(m, a.z, acc[2]);
+      acc[3] = fmaf(m, a.w, acc[3]);
+      acc[4] = fmaf(m, b.x, acc[4]);
+      acc[5] = fmaf(m, b.y, acc[5]);
+      acc[6] = fmaf(m, b.z, acc[6]);
+      acc[7] = fmaf(m, b.w, acc[7]);
+    }
+    __syncthreads();  // every thread has read S_j and M_j
+#pragma unroll
+    for (int el = 0; el < 8; ++el) Sc[d][c0 + el] = acc[el];
+    __syncthreads();
+  }
+}
+#endif  // SEG > 0
