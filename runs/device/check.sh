@@ -5,7 +5,8 @@
 #
 #   runs/device/check.sh gpu-tests rmsnorm:60 repeat:rmsnorm gemm:16 stats
 #
-#   gpu-tests        the gpu-labelled tests (hostile corpus, graph timing)
+#   gpu-tests        every gpu-labelled test binary packed (*gpu_tests: hostile corpus, graph
+#                    timing, flash_attention's kernels, kda's GPU reference)
 #   OP:N             tessera optimize OP --budget N (default strategy), into $OUT/check.db
 #   repeat:OP[:read] benchmarks/timing/repeatability.py OP: champion re-timed in 5 runs
 #                    (:read evicts L2 with the read-flush kernel instead of a memset)
@@ -25,9 +26,12 @@ for step in "$@"; do
   echo "=== $step $(date -u +%H:%M:%S)"
   case $step in
     gpu-tests)
-      "$carry/tessera_gpu_tests" --gtest_color=no >"$out/gpu-tests.log" 2>&1
-      echo "gpu tests exit $?"; grep -E '^\[  (PASSED|FAILED|  OK|SKIPPED) ' "$out/gpu-tests.log"
-      grep -B2 -A8 'Failure' "$out/gpu-tests.log" | head -60 ;;
+      for t in "$carry"/*gpu_tests; do
+        log="$out/$(basename "$t").log"
+        "$t" --gtest_color=no >"$log" 2>&1
+        echo "$(basename "$t") exit $?"; grep -E '^\[  (PASSED|FAILED|  OK|SKIPPED) ' "$log"
+        grep -B2 -A8 'Failure' "$log" | head -60
+      done ;;
     repeat:*)
       rest=${step#repeat:}; op=${rest%%:*}; flush=write
       [ "$rest" != "$op" ] && flush=${rest#*:}

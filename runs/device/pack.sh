@@ -3,7 +3,7 @@
 # here: the binary (stripped) and the shared libraries that such a machine may
 # lack (found next to the binary through its $ORIGIN run path).
 # Usage: runs/device/pack.sh [build-dir] [out-dir] [tests]   (defaults: build .carry all)
-#   tests: all (every test binary), gpu (tessera_gpu_tests only: what check.sh gpu-tests
+#   tests: all (every test binary), gpu (the *gpu_tests binaries only: what check.sh gpu-tests
 #   runs; keeps the carry small, the device tool takes 64 MB with the tracked tree), none
 set -euo pipefail
 build=${1:-build}
@@ -19,7 +19,7 @@ for lib in libmuparser.so.2 libfmt.so.9; do
 done
 for t in "$build"/tests/*/*_tests "$build"/tests/*_tests; do
   [ -f "$t" ] || continue
-  case $tests in none) continue ;; gpu) [ "$(basename "$t")" = tessera_gpu_tests ] || continue ;; esac
+  case $tests in none) continue ;; gpu) case "$(basename "$t")" in *gpu_tests) ;; *) continue ;; esac ;; esac
   cp "$t" "$out/" && strip "$out/$(basename "$t")"
 done
 du -sh "$out"
