@@ -31,6 +31,22 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// The source and, in place, every header it includes from kda's own folder (kernels/, ops/;
+// the tile library's are not searched): where the template's kernels are defined.
+std::string text_with_includes(const std::string& file, int depth = 0) {
+  std::string text = read_text(kDir + file), out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    out += line + "\n";
+    const auto a = line.find("#include \"");
+    if (a == std::string::npos || depth > 4) continue;
+    const auto b = line.find('"', a + 10);
+    const std::string inc = line.substr(a + 10, b - a - 10);
+    if (std::ifstream(kDir + inc)) out += text_with_includes(inc, depth + 1);
+  }
+  return out;
+}
+
 void check_plan(const json& spec, const json& plan, const json& scratch, const json& params, const std::string& source,
                 const std::string& what) {
   std::set<std::string> names;
@@ -39,7 +55,7 @@ void check_plan(const json& spec, const json& plan, const json& scratch, const j
   for (auto& [k, v] : spec["scalars"].items()) names.insert(k);
   for (auto& s : scratch) names.insert(s["name"]);
   for (auto& [k, v] : params.items()) names.insert(k);
-  const std::string text = read_text(kDir + source);
+  const std::string text = text_with_includes(source);
   ASSERT_FALSE(text.empty()) << what << ": cannot read " << source;
   for (auto& step : plan) {
     const std::string kernel = step["kernel"];
