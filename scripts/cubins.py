@@ -4,7 +4,7 @@ of an operator's templates compiled the way tessera compiles it, before and afte
 byte for byte.
 
     scripts/cubins.py build OP DIR [--template T]... [--arch A]... [--jobs N]
-    scripts/cubins.py compare DIR_BEFORE DIR_AFTER
+    scripts/cubins.py compare DIR_BEFORE DIR_AFTER [--subset]
 
 `build` enumerates each template's configurations from targets/OP/spec.json (the product of
 the parameter lists, filtered by the constraints), renders each as codegen/render.cpp does
@@ -138,12 +138,13 @@ def compare(ns):
     a = json.loads((Path(ns.before) / "index.json").read_text())
     b = json.loads((Path(ns.after) / "index.json").read_text())
     bad = 0
-    for key in sorted(set(a) | set(b)):
+    keys = set(b) if ns.subset else set(a) | set(b)
+    for key in sorted(keys):
         if a.get(key) != b.get(key) or a.get(key) is None:
             bad += 1
             print(f"differs: {key} ({(a.get(key) or 'missing')[:12]} -> {(b.get(key) or 'missing')[:12]})")
-    same = sum(1 for k in set(a) & set(b) if a[k] is not None and a[k] == b[k])
-    print(f"{same} identical, {bad} different or missing, of {len(set(a) | set(b))} configurations")
+    same = sum(1 for k in keys if a.get(k) is not None and a.get(k) == b.get(k))
+    print(f"{same} identical, {bad} different or missing, of {len(keys)} configurations")
     return 1 if bad else 0
 
 
@@ -159,6 +160,7 @@ def main():
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
+    c.add_argument("--subset", action="store_true", help="only the configurations DIR_AFTER has (a --template build)")
     ns = p.parse_args()
     return build(ns) if ns.cmd == "build" else compare(ns)
 

@@ -82,7 +82,6 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
   if (with_qp) tile::bulk_g2s(buf + KC_GOFF_P, P + pim, KC_PIMG, mb);
   tile::bulk_g2s(buf + KC_GOFF_G, gl + (slot * H + h) * KC_KD, 512, mb);
 }
-#if UA
 // UA (and RC's chains), one thread: rows bos.. of a [T, H, 128] bf16 tensor at head h
 // (tensor map m, tmap:NAME:64x1x32:128) into the sw128 image at dst by two TMA boxes of 32
 // rows x 64 channels, on mbarrier mb (which it arrives on with the bytes). Rows past the
@@ -131,7 +130,6 @@ __device__ __forceinline__ void kc_ua_vprime(kda::frag_c (&acc)[KC_CH / 8], cons
     acc[j].x[3] = i + 1 < len ? -au[j].x[3] : 0.f;
   }
 }
-#endif
 
 // The state chain of one block (grid and block as kda_chunk_state below). Warpgroup eh
 // owns the value columns 64eh..64eh+63: its slice of S (all 128 rows d, fp32 registers
@@ -354,28 +352,28 @@ __device__ __forceinline__ void kc_o_out(tile::u32 os, const kda::frag_c (&acc)[
   auto ooff = [](int r, int c) { return kda::sw128_off<KC_CH>(r, c); };
   const int el = er0 - 64 * eh;
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
-#if KC_CH == 32
-  // The accumulator's pairs (rows i = 8j + 2tq, +1 of column el) are the transposed 8x8
-  // matrices of stmatrix.trans: matrix j of store hh covers rows 8j.., columns el - gq + 8hh..,
-  // lane l giving the address of its row l (two stores instead of sixteen 2-byte ones)
-  (void)tq;
+  if constexpr (KC_CH == 32) {
+    // The accumulator's pairs (rows i = 8j + 2tq, +1 of column el) are the transposed 8x8
+    // matrices of stmatrix.trans: matrix j of store hh covers rows 8j.., columns el - gq + 8hh..,
+    // lane l giving the address of its row l (two stores instead of sixteen 2-byte ones)
+    (void)tq;
 #pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    tile::u32 r[4];
+    for (int hh = 0; hh < 2; ++hh) {
+      tile::u32 r[4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) r[j] = tile::pack_bf16x2(scale * acc[j].x[2 * hh], scale * acc[j].x[2 * hh + 1]);
-    kda::stsm_x4_t(os + ooff(threadIdx.x & 31, el - (el & 7) + 8 * hh), r);
+      for (int j = 0; j < 4; ++j) r[j] = tile::pack_bf16x2(scale * acc[j].x[2 * hh], scale * acc[j].x[2 * hh + 1]);
+      kda::stsm_x4_t(os + ooff(threadIdx.x & 31, el - (el & 7) + 8 * hh), r);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < KC_CH / 8; ++j) {
+      const int i = 8 * j + 2 * tq;
+      kda::st_shared_bf16(os + ooff(i, el), scale * acc[j].x[0]);
+      kda::st_shared_bf16(os + ooff(i + 1, el), scale * acc[j].x[1]);
+      kda::st_shared_bf16(os + ooff(i, el + 8), scale * acc[j].x[2]);
+      kda::st_shared_bf16(os + ooff(i + 1, el + 8), scale * acc[j].x[3]);
+    }
   }
-#else
-#pragma unroll
-  for (int j = 0; j < KC_CH / 8; ++j) {
-    const int i = 8 * j + 2 * tq;
-    kda::st_shared_bf16(os + ooff(i, el), scale * acc[j].x[0]);
-    kda::st_shared_bf16(os + ooff(i + 1, el), scale * acc[j].x[1]);
-    kda::st_shared_bf16(os + ooff(i, el + 8), scale * acc[j].x[2]);
-    kda::st_shared_bf16(os + ooff(i + 1, el + 8), scale * acc[j].x[3]);
-  }
-#endif
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + eh) : "memory");
   const int t = tid & 127;
 #pragma unroll
@@ -428,20 +426,21 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   __syncthreads();
   if (tid == 0 && bos0 < eos) kc_issue_gm(sB, qg, kd, w, u, P, gl, slot0, H, h, with_u, !kStateOnly);
   constexpr int NI = KC_CH / 8;  // n8 blocks over the chunk's rows i
-#if UA
-  if (tid == 0 && bos0 + KC_CH < eos) kc_issue_gm(sB + KC_GBUF, qg, kd, w, u, P, gl, slot0 + 1, H, h);
-  const tile::u32 sV = sB + KC_NBUF * KC_GBUF;  // the v ring
   (void)vin;
-  if (tid == 0)
-    for (int d = 0; d < 2; ++d)
-      if (bos0 + d * KC_CH < eos) kc_tma_tile(sV + d * KC_VSLOT, mv, h, bos0 + d * KC_CH, sB + d * KC_GBUF + KC_GOFF_MB);
-  kda::frag_c au[NI];              // -u^T of the next chunk, formed a chunk ahead
-  tile::u32 vv[KC_CH / 16][4];     // its v^T fragments (operands of the product in flight)
-  if (bos0 < eos) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
-  kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as below)
-#else
-  (void)vin;
-#endif
+  // UA: the v ring, -u^T of the next chunk (formed a chunk ahead) and its v^T fragments
+  // (the operands of the product in flight)
+  const tile::u32 sV = sB + KC_NBUF * KC_GBUF;
+  kda::frag_c au[NI];
+  tile::u32 vv[KC_CH / 16][4];
+  if constexpr (UA) {
+    if (tid == 0 && bos0 + KC_CH < eos) kc_issue_gm(sB + KC_GBUF, qg, kd, w, u, P, gl, slot0 + 1, H, h);
+    if (tid == 0)
+      for (int d = 0; d < 2; ++d)
+        if (bos0 + d * KC_CH < eos)
+          kc_tma_tile(sV + d * KC_VSLOT, mv, h, bos0 + d * KC_CH, sB + d * KC_GBUF + KC_GOFF_MB);
+    if (bos0 < eos) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
+    kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as below)
+  }
   kda::frag_c ST[16];
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
@@ -467,18 +466,18 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     const int cur = (int)(c % KC_NBUF);
     const tile::u32 bb = sB + cur * KC_GBUF;
     const float* Gd = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);  // e^{G_last}
-#if UA
-    // (chunk c's buffer was waited for by every thread before its -u^T was issued)
-    if (tid == 0 && bos + 2 * KC_CH < eos) {
-      kc_issue_gm(sB + (int)((c + 2) % KC_NBUF) * KC_GBUF, qg, kd, w, u, P, gl, slot + 2, H, h);
-      kc_tma_tile(sV + (int)((c + 2) % (KC_VD + 1)) * KC_VSLOT, mv, h, bos + 2 * KC_CH,
-                  sB + (int)((c + 2) % KC_NBUF) * KC_GBUF + KC_GOFF_MB);
+    if constexpr (UA) {
+      // (chunk c's buffer was waited for by every thread before its -u^T was issued)
+      if (tid == 0 && bos + 2 * KC_CH < eos) {
+        kc_issue_gm(sB + (int)((c + 2) % KC_NBUF) * KC_GBUF, qg, kd, w, u, P, gl, slot + 2, H, h);
+        kc_tma_tile(sV + (int)((c + 2) % (KC_VD + 1)) * KC_VSLOT, mv, h, bos + 2 * KC_CH,
+                    sB + (int)((c + 2) % KC_NBUF) * KC_GBUF + KC_GOFF_MB);
+      }
+    } else {
+      if (tid == 0 && bos + KC_CH < eos)
+        kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
+      tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
     }
-#else
-    if (tid == 0 && bos + KC_CH < eos)
-      kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
-    tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
-#endif
     tile::u32 sa[8][4];  // S^T (fp16) as A, k-slices over d
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
@@ -489,12 +488,12 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) {
       const unsigned long long db = kda::desc_add(dw, (ks >> 2) * (KC_CH * 128) + (ks & 3) * 32);
-#if UA
-      kda::wgmma_m64nk16_rs<0>(au, sa[ks], db);
-#else
-      if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
-      else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
-#endif
+      if constexpr (UA)
+        kda::wgmma_m64nk16_rs<0>(au, sa[ks], db);
+      else if (ks == 0)
+        kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
+      else
+        kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
     }
     kda::wgmma_commit();
     kda::wgmma_wait<0>();
@@ -503,67 +502,51 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     // i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
     // (e = er0 or er1, i = 8j + 2tq, +1). (A transition has u = 0.)
     tile::u32 va[KC_CH / 16][4];
-#if UA
-    kc_ua_vprime(acc, au, len, tq);
-#else
+    if constexpr (UA) {
+      kc_ua_vprime(acc, au, len, tq);
+    } else {
 #pragma unroll
-    for (int p = 0; p < KC_CH / 16; ++p) {
-      const int m = lane >> 3;
-      tile::u32 ut[4] = {0u, 0u, 0u, 0u};
-      if (with_u)
-        kda::ldsm_x4_t(ut, bb + KC_GOFF_U +
-                               kda::sw128_off<KC_CH>(16 * p + 8 * (m >> 1) + (lane & 7), er0 - gq + 8 * (m & 1)));
+      for (int p = 0; p < KC_CH / 16; ++p) {
+        const int m = lane >> 3;
+        tile::u32 ut[4] = {0u, 0u, 0u, 0u};
+        if (with_u)
+          kda::ldsm_x4_t(ut, bb + KC_GOFF_U +
+                                 kda::sw128_off<KC_CH>(16 * p + 8 * (m >> 1) + (lane & 7), er0 - gq + 8 * (m & 1)));
 #pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const int j = 2 * p + q, i = 8 * j + 2 * tq;
-        const float2 u0 = kda::unpack_f16x2(ut[2 * q]), u1 = kda::unpack_f16x2(ut[2 * q + 1]);
-        acc[j].x[0] = i < len ? u0.x - acc[j].x[0] : 0.f;
-        acc[j].x[1] = i + 1 < len ? u0.y - acc[j].x[1] : 0.f;
-        acc[j].x[2] = i < len ? u1.x - acc[j].x[2] : 0.f;
-        acc[j].x[3] = i + 1 < len ? u1.y - acc[j].x[3] : 0.f;
+        for (int q = 0; q < 2; ++q) {
+          const int j = 2 * p + q, i = 8 * j + 2 * tq;
+          const float2 u0 = kda::unpack_f16x2(ut[2 * q]), u1 = kda::unpack_f16x2(ut[2 * q + 1]);
+          acc[j].x[0] = i < len ? u0.x - acc[j].x[0] : 0.f;
+          acc[j].x[1] = i + 1 < len ? u0.y - acc[j].x[1] : 0.f;
+          acc[j].x[2] = i < len ? u1.x - acc[j].x[2] : 0.f;
+          acc[j].x[3] = i + 1 < len ? u1.y - acc[j].x[3] : 0.f;
+        }
       }
     }
-#endif
 #pragma unroll
     for (int ks = 0; ks < KC_CH / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
     // the decay of C; B: O^T = S^T qg^T + v'^T P^T;  C behind it: S^T += v'^T kd
     kc_gm2_bc<!kStateOnly>(ST, acc, sa, va, Gd, bb, tq);
-#if UA
-    // the next chunk's -u^T behind B and C (its buffer and v rows are in place). Issued
-    // after the last chunk too, on stale operands, never read: a conditional product
-    // makes ptxas serialize every wgmma of the loop.
-    {
+    if constexpr (UA) {
+      // the next chunk's -u^T behind B and C (its buffer and v rows are in place). Issued
+      // after the last chunk too, on stale operands, never read: a conditional product
+      // makes ptxas serialize every wgmma of the loop.
       const tile::u32 nb = sB + (int)((c + 1) % KC_NBUF) * KC_GBUF;
       if (bos + KC_CH < eos) tile::mbar_wait(nb + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
       kc_ua_issue(au, vv, sV + (int)((c + 1) % (KC_VD + 1)) * KC_VSLOT, nb + KC_GOFF_U, lane, er0 - gq);
     }
-#endif
     if (!kStateOnly) {
-#if UA
-      kda::wgmma_wait<2>();  // B is done
-#else
-      kda::wgmma_wait<1>();  // B is done
-#endif
+      kda::wgmma_wait<UA ? 2 : 1>();  // B is done
       // o: O^T [e][i] staged as a bf16 [64 i][64 e] sw128 tile over this warpgroup's half
       // of U (its e columns: only this warpgroup read them), then 16-byte coalesced row
       // stores. (Not over W: the other warpgroup may still be reading all of W in its A.)
-#if UA
       // (UA: in an sw128 tile of its own after the v ring; staged over v's 272-byte rows, the
       // 2-byte stores conflict and the state kernel was 6-9 % slower)
-      const tile::u32 os = sV + (KC_VD + 1) * KC_VSLOT + eh * (KC_CH * 128);
-#else
-      const tile::u32 os = bb + KC_GOFF_U + eh * (KC_CH * 128);
-#endif
+      const tile::u32 os = (UA ? sV + (KC_VD + 1) * KC_VSLOT : bb + KC_GOFF_U) + eh * (KC_CH * 128);
       // (Every warp of the warpgroup read its u^T before B's issue, which needs all four.)
       kc_o_out(os, acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
     }
-#if UA
-    kda::wgmma_wait<1>();  // C is done (the next chunk's -u^T may run on)
-#else
-    kda::wgmma_wait<0>();
-#endif
-#if UA
-#endif
+    kda::wgmma_wait<UA ? 1 : 0>();  // C is done (UA: the next chunk's -u^T may run on)
     kda::fence_async_shared();  // (this chunk's reads and o staging, before the buffer's next copy)
     __syncthreads();
   }
