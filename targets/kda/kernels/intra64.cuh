@@ -292,42 +292,38 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
                        i < len ? 16u : 0u);
     }
     kda::cp_async_commit();
-#if KC_PSTAGE
-    // P goes out as its sw128 image: staged in Xp once the kh = 0 warps have taken their
-    // partial sums from it (with zeros above the diagonal blocks), then one 8 KB bulk copy
-    // (direct 4-byte stores touch 8 rows per warp instruction).
-    if (kh == 0) {
-#pragma unroll
-      for (int s = 0; s < 8; ++s) {
-        if (s < cnt) {
-          const float4 xp = Xw[32 * s];
-          accP[s].x[0] += xp.x;
-          accP[s].x[1] += xp.y;
-          accP[s].x[2] += xp.z;
-          accP[s].x[3] += xp.w;
-        }
-      }
-      kc_bar_kh0();  // the kh = 0 warps' partial sums are taken (Xp is about to hold P)
-    }
+    // KC_PSTAGE: P goes out as its sw128 image, staged in Xp (Ps) once the kh = 0 warps have
+    // taken their partial sums from it (with zeros above the diagonal blocks), then one 8 KB
+    // bulk copy (direct 4-byte stores touch 8 rows per warp instruction).
     __half* Ps = reinterpret_cast<__half*>(Xp);
-#endif
+    if constexpr (KC_PSTAGE) {
+      if (kh == 0) {
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+          if (s < cnt) {
+            const float4 xp = Xw[32 * s];
+            accP[s].x[0] += xp.x;
+            accP[s].x[1] += xp.y;
+            accP[s].x[2] += xp.z;
+            accP[s].x[3] += xp.w;
+          }
+        }
+        kc_bar_kh0();  // the kh = 0 warps' partial sums are taken (Xp is about to hold P)
+      }
+    }
     if (kh == 0) {
       const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
-#if KC_PSTAGE
-      for (int idx = lane; idx < 16 * (6 - 2 * I); idx += 32) {  // 16-byte chunks right of block I
-        const int i = 16 * I + idx / (6 - 2 * I), c8 = 8 * (2 * I + 2 + idx % (6 - 2 * I));
-        *reinterpret_cast<uint4*>(Ps + (kda::sw128_off<KC_CH>(i, c8) >> 1)) = make_uint4(0u, 0u, 0u, 0u);
+      if constexpr (KC_PSTAGE) {
+        for (int idx = lane; idx < 16 * (6 - 2 * I); idx += 32) {  // 16-byte chunks right of block I
+          const int i = 16 * I + idx / (6 - 2 * I), c8 = 8 * (2 * I + 2 + idx % (6 - 2 * I));
+          *reinterpret_cast<uint4*>(Ps + (kda::sw128_off<KC_CH>(i, c8) >> 1)) = make_uint4(0u, 0u, 0u, 0u);
+        }
       }
-#endif
 #pragma unroll
       for (int s = 0; s < 8; ++s) {
         if (s < cnt) {
           const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
-#if KC_PSTAGE
-          const float4 xp = make_float4(0.f, 0.f, 0.f, 0.f);
-#else
-          const float4 xp = Xw[32 * s];
-#endif
+          const float4 xp = KC_PSTAGE ? make_float4(0.f, 0.f, 0.f, 0.f) : Xw[32 * s];
           const float2 l0 = *reinterpret_cast<const float2*>(LA + i0 * KC_LDL + j);
           const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL + j);
           const float2 kj = *reinterpret_cast<const float2*>(rk + j);
@@ -335,27 +331,29 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
           const float l00 = (accL[s].x[0] + l0.x) * kj.x, l01 = (accL[s].x[1] + l0.y) * kj.y;
           const float l10 = (accL[s].x[2] + l1.x) * kj.x, l11 = (accL[s].x[3] + l1.y) * kj.y;
-#if KC_PSTAGE
-          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i0, j)) = kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
-          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i1, j)) = kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
-#else
-          if (i0 < len) kc_st2(Pc + kc_pidx(i0, j), j <= i0 ? KC_OUT(p00) : 0.f, j + 1 <= i0 ? KC_OUT(p01) : 0.f);
-          if (i1 < len) kc_st2(Pc + kc_pidx(i1, j), j <= i1 ? KC_OUT(p10) : 0.f, j + 1 <= i1 ? KC_OUT(p11) : 0.f);
-#endif
+          if constexpr (KC_PSTAGE) {
+            *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i0, j)) =
+                kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
+            *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i1, j)) =
+                kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
+          } else {
+            if (i0 < len) kc_st2(Pc + kc_pidx(i0, j), j <= i0 ? KC_OUT(p00) : 0.f, j + 1 <= i0 ? KC_OUT(p01) : 0.f);
+            if (i1 < len) kc_st2(Pc + kc_pidx(i1, j), j <= i1 ? KC_OUT(p10) : 0.f, j + 1 <= i1 ? KC_OUT(p11) : 0.f);
+          }
           *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
               make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
           *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
               make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
         }
       }
-#if KC_PSTAGE
-      kda::fence_async_shared();
-      kc_bar_kh0();  // P is staged
-      if (tid == 0) {
-        tile::bulk_s2g(Pc, tile::smem_addr(Ps), KC_CH * KC_CH * 2);
-        tile::bulk_commit();  // waited for with w and u's copies at the end
+      if constexpr (KC_PSTAGE) {
+        kda::fence_async_shared();
+        kc_bar_kh0();  // P is staged
+        if (tid == 0) {
+          tile::bulk_s2g(Pc, tile::smem_addr(Ps), KC_CH * KC_CH * 2);
+          tile::bulk_commit();  // waited for with w and u's copies at the end
+        }
       }
-#endif
     }
   }
   // (No barrier here: the one after the P/L loop ordered its reads of Ks before the loop
@@ -412,10 +410,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         kc_st4(kd + gi, KC_OUT(k0 * kda::ex2(GL.x - G.x)), KC_OUT(k1 * kda::ex2(GL.y - G.y)),
                KC_OUT(k2 * kda::ex2(GL.z - G.z)), KC_OUT(k3 * kda::ex2(GL.w - G.w)));
       }
-#if PREC == 2
-      *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
-          make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
-#endif
+      if constexpr (PREC == 2)
+        *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
+            make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
     }
     if (tid < 32) {  // G_last in natural-log units (GM 2: the decay e^{G_last} itself)
       const float4 g2 = *reinterpret_cast<const float4*>(Gl + tid * 4);
