@@ -44,20 +44,16 @@ __device__ __forceinline__ void kc_frag_to_f16(tile::u32 a0, tile::u32 a1, const
 // row-major. GM 1: the chunk's sw128 images (tile/wgmma.cuh; 8192 and 4096 elements per
 // (slot, head)), which the wgmma state kernel copies whole, with one bulk copy each.
 __device__ __forceinline__ long long kc_idx(long long bos, long long slot, long long H, long long h, int i, int d) {
-#if GM >= 1
-  (void)bos;
-  return (slot * H + h) * (KC_CH * KC_KD) + (kda::sw128_off<KC_CH>(i, d) >> 1);
-#else
-  (void)slot;
-  return ((bos + i) * H + h) * KC_KD + d;
-#endif
+  if constexpr (GM >= 1)
+    return (slot * H + h) * (KC_CH * KC_KD) + (kda::sw128_off<KC_CH>(i, d) >> 1);
+  else
+    return ((bos + i) * H + h) * KC_KD + d;
 }
 __device__ __forceinline__ int kc_pidx(int i, int j) {
-#if GM >= 1
-  return (int)((KC_CH == 32 ? kda::sw_off<64>(i, j) : kda::sw128_off<KC_CH>(i, j)) >> 1);  // CH 32: [32][32] sw64
-#else
-  return i * KC_CH + j;
-#endif
+  if constexpr (GM >= 1)
+    return (int)((KC_CH == 32 ? kda::sw_off<64>(i, j) : kda::sw128_off<KC_CH>(i, j)) >> 1);  // CH 32: [32][32] sw64
+  else
+    return i * KC_CH + j;
 }
 
 // Slot -> (sequence n, piece c) for pieces of `unit` tokens (chunks, or SEG-chunk
@@ -147,20 +143,19 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 // (+0.7 %), P stored from registers with GM 1 too, the inverse's levels 1 and 2 on fp32
 // CUDA-core strips instead of tf32 mma.)
 #undef KC_A16
-#if PREC == 2
-#define KC_A16 1  // phase 3 also writes A diag(b) as fp16 (A16), phase 4 reads it by ldmatrix
-#else
-#define KC_A16 0
-#endif
+#define KC_A16 (PREC == 2)  // phase 3 also writes A diag(b) as fp16 (A16), phase 4 reads it by ldmatrix
 #define KC_LDA16 72  // row stride (fp16 elements) of A16: conflict-free ldmatrix
 #define KC_LDX 40    // row stride (floats) of the inverse's level-1/2 scratch: conflict-free B fragments
 #undef KC_PSTAGE
 #define KC_PSTAGE (GM >= 1)  // P staged in shared memory, one bulk copy out
-#if TRN == 1
-#define KC_TF(x) __float_as_uint(x)  // the tensor core truncates the low 13 bits
-#else
-#define KC_TF(x) kda::to_tf32_fast(x)
-#endif
+// A tf32 operand: TRN 1 hands the tensor core the fp32 bits (it truncates the low 13),
+// TRN 0 rounds them first.
+__device__ __forceinline__ tile::u32 kc_tf(float x) {
+  if constexpr (TRN == 1)
+    return __float_as_uint(x);
+  else
+    return kda::to_tf32_fast(x);
+}
 
 // kda::inv_unit_lower16, also writing the result times diag(b) as fp16 into A16 (row
 // stride KC_LDA16): lanes 0-15 store the fp32 block, lanes 16-31 the fp16 one.

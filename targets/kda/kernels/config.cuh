@@ -155,7 +155,14 @@ static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
 static_assert(GM >= 0 && GM <= 2, "GM must be 0, 1 or 2");
 static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 and 2 need PREC 2, BV 128, SW 8");
 #define KC_RND (PREC == 0)
-#define KC_OUT(x) (PREC == 1 ? kda::round_tf32(x) : (x))
+// An intermediate as stored: PREC 1 rounds it to tf32 here (the state kernel reads it as
+// is), PREC 0 and 2 store it as computed.
+__device__ __forceinline__ float kc_out(float x) {
+  if constexpr (PREC == 1)
+    return kda::round_tf32(x);
+  else
+    return x;
+}
 #if PREC == 2
 #define KC_T __half  // element type of the intermediates qg, kd, w, u, P
 #else

@@ -226,19 +226,19 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         const float aq00 = q0.x * e00, aq01 = q0.y * e01, aq10 = q1.x * e10, aq11 = q1.y * e11;
         const float ak00 = k0.x * e00, ak01 = k0.y * e01, ak10 = k1.x * e10, ak11 = k1.y * e11;
         kda::frag_a aq, ak;
-        aq.x[0] = KC_TF(aq00);
-        aq.x[1] = KC_TF(aq10);
-        aq.x[2] = KC_TF(aq01);
-        aq.x[3] = KC_TF(aq11);
-        ak.x[0] = KC_TF(ak00);
-        ak.x[1] = KC_TF(ak10);
-        ak.x[2] = KC_TF(ak01);
-        ak.x[3] = KC_TF(ak11);
+        aq.x[0] = kc_tf(aq00);
+        aq.x[1] = kc_tf(aq10);
+        aq.x[2] = kc_tf(aq01);
+        aq.x[3] = kc_tf(aq11);
+        ak.x[0] = kc_tf(ak00);
+        ak.x[1] = kc_tf(ak10);
+        ak.x[2] = kc_tf(ak01);
+        ak.x[3] = kc_tf(ak11);
         kda::frag_b b0, b1;
-        b0.x[0] = KC_TF(k0.x * f00);
-        b0.x[1] = KC_TF(k0.y * f01);
-        b1.x[0] = KC_TF(k1.x * f10);
-        b1.x[1] = KC_TF(k1.y * f11);
+        b0.x[0] = kc_tf(k0.x * f00);
+        b0.x[1] = kc_tf(k0.y * f01);
+        b1.x[0] = kc_tf(k1.x * f10);
+        b1.x[1] = kc_tf(k1.y * f11);
         kda::mma(accP[0], aq, b0);
         kda::mma(accL[0], ak, b0);
         kda::mma(accP[1], aq, b1);
@@ -337,8 +337,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
             *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i1, j)) =
                 kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
           } else {
-            if (i0 < len) kc_st2(Pc + kc_pidx(i0, j), j <= i0 ? KC_OUT(p00) : 0.f, j + 1 <= i0 ? KC_OUT(p01) : 0.f);
-            if (i1 < len) kc_st2(Pc + kc_pidx(i1, j), j <= i1 ? KC_OUT(p10) : 0.f, j + 1 <= i1 ? KC_OUT(p11) : 0.f);
+            if (i0 < len) kc_st2(Pc + kc_pidx(i0, j), j <= i0 ? kc_out(p00) : 0.f, j + 1 <= i0 ? kc_out(p01) : 0.f);
+            if (i1 < len) kc_st2(Pc + kc_pidx(i1, j), j <= i1 ? kc_out(p10) : 0.f, j + 1 <= i1 ? kc_out(p11) : 0.f);
           }
           *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
               make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
@@ -406,9 +406,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       if (i < len)
 #endif
       {
-        kc_st4(qg + gi, KC_OUT(qv[0] * a * e0), KC_OUT(qv[1] * a * e1), KC_OUT(qv[2] * a * e2), KC_OUT(qv[3] * a * e3));
-        kc_st4(kd + gi, KC_OUT(k0 * kda::ex2(GL.x - G.x)), KC_OUT(k1 * kda::ex2(GL.y - G.y)),
-               KC_OUT(k2 * kda::ex2(GL.z - G.z)), KC_OUT(k3 * kda::ex2(GL.w - G.w)));
+        kc_st4(qg + gi, kc_out(qv[0] * a * e0), kc_out(qv[1] * a * e1), kc_out(qv[2] * a * e2), kc_out(qv[3] * a * e3));
+        kc_st4(kd + gi, kc_out(k0 * kda::ex2(GL.x - G.x)), kc_out(k1 * kda::ex2(GL.y - G.y)),
+               kc_out(k2 * kda::ex2(GL.z - G.z)), kc_out(k3 * kda::ex2(GL.w - G.w)));
       }
       if constexpr (PREC == 2)
         *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
@@ -656,12 +656,12 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         const bool z0 = i0 >= len, z1 = i1 >= len;  // rows of the next sequence: not written
         if (!z0) {
           const long long g0 = kc_idx(bos, slot, H, h, i0, e);
-          kc_st2(w + g0, KC_OUT(accW[I][nt].x[0]), KC_OUT(accW[I][nt].x[1]));
+          kc_st2(w + g0, kc_out(accW[I][nt].x[0]), kc_out(accW[I][nt].x[1]));
           kc_st2(u + g0, accU[I][nt].x[0], accU[I][nt].x[1]);
         }
         if (!z1) {
           const long long g1 = kc_idx(bos, slot, H, h, i1, e);
-          kc_st2(w + g1, KC_OUT(accW[I][nt].x[2]), KC_OUT(accW[I][nt].x[3]));
+          kc_st2(w + g1, kc_out(accW[I][nt].x[2]), kc_out(accW[I][nt].x[3]));
           kc_st2(u + g1, accU[I][nt].x[2], accU[I][nt].x[3]);
         }
       }

@@ -96,8 +96,8 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
         float2 r0 = make_float2(0.f, 0.f), r1 = make_float2(0.f, 0.f);
         const float2 u0 = *reinterpret_cast<const float2*>(Us + i0 * KC_LDS + e);
         const float2 u1 = *reinterpret_cast<const float2*>(Us + i1 * KC_LDS + e);
-        if (i0 < len) r0 = make_float2(KC_OUT(u0.x - acc[nt].x[0]), KC_OUT(u0.y - acc[nt].x[1]));
-        if (i1 < len) r1 = make_float2(KC_OUT(u1.x - acc[nt].x[2]), KC_OUT(u1.y - acc[nt].x[3]));
+        if (i0 < len) r0 = make_float2(kc_out(u0.x - acc[nt].x[0]), kc_out(u0.y - acc[nt].x[1]));
+        if (i1 < len) r1 = make_float2(kc_out(u1.x - acc[nt].x[2]), kc_out(u1.y - acc[nt].x[3]));
         *reinterpret_cast<float2*>(Vn + i0 * KC_LDS + e) = r0;
         *reinterpret_cast<float2*>(Vn + i1 * KC_LDS + e) = r1;
       }
