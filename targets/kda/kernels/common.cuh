@@ -142,8 +142,6 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 // q land (+0.4 %), v converted to fp16 by a pass after the qg/kd loop instead of in phase 4
 // (+0.7 %), P stored from registers with GM 1 too, the inverse's levels 1 and 2 on fp32
 // CUDA-core strips instead of tf32 mma.)
-#undef KC_A16
-#define KC_A16 (PREC == 2)  // phase 3 also writes A diag(b) as fp16 (A16), phase 4 reads it by ldmatrix
 #define KC_LDA16 72  // row stride (fp16 elements) of A16: conflict-free ldmatrix
 #define KC_LDX 40    // row stride (floats) of the inverse's level-1/2 scratch: conflict-free B fragments
 #undef KC_PSTAGE

@@ -416,28 +416,27 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     }
     if (tid < 32) {  // G_last in natural-log units (GM 2: the decay e^{G_last} itself)
       const float4 g2 = *reinterpret_cast<const float4*>(Gl + tid * 4);
-#if GM == 2
-      *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
-          make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
-#else
-      const float l2 = 0.6931471805599453f;
-      *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
-          make_float4(g2.x * l2, g2.y * l2, g2.z * l2, g2.w * l2);
-#endif
+      if constexpr (GM == 2) {
+        *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
+            make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+      } else {
+        const float l2 = 0.6931471805599453f;
+        *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
+            make_float4(g2.x * l2, g2.y * l2, g2.z * l2, g2.w * l2);
+      }
     }
   }
-#if PREC != 2
-  kda::cp_async_wait_all();
-#endif
+  if constexpr (PREC != 2) kda::cp_async_wait_all();
   __syncthreads();
 
-  // ---- phase 3: A = (I+L)^-1 in place in LA.
-#if KC_A16
-  __half* A16 = reinterpret_cast<__half*>(Qs) + 3072;  // after the phase-3 scratch Xs (1536 floats)
-  if (warp < 4) kc_inv16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
-#else
-  if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
-#endif
+  // ---- phase 3: A = (I+L)^-1 in place in LA (PREC 2: each block also as A diag(b) in fp16,
+  // A16, after the phase-3 scratch Xs of 1536 floats).
+  __half* A16 = reinterpret_cast<__half*>(Qs) + 3072;
+  if constexpr (PREC == 2) {
+    if (warp < 4) kc_inv16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
+  } else {
+    if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
+  }
   __syncthreads();
   // Levels 1 and 2 on tf32 mma (m16n8k8, operands rounded to nearest, fp32 accumulate):
   // ~4x fewer instructions than fp32 strips on CUDA cores (measured). Scratch X / Z is
@@ -460,13 +459,13 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       const int j = Jb + n0 + 2 * tq;
       *reinterpret_cast<float2*>(LA + (Ib + gq) * KC_LDL + j) = make_float2(-acc[0].x[0], -acc[0].x[1]);
       *reinterpret_cast<float2*>(LA + (Ib + gq + 8) * KC_LDL + j) = make_float2(-acc[0].x[2], -acc[0].x[3]);
-#if KC_A16
-      const float2 bb = *reinterpret_cast<const float2*>(bs + j);
-      *reinterpret_cast<tile::u32*>(A16 + (Ib + gq) * KC_LDA16 + j) =
-          kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
-      *reinterpret_cast<tile::u32*>(A16 + (Ib + gq + 8) * KC_LDA16 + j) =
-          kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
-#endif
+      if constexpr (PREC == 2) {
+        const float2 bb = *reinterpret_cast<const float2*>(bs + j);
+        *reinterpret_cast<tile::u32*>(A16 + (Ib + gq) * KC_LDA16 + j) =
+            kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
+        *reinterpret_cast<tile::u32*>(A16 + (Ib + gq + 8) * KC_LDA16 + j) =
+            kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
+      }
     }
   }
   __syncthreads();
@@ -484,16 +483,15 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     const int i0 = 32 + m0 + gq, j = n0 + 2 * tq;
     *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) = make_float2(-acc[0].x[0], -acc[0].x[1]);
     *reinterpret_cast<float2*>(LA + (i0 + 8) * KC_LDL + j) = make_float2(-acc[0].x[2], -acc[0].x[3]);
-#if KC_A16
-    const float2 bb = *reinterpret_cast<const float2*>(bs + j);
-    *reinterpret_cast<tile::u32*>(A16 + i0 * KC_LDA16 + j) = kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
-    *reinterpret_cast<tile::u32*>(A16 + (i0 + 8) * KC_LDA16 + j) =
-        kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
-#endif
+    if constexpr (PREC == 2) {
+      const float2 bb = *reinterpret_cast<const float2*>(bs + j);
+      *reinterpret_cast<tile::u32*>(A16 + i0 * KC_LDA16 + j) =
+          kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
+      *reinterpret_cast<tile::u32*>(A16 + (i0 + 8) * KC_LDA16 + j) =
+          kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
+    }
   }
-#if PREC == 2
-  kda::cp_async_wait_all();  // v (bf16, converted to fp16 as phase 4 loads it)
-#endif
+  if constexpr (PREC == 2) kda::cp_async_wait_all();  // v (bf16, converted to fp16 as phase 4 loads it)
   __syncthreads();
 
   // ---- phase 4: w = A (b k e^G), u = A (b v); warp = columns 16*warp .. +15.
@@ -512,9 +510,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     // ldmatrix.
     const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 16 * warp + (lane >> 4) * 8) * 2;
     const tile::u32 vb = lb + (tile::u32)(Vs - Ks) * 2;
-#if KC_A16
     const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
-#endif
 #pragma unroll
     for (int ks = 0; ks < KC_CH / 16; ++ks) {
       tile::u32 bk[4], bv[4];
@@ -525,7 +521,6 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         const float2 f = kda::bf16x2_bits_to_f32(bv[e]);
         bv[e] = kda::pack_f16x2(f.x, f.y);
       }
-#if KC_A16
 #pragma unroll
       for (int I = 0; I < 4; ++I) {
         if (I >= ks) {
@@ -537,26 +532,6 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           kda::mma_f16(accU[I][1], a, bv[2], bv[3]);
         }
       }
-#else
-      // A diag(b): beta folded into A's columns (w = A diag(b) (k e^G), u = A diag(b) v)
-      const float2 b0 = *reinterpret_cast<const float2*>(bs + 16 * ks + 2 * tq);
-      const float2 b8 = *reinterpret_cast<const float2*>(bs + 16 * ks + 2 * tq + 8);
-#pragma unroll
-      for (int I = 0; I < 4; ++I) {
-        if (I >= ks) {
-          const float* r0 = LA + (16 * I + gq) * KC_LDL + 16 * ks + 2 * tq;
-          const float* r1 = r0 + 8 * KC_LDL;
-          const float2 x0 = *reinterpret_cast<const float2*>(r0), x1 = *reinterpret_cast<const float2*>(r1);
-          const float2 x2 = *reinterpret_cast<const float2*>(r0 + 8), x3 = *reinterpret_cast<const float2*>(r1 + 8);
-          const tile::u32 a[4] = {kda::pack_f16x2(x0.x * b0.x, x0.y * b0.y), kda::pack_f16x2(x1.x * b0.x, x1.y * b0.y),
-                                  kda::pack_f16x2(x2.x * b8.x, x2.y * b8.y), kda::pack_f16x2(x3.x * b8.x, x3.y * b8.y)};
-          kda::mma_f16(accW[I][0], a, bk[0], bk[1]);
-          kda::mma_f16(accW[I][1], a, bk[2], bk[3]);
-          kda::mma_f16(accU[I][0], a, bv[0], bv[1]);
-          kda::mma_f16(accU[I][1], a, bv[2], bv[3]);
-        }
-      }
-#endif
     }
 #else
 #pragma unroll 4  // full unroll spills under NVRTC (128-register cap)
