@@ -504,144 +504,144 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         kda::zero(accW[I][nt]);
         kda::zero(accU[I][nt]);
       }
-#if PREC == 2
-    // fp16 m16n8k16: B (k = j, n = d) from the tiles Ks (fp16) and Vs (bf16, converted
-    // in registers) (row stride 272 bytes: conflict-free ldmatrix.trans), A from A16 by
-    // ldmatrix.
-    const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 16 * warp + (lane >> 4) * 8) * 2;
-    const tile::u32 vb = lb + (tile::u32)(Vs - Ks) * 2;
-    const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
+    if constexpr (PREC == 2) {
+      // fp16 m16n8k16: B (k = j, n = d) from the tiles Ks (fp16) and Vs (bf16, converted
+      // in registers) (row stride 272 bytes: conflict-free ldmatrix.trans), A from A16 by
+      // ldmatrix.
+      const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 16 * warp + (lane >> 4) * 8) * 2;
+      const tile::u32 vb = lb + (tile::u32)(Vs - Ks) * 2;
+      const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
 #pragma unroll
-    for (int ks = 0; ks < KC_CH / 16; ++ks) {
-      tile::u32 bk[4], bv[4];
-      kda::ldsm_x4_t(bk, lb + ks * 16 * KC_LDB * 2);
-      kda::ldsm_x4_t(bv, vb + ks * 16 * KC_LDB * 2);
+      for (int ks = 0; ks < KC_CH / 16; ++ks) {
+        tile::u32 bk[4], bv[4];
+        kda::ldsm_x4_t(bk, lb + ks * 16 * KC_LDB * 2);
+        kda::ldsm_x4_t(bv, vb + ks * 16 * KC_LDB * 2);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
-        const float2 f = kda::bf16x2_bits_to_f32(bv[e]);
-        bv[e] = kda::pack_f16x2(f.x, f.y);
-      }
+        for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+          const float2 f = kda::bf16x2_bits_to_f32(bv[e]);
+          bv[e] = kda::pack_f16x2(f.x, f.y);
+        }
 #pragma unroll
-      for (int I = 0; I < 4; ++I) {
-        if (I >= ks) {
-          tile::u32 a[4];  // A diag(b) fragments from A16 (matrices: rows +0/+8, columns +0/+8)
-          kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
-          kda::mma_f16(accW[I][0], a, bk[0], bk[1]);
-          kda::mma_f16(accW[I][1], a, bk[2], bk[3]);
-          kda::mma_f16(accU[I][0], a, bv[0], bv[1]);
-          kda::mma_f16(accU[I][1], a, bv[2], bv[3]);
+        for (int I = 0; I < 4; ++I) {
+          if (I >= ks) {
+            tile::u32 a[4];  // A diag(b) fragments from A16 (matrices: rows +0/+8, columns +0/+8)
+            kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
+            kda::mma_f16(accW[I][0], a, bk[0], bk[1]);
+            kda::mma_f16(accW[I][1], a, bk[2], bk[3]);
+            kda::mma_f16(accU[I][0], a, bv[0], bv[1]);
+            kda::mma_f16(accU[I][1], a, bv[2], bv[3]);
+          }
         }
       }
-    }
-#else
+    } else {
 #pragma unroll 4  // full unroll spills under NVRTC (128-register cap)
-    for (int ks = 0; ks < KC_CH / 8; ++ks) {
-      const int j0 = ks * 8 + tq, j1 = j0 + 4;
-      const float bk0 = bs[j0] * rk[j0], bk1 = bs[j1] * rk[j1], bv0 = bs[j0], bv1 = bs[j1];
-      kda::frag_b bw[2], bu[2];
+      for (int ks = 0; ks < KC_CH / 8; ++ks) {
+        const int j0 = ks * 8 + tq, j1 = j0 + 4;
+        const float bk0 = bs[j0] * rk[j0], bk1 = bs[j1] * rk[j1], bv0 = bs[j0], bv1 = bs[j1];
+        kda::frag_b bw[2], bu[2];
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const int d = 16 * warp + 8 * nt + gq;
-        bw[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Ks[j0 * KC_LDB + d]) * bk0 * kda::ex2(Gc[j0 * KC_LDG + d]));
-        bw[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Ks[j1 * KC_LDB + d]) * bk1 * kda::ex2(Gc[j1 * KC_LDG + d]));
-        bu[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Vs[j0 * KC_LDB + d]) * bv0);
-        bu[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Vs[j1 * KC_LDB + d]) * bv1);
-      }
+        for (int nt = 0; nt < 2; ++nt) {
+          const int d = 16 * warp + 8 * nt + gq;
+          bw[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Ks[j0 * KC_LDB + d]) * bk0 * kda::ex2(Gc[j0 * KC_LDG + d]));
+          bw[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Ks[j1 * KC_LDB + d]) * bk1 * kda::ex2(Gc[j1 * KC_LDG + d]));
+          bu[nt].x[0] = kda::to_tf32_fast(__bfloat162float(Vs[j0 * KC_LDB + d]) * bv0);
+          bu[nt].x[1] = kda::to_tf32_fast(__bfloat162float(Vs[j1 * KC_LDB + d]) * bv1);
+        }
 #pragma unroll
-      for (int I = 0; I < 4; ++I) {
-        if (ks < 2 * (I + 1)) {
-          kda::frag_a a;
-          kda::load_a_rm(a, LA, KC_LDL, 16 * I, ks * 8);
+        for (int I = 0; I < 4; ++I) {
+          if (ks < 2 * (I + 1)) {
+            kda::frag_a a;
+            kda::load_a_rm(a, LA, KC_LDL, 16 * I, ks * 8);
 #pragma unroll
-          for (int nt = 0; nt < 2; ++nt) {
-            kda::mma(accW[I][nt], a, bw[nt]);
-            kda::mma(accU[I][nt], a, bu[nt]);
+            for (int nt = 0; nt < 2; ++nt) {
+              kda::mma(accW[I][nt], a, bw[nt]);
+              kda::mma(accU[I][nt], a, bu[nt]);
+            }
           }
         }
       }
     }
-#endif
-#if GM >= 1
-    // w and u go out as whole sw128 images (zeros past len): staged in Gc (free since the
-    // qg/kd loop; conflict-free 4-byte stores) and written by two 16 KB bulk copies, where
-    // direct 4-byte global stores would touch 8 rows per warp instruction.
-    __half* Ws = reinterpret_cast<__half*>(Gc);
-    __half* Us = Ws + KC_CH * KC_KD;
+    if constexpr (GM >= 1) {
+      // w and u go out as whole sw128 images (zeros past len): staged in Gc (free since the
+      // qg/kd loop; conflict-free 4-byte stores) and written by two 16 KB bulk copies, where
+      // direct 4-byte global stores would touch 8 rows per warp instruction.
+      __half* Ws = reinterpret_cast<__half*>(Gc);
+      __half* Us = Ws + KC_CH * KC_KD;
 #pragma unroll
-    for (int I = 0; I < 4; ++I) {
-      const int i0 = 16 * I + gq, i1 = i0 + 8;
+      for (int I = 0; I < 4; ++I) {
+        const int i0 = 16 * I + gq, i1 = i0 + 8;
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const int e = 16 * warp + 8 * nt + 2 * tq;
-        const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
-        const bool z0 = i0 >= len, z1 = i1 >= len;
-        *reinterpret_cast<tile::u32*>(Ws + x0) =
-            z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Us + x0) =
-            z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Ws + x1) =
-            z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
-        *reinterpret_cast<tile::u32*>(Us + x1) =
-            z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
-      }
-    }
-    kda::fence_async_shared();
-    __syncthreads();
-    if (tid == 0) {
-      const long long base = (slot * H + h) * (KC_CH * KC_KD);
-      if (RC != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
-      tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
-      tile::bulk_commit();
-      tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
-    }
-#elif PREC == 2
-    // The same staging for the [T, H, 128] rows: [64][KC_LDB] fp16 tiles in Gc (conflict-free
-    // 4-byte stores), then 16-byte copies of the rows of the sequence.
-    __half* Ws = reinterpret_cast<__half*>(Gc);
-    __half* Us = Ws + KC_CH * KC_LDB;
-#pragma unroll
-    for (int I = 0; I < 4; ++I) {
-      const int i0 = 16 * I + gq, i1 = i0 + 8;
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const int e = 16 * warp + 8 * nt + 2 * tq;
-        *reinterpret_cast<tile::u32*>(Ws + i0 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Us + i0 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Ws + i1 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
-        *reinterpret_cast<tile::u32*>(Us + i1 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
-      const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
-      if (i < len) {
-        const long long gi = kc_idx(bos, slot, H, h, i, c8);
-        *reinterpret_cast<uint4*>(w + gi) = *reinterpret_cast<const uint4*>(Ws + i * KC_LDB + c8);
-        *reinterpret_cast<uint4*>(u + gi) = *reinterpret_cast<const uint4*>(Us + i * KC_LDB + c8);
-      }
-    }
-#else  // fp32 intermediates: no room to stage them
-#pragma unroll
-    for (int I = 0; I < 4; ++I) {
-      const int i0 = 16 * I + gq, i1 = i0 + 8;
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const int e = 16 * warp + 8 * nt + 2 * tq;
-        const bool z0 = i0 >= len, z1 = i1 >= len;  // rows of the next sequence: not written
-        if (!z0) {
-          const long long g0 = kc_idx(bos, slot, H, h, i0, e);
-          kc_st2(w + g0, kc_out(accW[I][nt].x[0]), kc_out(accW[I][nt].x[1]));
-          kc_st2(u + g0, accU[I][nt].x[0], accU[I][nt].x[1]);
-        }
-        if (!z1) {
-          const long long g1 = kc_idx(bos, slot, H, h, i1, e);
-          kc_st2(w + g1, kc_out(accW[I][nt].x[2]), kc_out(accW[I][nt].x[3]));
-          kc_st2(u + g1, accU[I][nt].x[2], accU[I][nt].x[3]);
+        for (int nt = 0; nt < 2; ++nt) {
+          const int e = 16 * warp + 8 * nt + 2 * tq;
+          const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
+          const bool z0 = i0 >= len, z1 = i1 >= len;
+          *reinterpret_cast<tile::u32*>(Ws + x0) =
+              z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+          *reinterpret_cast<tile::u32*>(Us + x0) =
+              z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+          *reinterpret_cast<tile::u32*>(Ws + x1) =
+              z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+          *reinterpret_cast<tile::u32*>(Us + x1) =
+              z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
         }
       }
+      kda::fence_async_shared();
+      __syncthreads();
+      if (tid == 0) {
+        const long long base = (slot * H + h) * (KC_CH * KC_KD);
+        if (RC != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
+        tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
+        tile::bulk_commit();
+        tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
+      }
+    } else if constexpr (PREC == 2) {
+      // The same staging for the [T, H, 128] rows: [64][KC_LDB] fp16 tiles in Gc (conflict-free
+      // 4-byte stores), then 16-byte copies of the rows of the sequence.
+      __half* Ws = reinterpret_cast<__half*>(Gc);
+      __half* Us = Ws + KC_CH * KC_LDB;
+#pragma unroll
+      for (int I = 0; I < 4; ++I) {
+        const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          const int e = 16 * warp + 8 * nt + 2 * tq;
+          *reinterpret_cast<tile::u32*>(Ws + i0 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+          *reinterpret_cast<tile::u32*>(Us + i0 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+          *reinterpret_cast<tile::u32*>(Ws + i1 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+          *reinterpret_cast<tile::u32*>(Us + i1 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+        }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
+        const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
+        if (i < len) {
+          const long long gi = kc_idx(bos, slot, H, h, i, c8);
+          *reinterpret_cast<uint4*>(w + gi) = *reinterpret_cast<const uint4*>(Ws + i * KC_LDB + c8);
+          *reinterpret_cast<uint4*>(u + gi) = *reinterpret_cast<const uint4*>(Us + i * KC_LDB + c8);
+        }
+      }
+    } else {  // fp32 intermediates: no room to stage them
+#pragma unroll
+      for (int I = 0; I < 4; ++I) {
+        const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          const int e = 16 * warp + 8 * nt + 2 * tq;
+          const bool z0 = i0 >= len, z1 = i1 >= len;  // rows of the next sequence: not written
+          if (!z0) {
+            const long long g0 = kc_idx(bos, slot, H, h, i0, e);
+            kc_st2(w + g0, kc_out(accW[I][nt].x[0]), kc_out(accW[I][nt].x[1]));
+            kc_st2(u + g0, accU[I][nt].x[0], accU[I][nt].x[1]);
+          }
+          if (!z1) {
+            const long long g1 = kc_idx(bos, slot, H, h, i1, e);
+            kc_st2(w + g1, kc_out(accW[I][nt].x[2]), kc_out(accW[I][nt].x[3]));
+            kc_st2(u + g1, accU[I][nt].x[2], accU[I][nt].x[3]);
+          }
+        }
+      }
     }
-#endif
   }
 }
 #endif  // KC_CH == 64
