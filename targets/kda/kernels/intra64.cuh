@@ -383,11 +383,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     for (int it = 0; it < nit; ++it) {
       const int i = r0 + 4 * it;
       const long long gi = kc_idx(bos, slot, H, h, i, d);
-#else
+#else  // (the loops differ: one rolled over a warp's share, one unrolled over 8 rows apart)
     const int r0 = tid >> 5;
-#if GM >= 1
-    const long long gb = kc_idx(bos, slot, H, h, r0, d);  // row r0 + 8 it: + 8 rows of 128 bytes
-#endif
 #pragma unroll
     for (int it = 0; it < KC_CH / 8; ++it) {
       const int i = r0 + 8 * it;
@@ -399,11 +396,9 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       const float a = rq[i], b = rk[i];
       const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
       const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-#if GM >= 1 && !KC_PSTAGE
-      const long long gi = gb + it * 8 * 64;
-#elif GM == 0
+#if !KC_PSTAGE
       const long long gi = kc_idx(bos, slot, H, h, i, d);
-      if (i < len)
+      if (i < len)  // (GM 0: the next sequence's rows are not stored)
 #endif
       {
         kc_st4(qg + gi, kc_out(qv[0] * a * e0), kc_out(qv[1] * a * e1), kc_out(qv[2] * a * e2), kc_out(qv[3] * a * e3));
