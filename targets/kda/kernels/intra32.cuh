@@ -270,62 +270,62 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
   // loads and stores, a warp's store covering a whole image row (by channel pairs instead:
   // intra +2 %). Rows past the sequence hold q = k = 0 and a finite G: zeros.
   // RC 1: none of these; the row norms 1/|q| (gl[0..31]) and 1/|k| (gl[32..63]) instead.
-#if RC == 1
-  if (tid < 64) gl[(slot * H + h) * KC_KD + tid] = tid < 32 ? rq[tid] : rk[tid - 32];
-  (void)qg;
-  (void)kd;
-  (void)kU32QK;
-#else
-  {
-    const int c4 = 4 * lane;
-    const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
-    const long long gb = (slot * H + h) * (KC_CH * KC_KD);
-    // (row i = warp + 4 it has swizzle i % 8, which alternates with it: the image offset is
-    // that of row warp or warp + 4 plus (it / 2) 1024 bytes, an immediate of the store)
-    const int io0 = (int)(kda::sw128_off<KC_CH>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<KC_CH>(warp + 4, c4) >> 1);
-    KC_T* const qg0 = qg + gb;
-    KC_T* const kd0 = kd + gb;
+  if constexpr (RC == 1) {
+    if (tid < 64) gl[(slot * H + h) * KC_KD + tid] = tid < 32 ? rq[tid] : rk[tid - 32];
+    (void)qg;
+    (void)kd;
+    (void)kU32QK;
+  } else {
+    {
+      const int c4 = 4 * lane;
+      const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
+      const long long gb = (slot * H + h) * (KC_CH * KC_KD);
+      // (row i = warp + 4 it has swizzle i % 8, which alternates with it: the image offset is
+      // that of row warp or warp + 4 plus (it / 2) 1024 bytes, an immediate of the store)
+      const int io0 = (int)(kda::sw128_off<KC_CH>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<KC_CH>(warp + 4, c4) >> 1);
+      KC_T* const qg0 = qg + gb;
+      KC_T* const kd0 = kd + gb;
 #pragma unroll kU32QK
-    for (int it = 0; it < 8; ++it) {
-      const int i = warp + 4 * it;
-      const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + c4);
-      float qv[4], kv[4];
-      kda::bf16x4_to_f32(Qs + i * KC_LDB + c4, qv);
-      kda::bf16x4_to_f32(Ks + i * KC_LDB + c4, kv);
-      const float a = rq[i], b = rk[i];
-      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
-      const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-      const int gi = ((it & 1) ? io1 : io0) + (it >> 1) * 512;
-      *reinterpret_cast<uint2*>(qg0 + gi) = make_uint2(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1),
-                                                       kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3));
-      *reinterpret_cast<uint2*>(kd0 + gi) =
-          make_uint2(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y)),
-                     kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)));
-      *reinterpret_cast<uint2*>(Ks + i * KC_LDB + c4) =
-          make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
-    }
-    if (tid < 32) {
-      const float4 g2 = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + tid * 4);
-      *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
-          make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+      for (int it = 0; it < 8; ++it) {
+        const int i = warp + 4 * it;
+        const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + c4);
+        float qv[4], kv[4];
+        kda::bf16x4_to_f32(Qs + i * KC_LDB + c4, qv);
+        kda::bf16x4_to_f32(Ks + i * KC_LDB + c4, kv);
+        const float a = rq[i], b = rk[i];
+        const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+        const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+        const int gi = ((it & 1) ? io1 : io0) + (it >> 1) * 512;
+        *reinterpret_cast<uint2*>(qg0 + gi) = make_uint2(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1),
+                                                         kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3));
+        *reinterpret_cast<uint2*>(kd0 + gi) =
+            make_uint2(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y)),
+                       kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)));
+        *reinterpret_cast<uint2*>(Ks + i * KC_LDB + c4) =
+            make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+      }
+      if (tid < 32) {
+        const float4 g2 = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + tid * 4);
+        *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
+            make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+      }
     }
   }
-#endif
   __syncthreads();  // (the partial sums in Xp and LA and q in Qs are consumed)
 
   // ---- phase 3: UA 0: v into Xr (in flight during the inverse); A = (I+L)^-1 diag(b) into A16.
-#if UA
-  (void)v;
-  (void)Vs;
-#else
+  if constexpr (UA) {
+    (void)v;
+    (void)Vs;
+  } else {
 #pragma unroll
-  for (int it = 0; it < 4; ++it) {
-    const int i = lr + 8 * it;
-    tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
-                     i < len ? 16u : 0u);
+    for (int it = 0; it < 4; ++it) {
+      const int i = lr + 8 * it;
+      tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
+                       i < len ? 16u : 0u);
+    }
+    kda::cp_async_commit();
   }
-  kda::cp_async_commit();
-#endif
   if (warp < 2) kc_inv16<KC_LDL32>(LA + 16 * warp * (KC_LDL32 + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
   __syncthreads();
   {  // A10 = -A11 (L10 A00); thread = row a, columns b, b + 1
@@ -347,68 +347,68 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
   {
     __half* Ws = reinterpret_cast<__half*>(Gc);
     __half* Us = Ws + KC_CH * KC_KD;
-#if RC != 1
-    kda::frag_c accW[2][4], accU[2][4];
+    if constexpr (RC != 1) {
+      kda::frag_c accW[2][4], accU[2][4];
 #pragma unroll
-    for (int I = 0; I < 2; ++I)
+      for (int I = 0; I < 2; ++I)
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
-        kda::zero(accW[I][nt]);
-        kda::zero(accU[I][nt]);
-      }
-    const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
-    const tile::u32 vb = tile::smem_addr(Vs) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
-    const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
-    (void)vb;
+        for (int nt = 0; nt < 4; ++nt) {
+          kda::zero(accW[I][nt]);
+          kda::zero(accU[I][nt]);
+        }
+      const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
+      const tile::u32 vb = tile::smem_addr(Vs) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
+      const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
+      (void)vb;
 #pragma unroll
-    for (int ks = 0; ks < 2; ++ks) {
-      tile::u32 bk[2][4], bv[2][4];
+      for (int ks = 0; ks < 2; ++ks) {
+        tile::u32 bk[2][4], bv[2][4];
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
-        if (UA) continue;
-        kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+        for (int hh = 0; hh < 2; ++hh) {
+          kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+          if (UA) continue;
+          kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
-          const float2 f = kda::bf16x2_bits_to_f32(bv[hh][e]);
-          bv[hh][e] = kda::pack_f16x2(f.x, f.y);
+          for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+            const float2 f = kda::bf16x2_bits_to_f32(bv[hh][e]);
+            bv[hh][e] = kda::pack_f16x2(f.x, f.y);
+          }
+        }
+#pragma unroll
+        for (int I = 0; I < 2; ++I) {
+          if (I >= ks) {
+            tile::u32 a[4];
+            kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+              kda::mma_f16(accW[I][2 * hh], a, bk[hh][0], bk[hh][1]);
+              kda::mma_f16(accW[I][2 * hh + 1], a, bk[hh][2], bk[hh][3]);
+              if (UA) continue;
+              kda::mma_f16(accU[I][2 * hh], a, bv[hh][0], bv[hh][1]);
+              kda::mma_f16(accU[I][2 * hh + 1], a, bv[hh][2], bv[hh][3]);
+            }
+          }
         }
       }
 #pragma unroll
       for (int I = 0; I < 2; ++I) {
-        if (I >= ks) {
-          tile::u32 a[4];
-          kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
+        const int i0 = 16 * I + gq, i1 = i0 + 8;
+        const bool z0 = i0 >= len, z1 = i1 >= len;
 #pragma unroll
-          for (int hh = 0; hh < 2; ++hh) {
-            kda::mma_f16(accW[I][2 * hh], a, bk[hh][0], bk[hh][1]);
-            kda::mma_f16(accW[I][2 * hh + 1], a, bk[hh][2], bk[hh][3]);
-            if (UA) continue;
-            kda::mma_f16(accU[I][2 * hh], a, bv[hh][0], bv[hh][1]);
-            kda::mma_f16(accU[I][2 * hh + 1], a, bv[hh][2], bv[hh][3]);
-          }
+        for (int nt = 0; nt < 4; ++nt) {
+          const int e = 32 * warp + 8 * nt + 2 * tq;
+          const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
+          *reinterpret_cast<tile::u32*>(Ws + x0) = z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+          *reinterpret_cast<tile::u32*>(Ws + x1) = z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+          if (UA) continue;
+          *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+          *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
         }
       }
     }
-#pragma unroll
-    for (int I = 0; I < 2; ++I) {
-      const int i0 = 16 * I + gq, i1 = i0 + 8;
-      const bool z0 = i0 >= len, z1 = i1 >= len;
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt) {
-        const int e = 32 * warp + 8 * nt + 2 * tq;
-        const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
-        *reinterpret_cast<tile::u32*>(Ws + x0) = z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Ws + x1) = z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
-        if (UA) continue;
-        *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
-      }
-    }
-#endif  // RC != 1
-#if UA
-    {  // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
-       // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
+    if constexpr (UA) {
+      // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
+      // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
       const int i = tid >> 2, c8 = 8 * (tid & 3);
       uint4 x = make_uint4(0u, 0u, 0u, 0u);
       if (i < len && (c8 >> 4) <= (i >> 4)) {
@@ -420,7 +420,6 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
       }
       *reinterpret_cast<uint4*>(Us + (kda::sw_off<64>(i, c8) >> 1)) = x;
     }
-#endif
     kda::fence_async_shared();  // (also the P image written in phase 2)
     __syncthreads();
     if (tid == 0) {
