@@ -31,8 +31,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_seg(
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   if (eos == cu[n + 1] || (part == 1 && seg == 0)) return;  // the last segment; segment 0 has no transition
   float* end = (part == 0 ? hseg : mseg) + (sslot * H + h) * KC_KD * KC_KD;
-  KC_CHAIN<true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
-                    nullptr, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h, 1.f);
+  kc_chain<true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
+                 nullptr, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h, 1.f);
 }
 
 // grid (NSEQ*H, 8), block 256, smem KC_FIX_SMEM: the start states S_j (hstart, [V][K])

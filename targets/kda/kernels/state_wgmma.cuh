@@ -557,7 +557,8 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
   }
 }
-#if RC >= 1
+// ---- RC 1 and 2: the state kernel's chain fed by producer warps (kc_state_rc); compiled
+// for every configuration, used where RC >= 1.
 __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mb) : "memory");
 }
@@ -942,12 +943,14 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
   }
 }
-#endif  // RC
-#if GM == 2
-#define KC_CHAIN kc_state_gm2
-#else
-#define KC_CHAIN kc_state_gm
-#endif
+// The chain of GM: kc_state_gm (GM 1) or kc_state_gm2 (GM 2, on the transposed state).
+template <bool kStateOnly, class... Args>
+__device__ __forceinline__ void kc_chain(Args... args) {
+  if constexpr (GM == 2)
+    kc_state_gm2<kStateOnly>(args...);
+  else
+    kc_state_gm<kStateOnly>(args...);
+}
 
 // SEG 0: grid (NSEQ*H, 1, 1) (kc_item: one block per (sequence, head), longest first).
 // SEG > 0: grid ((NSEQ + floor(T/(CH SEG))) * H, 1, 1), one block per (segment slot, head):
@@ -979,34 +982,34 @@ extern "C" __global__ void __launch_bounds__(RC == 1 ? 512 : RC == 2 ? 288 : 256
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   const float* S0 = seg == 0 ? h0 + (n * H + h) * KC_KD * KC_KD : hstart + (sslot * H + h) * KC_KD * KC_KD;
   float* end = eos == cu[n + 1] ? ht + (n * H + h) * KC_KD * KC_KD : nullptr;
-  KC_CHAIN<false>(S0, true, false, qg, kd, w, u, P, gl, o, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h,
-                     scale);
+  kc_chain<false>(S0, true, false, qg, kd, w, u, P, gl, o, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h,
+                  scale);
 #else
   (void)NSEQ;
   int n32, h32;
   kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
   const long long bos0 = cu[n], eos = cu[n + 1];
-#if RC >= 1
-  if (blockDim.x != (RC == 1 ? 512 : 288)) __trap();  // spec.json's block: the producer's warps are missing
-  (void)vin;
-  kc_state_rc<false>(h0 + (n * H + h) * KC_KD * KC_KD, qg, kd, w, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD,
-                     bos0, eos, n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias,
-                     lower_bound);
-#elif UA
-  (void)A_log;
-  (void)dt_bias;
-  (void)lower_bound;
-  KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
-                     ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale, vin, &map_v);
-#else
-  (void)A_log;
-  (void)dt_bias;
-  (void)lower_bound;
-  (void)vin;
-  KC_CHAIN<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
-                     ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale);
-#endif
+  if constexpr (RC >= 1) {
+    if (blockDim.x != (RC == 1 ? 512 : 288)) __trap();  // spec.json's block: the producer's warps are missing
+    (void)vin;
+    kc_state_rc<false>(h0 + (n * H + h) * KC_KD * KC_KD, qg, kd, w, u, P, gl, o, ht + (n * H + h) * KC_KD * KC_KD,
+                       bos0, eos, n + bos0 / KC_CH, H, h, scale, &map_q, &map_k, &map_g, &map_v, A_log, dt_bias,
+                       lower_bound);
+  } else if constexpr (UA) {
+    (void)A_log;
+    (void)dt_bias;
+    (void)lower_bound;
+    kc_chain<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
+                    ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale, vin, &map_v);
+  } else {
+    (void)A_log;
+    (void)dt_bias;
+    (void)lower_bound;
+    (void)vin;
+    kc_chain<false>(h0 + (n * H + h) * KC_KD * KC_KD, true, false, qg, kd, w, u, P, gl, o,
+                    ht + (n * H + h) * KC_KD * KC_KD, bos0, eos, n + bos0 / KC_CH, H, h, scale);
+  }
 #endif
 }
 #if PIPE
