@@ -163,11 +163,16 @@ __device__ __forceinline__ float kc_out(float x) {
   else
     return x;
 }
-#if PREC == 2
-#define KC_T __half  // element type of the intermediates qg, kd, w, u, P
-#else
-#define KC_T float
-#endif
+// The element type of the intermediates qg, kd, w, u, P: fp16 with PREC 2, else fp32.
+template <bool kF16>
+struct KcElem {
+  using type = float;
+};
+template <>
+struct KcElem<true> {
+  using type = __half;
+};
+using kc_elem = KcElem<PREC == 2>::type;
 
 #define KC_KD 128  // head dimension (K = V)
 #define KC_CH CH   // chunk length

@@ -53,8 +53,8 @@ static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, \
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g, \
     const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log, \
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg, \
-    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P, \
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, kc_elem* __restrict__ qg, \
+    kc_elem* __restrict__ kd, kc_elem* __restrict__ w, kc_elem* __restrict__ u, kc_elem* __restrict__ P, \
     float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V, \
     long long NSEQ, float lower_bound
 #define KC_INTRA32_ARGS q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound
@@ -283,8 +283,8 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
       // (row i = warp + 4 it has swizzle i % 8, which alternates with it: the image offset is
       // that of row warp or warp + 4 plus (it / 2) 1024 bytes, an immediate of the store)
       const int io0 = (int)(kda::sw128_off<KC_CH>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<KC_CH>(warp + 4, c4) >> 1);
-      KC_T* const qg0 = qg + gb;
-      KC_T* const kd0 = kd + gb;
+      kc_elem* const qg0 = qg + gb;
+      kc_elem* const kd0 = kd + gb;
 #pragma unroll kU32QK
       for (int it = 0; it < 8; ++it) {
         const int i = warp + 4 * it;

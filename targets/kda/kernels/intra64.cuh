@@ -42,8 +42,8 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
     const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
     const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, KC_T* __restrict__ qg,
-    KC_T* __restrict__ kd, KC_T* __restrict__ w, KC_T* __restrict__ u, KC_T* __restrict__ P,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, kc_elem* __restrict__ qg,
+    kc_elem* __restrict__ kd, kc_elem* __restrict__ w, kc_elem* __restrict__ u, kc_elem* __restrict__ P,
     float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
     long long NSEQ, float lower_bound
     ) {
@@ -67,7 +67,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   const long long bos = cu[n] + c * KC_CH;
   const int len = (int)min((long long)KC_CH, cu[n + 1] - bos);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  KC_T* Pc = P + (slot * H + h) * KC_CH * KC_CH;
+  kc_elem* Pc = P + (slot * H + h) * KC_CH * KC_CH;
 
   // ---- phase 0: the chunk's q, k, v, g rows into shared memory, all in flight.
   // Thread = 16-byte piece lc8 of rows lr + 16 it; rows past the sequence are zero-filled by

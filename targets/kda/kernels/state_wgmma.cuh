@@ -1040,11 +1040,5 @@ extern "C" __global__ void __launch_bounds__(512, 1) kda_chunk_state_beside(
                     lower_bound, flags);
 }
 #endif
-#if SEG == 0
-#if RC >= 1
-#undef KC_STATE_THREADS
-#define KC_STATE_THREADS (RC == 1 ? 512 : 288)
-#endif
-#endif
 
 #endif  // PREC == 2 && GM >= 1
