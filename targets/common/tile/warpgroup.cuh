@@ -23,7 +23,10 @@
 //                                                 descriptor; TA/TB 1 = MN-major
 //   wgmma_rs<AB, TB>(d, a, db, accumulate)        A from registers (frag_a: this thread's
 //                                                 share of the 64x16 A tile)
-//   accumulate 0: d = A B (d's old values unread); N is 64 or 128 (d's size).
+//   accumulate 0: d = A B (d's old values unread); N is d's size: 64 or 128, and for
+//   wgmma_ss also 192 or 256 (m64n192k16, m64n256k16: a warpgroup's wide tile reads its
+//   64 x 16 A slice once for all N columns, which halves A's shared-memory reads
+//   against two n128 products).
 //   to_frag_a<AB>(a, lo, hi)   accumulator fragments 2s and 2s+1 (m64 x 16 columns) as
 //                              the A operand of k-slice s: a product feeds the next one
 //   wgmma_fence()       before the first product of a batch that reads registers
@@ -169,13 +172,40 @@ __device__ __forceinline__ void to_frag_a(frag_a& a, const rt_c& lo, const rt_c&
   "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, "  \
   "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "  \
   "%62, %63}"
-// descriptors A, B at %32/%33 (n64) or %64/%65 (n128); then scale-d, trans-a, trans-b
+#define TILE_WG_R96 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+  "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, " \
+  "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, " \
+  "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, " \
+  "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}"
+#define TILE_WG_R128 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+  "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, " \
+  "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, " \
+  "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, " \
+  "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, " \
+  "%97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, " \
+  "%113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+#define TILE_WG_ACC96(d)                                                                                    \
+  TILE_WG_ACC64(d), TILE_WG_ACC4(d, 16), TILE_WG_ACC4(d, 17), TILE_WG_ACC4(d, 18), TILE_WG_ACC4(d, 19), \
+      TILE_WG_ACC4(d, 20), TILE_WG_ACC4(d, 21), TILE_WG_ACC4(d, 22), TILE_WG_ACC4(d, 23)
+#define TILE_WG_ACC128(d)                                                                                   \
+  TILE_WG_ACC96(d), TILE_WG_ACC4(d, 24), TILE_WG_ACC4(d, 25), TILE_WG_ACC4(d, 26), TILE_WG_ACC4(d, 27), \
+      TILE_WG_ACC4(d, 28), TILE_WG_ACC4(d, 29), TILE_WG_ACC4(d, 30), TILE_WG_ACC4(d, 31)
+// descriptors A, B at %32/%33 (n64), %64/%65 (n128), %96/%97 (n192) or %128/%129 (n256);
+// then scale-d, trans-a, trans-b
 #define TILE_WG_SS64(TY)                                                                            \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY \
   " " TILE_WG_R32 ", %32, %33, p, 1, 1, %35, %36;\n}\n"
 #define TILE_WG_SS128(TY)                                                                            \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY \
   " " TILE_WG_R64 ", %64, %65, p, 1, 1, %67, %68;\n}\n"
+#define TILE_WG_SS192(TY)                                                                            \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\nwgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY \
+  " " TILE_WG_R96 ", %96, %97, p, 1, 1, %99, %100;\n}\n"
+#define TILE_WG_SS256(TY)                                                                             \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY \
+  " " TILE_WG_R128 ", %128, %129, p, 1, 1, %131, %132;\n}\n"
 // A registers at %32..%35 (n64) or %64..%67 (n128), B's descriptor, scale-d, trans-b
 #define TILE_WG_RS64(TY)                                                                            \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY \
@@ -203,6 +233,31 @@ __device__ __forceinline__ void wgmma_ss(rt_c (&d)[16], u64 da, u64 db, int accu
     asm volatile(TILE_WG_SS128("bf16") : TILE_WG_ACC64(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
   else
     asm volatile(TILE_WG_SS128("f16") : TILE_WG_ACC64(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
+#else
+  (void)d, (void)da, (void)db, (void)accumulate;
+  __trap();
+#endif
+}
+// The wide products (n192, n256), shared-memory operands only.
+template <Ab T, int TA, int TB>
+__device__ __forceinline__ void wgmma_ss(rt_c (&d)[24], u64 da, u64 db, int accumulate) {
+#if TILE_WARPGROUP_WGMMA
+  if constexpr (T == Ab::bf16)
+    asm volatile(TILE_WG_SS192("bf16") : TILE_WG_ACC96(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
+  else
+    asm volatile(TILE_WG_SS192("f16") : TILE_WG_ACC96(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
+#else
+  (void)d, (void)da, (void)db, (void)accumulate;
+  __trap();
+#endif
+}
+template <Ab T, int TA, int TB>
+__device__ __forceinline__ void wgmma_ss(rt_c (&d)[32], u64 da, u64 db, int accumulate) {
+#if TILE_WARPGROUP_WGMMA
+  if constexpr (T == Ab::bf16)
+    asm volatile(TILE_WG_SS256("bf16") : TILE_WG_ACC128(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
+  else
+    asm volatile(TILE_WG_SS256("f16") : TILE_WG_ACC128(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
 #else
   (void)d, (void)da, (void)db, (void)accumulate;
   __trap();
@@ -243,10 +298,16 @@ __device__ __forceinline__ void wgmma_rs(rt_c (&d)[16], const frag_a& a, u64 db,
 
 #undef TILE_WG_SS64
 #undef TILE_WG_SS128
+#undef TILE_WG_SS192
+#undef TILE_WG_SS256
 #undef TILE_WG_RS64
 #undef TILE_WG_RS128
 #undef TILE_WG_R32
 #undef TILE_WG_R64
+#undef TILE_WG_R96
+#undef TILE_WG_R128
+#undef TILE_WG_ACC128
+#undef TILE_WG_ACC96
 #undef TILE_WG_ACC64
 #undef TILE_WG_ACC32
 #undef TILE_WG_ACC4

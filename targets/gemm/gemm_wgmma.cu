@@ -1,0 +1,343 @@
+// gemm_wgmma.cu — tessera gemm template for Hopper (sm_90a): wgmma on TMA-loaded,
+// 128-byte-swizzled shared tiles, an mbarrier ring, warp specialization and a persistent
+// tile schedule (the structure of CUTLASS's sm90 warp-specialized kernels and of
+// targets/flash_attention/fa3_wgmma.cu).
+//
+// C[M,N] (row-major bf16) = A[M,K] (row-major bf16) · bᵀ with b[N,K] row-major: both
+// operands K-major, wgmma's natural form; fp32 accumulation.
+//
+// Parameters (#defined by tessera):
+//   BM         rows of the block tile (64, 128, 256)
+//   BN         columns of the block tile (64, 128, 192, 256): one m64nBNk16 wgmma per
+//              64 rows and k16 step
+//   CONSUMERS  consumer warpgroups (1, 2), BM / CONSUMERS (64 or 128) rows each; at most
+//              128 accumulator registers a thread: (BM / CONSUMERS) * BN <= 16384
+//   STAGES     k-slices of 64 (A [BM][64] and B [BN][64], 128 bytes a row) in the ring
+//   GROUP_M    tile-rows per group of the tile order (L2 reuse of B across a group)
+//   SPLITK     the most k-splits of a tile: where the tiles are fewer than the SMs, a tile's
+//              k-tiles are shared among SPLITS = max(1, min(SPLITK, SMS / tiles, k-tiles))
+//              units, each writing fp32 partial sums ws[split][M][N] that
+//              gemm_wgmma_reduce adds into C. With SPLITS 1 (every shape with at least
+//              SMS / 2 tiles) the kernel writes C itself and the reduce step does not run:
+//              one configuration serves large and small M alike.
+//
+// Entry points (the launch plan picks by `when`, spec.json):
+//   gemm_wgmma(a, b, c, ws, M, N, K, SMS, tmap a, tmap b)    K % 8 == 0 (TMA needs 16-byte
+//       row strides); grid min(SMS, tiles * SPLITS), block 128 * (CONSUMERS + 1), dynamic
+//       shared memory STAGES * (BM + BN) * 128 + 256; tensor maps over a and b with boxes of
+//       64 x 64 elements, 128-byte swizzle
+//   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1
+//   gemm_wgmma_unaligned(a, b, c, M, N, K)                   K % 8 != 0: a plain fp32
+//       SIMT kernel (correct at any shape, not fast; only odd-K shapes reach it)
+//
+// Per block (persistent: units blockIdx.x, + gridDim.x, ...; a unit is a tile and a k-split):
+//   warpgroup 0, the producer: one thread loads, per k-tile, A's BM / 64 and B's BN / 64
+//     boxes into the ring's next stage (boxes wholly past M or N are not loaded: their
+//     rows feed only outputs that are never stored); its registers go to the consumers.
+//   warpgroups 1..CONSUMERS: per k-tile, wait for the stage, issue 4 k16 steps of
+//     BM / CONSUMERS / 64 products, commit, wait until the previous stage's products are
+//     done and release that stage (one batch in flight). Then the epilogue from registers:
+//     bf16 C (or fp32 partials) with bounds checks on rows and columns. The producer runs
+//     ahead into the next unit's stages meanwhile.
+// Tails: TMA fills box elements outside the tensors with zeros, so a K tail (within a
+// k-tile of 64) adds nothing; rows past M and columns past N are not stored.
+#include <cuda_bf16.h>
+
+#include "tile/pipeline.cuh"
+#include "tile/tma.cuh"
+#include "tile/warpgroup.cuh"
+
+#define TESSERA_SMEM_gemm_wgmma (STAGES * (BM + BN) * 128 + 256)
+
+namespace gemm_wg {
+
+using tile::rt_c;
+using tile::u32;
+
+constexpr int kBK = 64;                   // k per stage: one 128-byte row of bf16
+constexpr u32 kBoxBytes = 64 * 128;       // a TMA box: 64 rows of 64 elements
+constexpr int kRows = BM / CONSUMERS;     // rows of one consumer warpgroup
+constexpr int kMI = kRows / 64;           // its m64 products per k16 step
+constexpr int kFrags = BN / 8;            // accumulator fragments of one m64 product
+static_assert(BM % 64 == 0 && BN % 64 == 0 && BN <= 256, "tiles of 64-row boxes, wgmma N <= 256");
+static_assert(kRows == 64 || kRows == 128, "a consumer warpgroup owns 64 or 128 rows");
+static_assert(kRows * BN <= 16384, "at most 128 accumulator registers a thread");
+static_assert(STAGES >= 2 && GROUP_M >= 1 && SPLITK >= 1, "parameters");
+
+// The block's shared memory: STAGES pairs of A [BM][64] and B [BN][64] sw128 tiles
+// (tile/warpgroup.cuh; each 64-row box 1024-byte aligned), then the ring's barriers.
+struct Layout {
+  static constexpr u32 a_bytes = BM * 128, b_bytes = BN * 128, stage_bytes = a_bytes + b_bytes;
+  static constexpr u32 barriers = STAGES * stage_bytes;
+  static constexpr u32 bytes = barriers + 16 * STAGES;
+  static_assert(bytes <= TESSERA_SMEM_gemm_wgmma, "the spec's shared memory");
+  u32 base;
+  __device__ __forceinline__ u32 a(int s) const { return base + (u32)s * stage_bytes; }
+  __device__ __forceinline__ u32 b(int s) const { return a(s) + a_bytes; }
+  __device__ __forceinline__ tile::Ring<STAGES> ring() const { return {base + barriers}; }
+};
+
+// k-splits of a tile: the same formula as the spec's let SPLITS (integer division for
+// floor(SMS / tiles)).
+__device__ __forceinline__ int splits_of(long long M, long long N, long long K, long long sms) {
+  const long long tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+  long long s = sms / tiles;
+  if (s > SPLITK) s = SPLITK;
+  const long long kt = (K + kBK - 1) / kBK;
+  if (s > kt) s = kt;
+  return s < 1 ? 1 : (int)s;
+}
+
+// The problem as every role walks it (32-bit: TMA coordinates are 32-bit anyway).
+struct Problem {
+  int M, N, tiles_m, tiles_n, ktiles, splits, per, units;
+};
+
+__device__ __forceinline__ Problem problem_of(long long M, long long N, long long K, long long sms) {
+  Problem p;
+  p.M = (int)M;
+  p.N = (int)N;
+  p.tiles_m = (int)((M + BM - 1) / BM);
+  p.tiles_n = (int)((N + BN - 1) / BN);
+  p.ktiles = (int)((K + kBK - 1) / kBK);
+  p.splits = splits_of(M, N, K, sms);
+  p.per = (p.ktiles + p.splits - 1) / p.splits;
+  p.units = p.tiles_m * p.tiles_n * p.splits;
+  return p;
+}
+
+// A unit: its tile's first row and column, its k-split and that split's k-tiles [kb, ke)
+// (empty for a split past the last k-tile: it still writes zero partials).
+struct Unit {
+  int m0, n0, split, kb, ke;
+};
+
+// Unit u: tile u / splits in groups of GROUP_M tile-rows (column-major inside a group),
+// split u % splits (a tile's splits run side by side, sharing its A rows in L2).
+__device__ __forceinline__ Unit unit_of(const Problem& p, int u) {
+  const int t = u / p.splits;
+  Unit w;
+  w.split = u - t * p.splits;
+  const int group = GROUP_M * p.tiles_n, first_m = (t / group) * GROUP_M;
+  const int gsize = min(p.tiles_m - first_m, GROUP_M), in = t % group;
+  w.m0 = (first_m + in % gsize) * BM;
+  w.n0 = (in / gsize) * BN;
+  w.ke = min((w.split + 1) * p.per, p.ktiles);
+  w.kb = min(w.split * p.per, w.ke);
+  return w;
+}
+
+// The producer thread: every unit's k-tiles through the ring, A's and B's boxes that
+// hold rows inside the tensors.
+__device__ __forceinline__ void produce(const Layout& L, const tile::tmap* ma, const tile::tmap* mb,
+                                        const Problem& p) {
+  tile::tma_prefetch_desc(ma);
+  tile::tma_prefetch_desc(mb);
+  const auto r = L.ring();
+  tile::RingPos pos;
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+    const Unit w = unit_of(p, u);
+    const int abox = min(BM / 64, (p.M - w.m0 + 63) / 64), bbox = min(BN / 64, (p.N - w.n0 + 63) / 64);
+    for (int kt = w.kb; kt < w.ke; ++kt, pos.next<STAGES>()) {
+      r.acquire(pos);
+      r.expect(pos, (u32)(abox + bbox) * kBoxBytes);
+      const u32 full = r.full(pos.stage);
+#pragma unroll
+      for (int i = 0; i < BM / 64; ++i)
+        if (i < abox) tile::tma_load_2d(L.a(pos.stage) + i * kBoxBytes, ma, kt * kBK, w.m0 + 64 * i, full);
+#pragma unroll
+      for (int i = 0; i < BN / 64; ++i)
+        if (i < bbox) tile::tma_load_2d(L.b(pos.stage) + i * kBoxBytes, mb, kt * kBK, w.n0 + 64 * i, full);
+    }
+  }
+}
+
+// One stage's products for a consumer: 4 k16 steps of kMI m64nBNk16 products (A's rows at
+// a, B at b, both K-major sw128 tiles), committed as one batch.
+__device__ __forceinline__ void products(rt_c (&acc)[kMI][kFrags], u32 a, u32 b) {
+  const tile::u64 da = tile::desc_kmajor(a), db = tile::desc_kmajor(b);
+  tile::wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < kBK / 16; ++ks)
+#pragma unroll
+    for (int i = 0; i < kMI; ++i)
+      tile::wgmma_ss<tile::Ab::bf16, 0, 0>(acc[i], tile::desc_advance(da, i * kBoxBytes + ks * 32),
+                                           tile::desc_advance(db, ks * 32), 1);
+  tile::wgmma_commit();
+}
+
+// A consumer's accumulators over n k-tiles from the ring's position pos on: one batch in
+// flight, each stage released once the products after it are issued and its own are done.
+__device__ __forceinline__ void mainloop(const Layout& L, rt_c (&acc)[kMI][kFrags], int n, int c,
+                                         tile::RingPos& pos) {
+  const auto r = L.ring();
+#pragma unroll
+  for (int i = 0; i < kMI; ++i)
+#pragma unroll
+    for (int j = 0; j < kFrags; ++j) tile::zero(acc[i][j]);
+  tile::RingPos prev;
+  for (int kt = 0; kt < n; ++kt) {
+    r.wait(pos);
+    products(acc, L.a(pos.stage) + (u32)c * kRows * 128, L.b(pos.stage));
+    tile::wgmma_wait<1>();
+    if (kt > 0) r.release(prev);
+    prev = pos;
+    pos.next<STAGES>();
+  }
+  tile::wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < kMI; ++i) tile::fence_operand(acc[i]);
+  if (n > 0) r.release(prev);
+}
+
+// Stores the accumulators of the consumer's rows: put(row, col, v0, v1) for columns col and
+// col + 1, rows and columns checked against M and N (col + 1 by put).
+template <typename Put>
+__device__ __forceinline__ void store(const rt_c (&acc)[kMI][kFrags], const Problem& p, const Unit& w, int c,
+                                      Put put) {
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
+  const int row0 = w.m0 + c * kRows + 16 * warp + (lane >> 2), col0 = w.n0 + 2 * (lane & 3);
+#pragma unroll
+  for (int i = 0; i < kMI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 64 * i + 8 * h;
+      if (row >= p.M) continue;
+#pragma unroll
+      for (int j = 0; j < kFrags; ++j) {
+        const int col = col0 + 8 * j;
+        if (col < p.N) put(row, col, acc[i][j].x[2 * h], acc[i][j].x[2 * h + 1]);
+      }
+    }
+}
+
+// The epilogue: bf16 C, or with k-splits the unit's fp32 partials ws[split][M][N].
+__device__ __forceinline__ void epilogue(const rt_c (&acc)[kMI][kFrags], const Problem& p, const Unit& w, int c,
+                                         __nv_bfloat16* out, float* ws) {
+  const long long N = p.N;
+  const bool pairs = (p.N & 1) == 0;  // (c and ws are 256-byte aligned allocations)
+  if (p.splits == 1) {
+    store(acc, p, w, c, [&](int row, int col, float v0, float v1) {
+      __nv_bfloat16* q = out + row * N + col;
+      if (pairs) {
+        *reinterpret_cast<__nv_bfloat162*>(q) = __floats2bfloat162_rn(v0, v1);
+      } else {
+        q[0] = __float2bfloat16_rn(v0);
+        if (col + 1 < p.N) q[1] = __float2bfloat16_rn(v1);
+      }
+    });
+  } else {
+    float* part = ws + (long long)w.split * p.M * N;
+    store(acc, p, w, c, [&](int row, int col, float v0, float v1) {
+      float* q = part + row * N + col;
+      if (pairs) {
+        *reinterpret_cast<float2*>(q) = make_float2(v0, v1);
+      } else {
+        q[0] = v0;
+        if (col + 1 < p.N) q[1] = v1;
+      }
+    });
+  }
+}
+
+// Per-thread registers of the producer and of each consumer warpgroup after setmaxnreg
+// (0: left as launched, 255 with one consumer). 128 (producer + C consumer) <= 65536.
+template <int NC>
+struct Registers {
+  static constexpr int producer = NC == 2 ? 40 : 0, consumer = NC == 2 ? 232 : 0;
+  static_assert(128 * (producer + NC * consumer) <= 65536, "the block's registers");
+};
+
+__device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, const tile::tmap* mb, __nv_bfloat16* c,
+                                    float* ws) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const Layout L{tile::smem_addr(smem)};
+  if (tile::dynamic_smem_bytes() < Layout::bytes) __trap();
+  if (threadIdx.x == 0) L.ring().init(128 * CONSUMERS);
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+  using R = Registers<CONSUMERS>;
+  if (wg == 0) {
+    if constexpr (R::producer > 0) tile::set_max_registers<false, R::producer>();
+    if (threadIdx.x == 0) produce(L, ma, mb, p);
+    return;
+  }
+  if constexpr (R::producer > 0) tile::set_max_registers<true, R::consumer>();
+  rt_c acc[kMI][kFrags];
+  tile::RingPos pos;
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+    const Unit w = unit_of(p, u);
+    mainloop(L, acc, w.ke - w.kb, wg - 1, pos);
+    epilogue(acc, p, w, wg - 1, c, ws);
+  }
+}
+
+}  // namespace gemm_wg
+
+extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+    gemm_wgmma(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, float* ws, long long M, long long N,
+               long long K, long long SMS, const __grid_constant__ tile::tmap ta, const __grid_constant__ tile::tmap tb) {
+  (void)a, (void)b;
+  gemm_wg::run(gemm_wg::problem_of(M, N, K, SMS), &ta, &tb, c, ws);
+}
+
+// c = sum over the splits of ws[split], 4 consecutive elements a thread.
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_wgmma_reduce(float* ws, __nv_bfloat16* c, long long M, long long N, long long K, long long SMS) {
+  const int splits = gemm_wg::splits_of(M, N, K, SMS);
+  const long long total = M * N;
+  const long long i0 = ((long long)blockIdx.x * 256 + threadIdx.x) * 4;
+  if (i0 >= total) return;
+  if ((total & 3) == 0) {  // (then i0 + 4 <= total, and both are 16- and 8-byte aligned)
+    float4 s = *reinterpret_cast<const float4*>(ws + i0);
+    for (int z = 1; z < splits; ++z) {
+      const float4 v = *reinterpret_cast<const float4*>(ws + z * total + i0);
+      s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+    }
+    const __nv_bfloat162 lo = __floats2bfloat162_rn(s.x, s.y), hi = __floats2bfloat162_rn(s.z, s.w);
+    uint2 pk;
+    pk.x = *reinterpret_cast<const unsigned*>(&lo);
+    pk.y = *reinterpret_cast<const unsigned*>(&hi);
+    *reinterpret_cast<uint2*>(c + i0) = pk;
+  } else {
+    for (long long i = i0; i < i0 + 4 && i < total; ++i) {
+      float s = 0.f;
+      for (int z = 0; z < splits; ++z) s += ws[z * total + i];
+      c[i] = __float2bfloat16_rn(s);
+    }
+  }
+}
+
+// K % 8 != 0: 64 x 64 tiles of C, 256 threads of 4 x 4 outputs, k-slices of 16 through
+// shared memory as fp32, every load checked (grid cdiv(N, 64) x cdiv(M, 64)).
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_wgmma_unaligned(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, long long M, long long N,
+                         long long K) {
+  __shared__ float as[16][64 + 4], bs[16][64 + 4];
+  const long long m0 = (long long)blockIdx.y * 64, n0 = (long long)blockIdx.x * 64;
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  float acc[4][4] = {};
+  for (long long k0 = 0; k0 < K; k0 += 16) {
+    for (int e = threadIdx.x; e < 64 * 16; e += 256) {
+      const int r = e / 16, k = e % 16;
+      const bool kin = k0 + k < K;
+      as[k][r] = kin && m0 + r < M ? __bfloat162float(a[(m0 + r) * K + k0 + k]) : 0.f;
+      bs[k][r] = kin && n0 + r < N ? __bfloat162float(b[(n0 + r) * K + k0 + k]) : 0.f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 16; ++k)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] += as[k][ty + 16 * i] * bs[k][tx + 16 * j];
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const long long row = m0 + ty + 16 * i, col = n0 + tx + 16 * j;
+      if (row < M && col < N) c[row * N + col] = __float2bfloat16_rn(acc[i][j]);
+    }
+}
