@@ -1,0 +1,150 @@
+// tests/gemm/gemm_spec_test.cpp — CPU tests of gemm's Hopper template `wgmma`
+// (targets/gemm/gemm_wgmma.cu, issue 33):
+//   * its launch plan: at every validation and benchmark shape and on 114, 132 and 148 SMs,
+//     K % 8 == 0 runs gemm_wgmma (TMA needs 16-byte row strides) and anything else the
+//     SIMT fallback, never both; the reduce step runs exactly where the kernel splits k
+//     (the spec's let SPLITS against the kernel's splits_of, written out again here), the
+//     grid is min(SMS, tiles x splits) and the scratch holds every split's partials;
+//   * the template space: the constraints keep exactly the 12 tile shapes whose
+//     accumulators fit (at most 128 registers a thread) and the stages that fit in shared
+//     memory;
+//   * NVRTC compiles each tile shape (at its deepest ring) for sm_90a with the three kernels,
+//     nothing spilled and no wgmma serialized by ptxas.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "agent/template_space.h"
+#include "codegen/compiler.h"
+#include "codegen/render.h"
+#include "spec/spec.h"
+
+using namespace tessera;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path targets() {
+  return fs::path(TESSERA_SOURCE_DIR) / "targets";
+}
+
+const spec::Program& wgmma(const spec::Operator& op) {
+  const spec::Program* t = op.find_template("wgmma");
+  if (!t) throw std::runtime_error("targets/gemm/spec.json has no template 'wgmma'");
+  return *t;
+}
+
+// gemm_wgmma.cu's splits_of: max(1, min(SPLITK, floor(SMS / tiles), k-tiles of 64)).
+long long kernel_splits(long long M, long long N, long long K, long long bm, long long bn, long long splitk,
+                        long long sms) {
+  const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+  long long s = std::min({sms / tiles, splitk, (K + 63) / 64});
+  return std::max(1LL, s);
+}
+
+size_t step_of(const spec::Program& t, const std::string& kernel) {
+  for (size_t i = 0; i < t.launch.size(); ++i)
+    if (t.launch[i].kernel == kernel) return i;
+  throw std::runtime_error("no launch step " + kernel);
+}
+
+}  // namespace
+
+TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
+  auto op = spec::load_operator(targets() / "gemm");
+  const spec::Program& t = wgmma(op);
+  ASSERT_EQ(t.launch.size(), 3u);
+  ASSERT_EQ(t.scratch.size(), 1u);
+  const auto& main = t.launch[step_of(t, "gemm_wgmma")];
+  const auto& reduce = t.launch[step_of(t, "gemm_wgmma_reduce")];
+  const auto& fallback = t.launch[step_of(t, "gemm_wgmma_unaligned")];
+  std::vector<spec::Shape> shapes = op.validation_shapes;
+  shapes.insert(shapes.end(), op.benchmark_shapes.begin(), op.benchmark_shapes.end());
+  for (long long k : {8LL, 4104LL, 4095LL, 100LL}) shapes.push_back({"extra", {{"M", 3}, {"N", 77}, {"K", k}}});
+  auto space = agent::template_space(t);
+  int split_cases = 0, fallback_cases = 0;
+  for (const auto& c : space.valid_configs()) {
+    auto params = agent::config_params(t, c);
+    for (const auto& s : shapes)
+      for (double sms : {114.0, 132.0, 148.0}) {
+        spec::Bindings b = op.bindings(s);
+        for (auto& [name, v] : params) b[name] = static_cast<double>(v);
+        b[spec::kSmCountSymbol] = sms;
+        const long long M = s.symbols.at("M"), N = s.symbols.at("N"), K = s.symbols.at("K");
+        SCOPED_TRACE(s.label() + " SMS " + std::to_string(sms) + " " + space.key(c));
+        const bool aligned = K % 8 == 0;
+        EXPECT_EQ(spec::launched(main, b), aligned);
+        EXPECT_EQ(spec::launched(fallback, b), !aligned);
+        fallback_cases += !aligned;
+        if (!aligned) {
+          EXPECT_FALSE(spec::launched(reduce, b));
+          continue;
+        }
+        const long long bm = params.at("BM"), bn = params.at("BN");
+        const long long splits = kernel_splits(M, N, K, bm, bn, params.at("SPLITK"), static_cast<long long>(sms));
+        const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+        EXPECT_EQ(spec::launched(reduce, b), splits > 1);
+        split_cases += splits > 1;
+        EXPECT_EQ(spec::eval_int(main.grid[0], b), std::min(static_cast<long long>(sms), tiles * splits));
+        if (splits > 1) {
+          EXPECT_GE(spec::eval_int(t.scratch[0].size, b), splits * M * N);
+        }
+      }
+  }
+  EXPECT_GT(split_cases, 1000);  // the split path is exercised by the validation shapes too
+  EXPECT_GT(fallback_cases, 0);
+}
+
+TEST(GemmWgmma, SpaceKeepsTheTileShapesWhoseAccumulatorsFit) {
+  auto op = spec::load_operator(targets() / "gemm");
+  const spec::Program& t = wgmma(op);
+  ASSERT_EQ(t.arch, std::vector<std::string>{"sm_90a"});
+  auto space = agent::template_space(t);
+  std::set<std::tuple<long long, long long, long long>> tiles;
+  for (const auto& c : space.valid_configs()) {
+    auto p = agent::config_params(t, c);
+    const long long rows = p.at("BM") / p.at("CONSUMERS");
+    EXPECT_TRUE(rows == 64 || rows == 128) << space.key(c);
+    EXPECT_LE(rows * p.at("BN"), 16384) << space.key(c);
+    EXPECT_LE(p.at("STAGES") * (p.at("BM") + p.at("BN")) * 128 + 256, 232448) << space.key(c);
+    tiles.insert({p.at("BM"), p.at("BN"), p.at("CONSUMERS")});
+  }
+  // one consumer: 64 x {64, 128, 192, 256}, 128 x {64, 128}; two: 128 x {64..256}, 256 x {64, 128}
+  EXPECT_EQ(tiles.size(), 12u);
+  EXPECT_TRUE(tiles.count({128, 256, 2}));
+  EXPECT_TRUE(tiles.count({256, 128, 2}));
+  EXPECT_FALSE(tiles.count({256, 256, 2}));  // 128 rows x 256 columns: 256 accumulators a thread
+}
+
+TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
+  auto op = spec::load_operator(targets() / "gemm");
+  const spec::Program& t = wgmma(op);
+  auto space = agent::template_space(t);
+  // the deepest ring of each tile shape (the most shared memory, the longest unrolled code)
+  std::map<std::tuple<long long, long long, long long>, std::map<std::string, long long>> deepest;
+  for (const auto& c : space.valid_configs()) {
+    auto p = agent::config_params(t, c);
+    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS")}];
+    if (d.empty() || p.at("STAGES") > d.at("STAGES") ||
+        (p.at("STAGES") == d.at("STAGES") && p.at("SPLITK") > d.at("SPLITK")))
+      d = p;
+  }
+  ASSERT_EQ(deepest.size(), 12u);
+  static codegen::Compiler compiler;
+  const std::string source = codegen::read_file(t.source.string());
+  for (const auto& [tile, params] : deepest) {
+    std::string label;
+    for (auto& [n, v] : params) label += n + "=" + std::to_string(v) + " ";
+    SCOPED_TRACE(label);
+    auto r = compiler.compile(
+        {codegen::render(source, params), "gemm_wgmma.cu", "sm_90a", {op.dir, targets() / "common"}, {}});
+    ASSERT_TRUE(r.ok) << r.log;
+    for (const char* k : {"gemm_wgmma", "gemm_wgmma_reduce", "gemm_wgmma_unaligned"})
+      EXPECT_TRUE(r.kernels.count(k)) << k;
+    EXPECT_FALSE(r.spills()) << r.log;
+    EXPECT_EQ(r.log.find("C7518"), std::string::npos) << r.log;
+    EXPECT_EQ(r.log.find("serialized"), std::string::npos) << r.log;
+  }
+}
