@@ -12,14 +12,24 @@
 //              64 rows and k16 step
 //   CONSUMERS  consumer warpgroups (1, 2), BM / CONSUMERS (64 or 128) rows each; at most
 //              128 accumulator registers a thread: (BM / CONSUMERS) * BN <= 16384
+//   PINGPONG   0: the consumers share each tile (rows split between them); 1 (two
+//              consumers): each takes every other unit whole (BM = 64 or 128 rows), and they
+//              take turns at the tensor cores (named barriers 1 and 2: a consumer's turn
+//              ends once its last stage's products are issued), so that one's epilogue
+//              overlaps the other's products (CUTLASS's ping-pong kernel)
 //   STAGES     k-slices of 64 (A [BM][64] and B [BN][64], 128 bytes a row) in the ring
 //   GROUP_M    tile-rows per group of the tile order (L2 reuse of B across a group)
-//   SPLITK     the most k-splits of a tile: where the tiles are fewer than the SMs, a tile's
-//              k-tiles are shared among SPLITS = max(1, min(SPLITK, SMS / tiles, k-tiles))
-//              units, each writing fp32 partial sums ws[split][M][N] that
-//              gemm_wgmma_reduce adds into C. With SPLITS 1 (every shape with at least
-//              SMS / 2 tiles) the kernel writes C itself and the reduce step does not run:
-//              one configuration serves large and small M alike.
+//   SPLITK     the most k-splits of a tile: a tile's k-tiles are shared among SPLITS units,
+//              each writing fp32 partial sums ws[split][M][N] that gemm_wgmma_reduce adds
+//              into C, where
+//                SPLITS = min(SPLITK, k-tiles)                   if 32 M SPLITK <= K,
+//                         max(1, min(SPLITK, SMS / tiles, k-tiles))  otherwise:
+//              at decode widths (the partials' traffic 8 M N SPLITS bytes at most 1/8 of
+//              the weights' 2 N K) every tile is split, so that the units fill the last
+//              round of the persistent grid; at larger M only where the tiles are fewer
+//              than the SMs. With SPLITS 1 (every shape with at least SMS / 2 tiles and
+//              M > K / 32) the kernel writes C itself and the reduce step does not run: one
+//              configuration serves large and small M alike.
 //
 // Entry points (the launch plan picks by `when`, spec.json):
 //   gemm_wgmma(a, b, c, ws, M, N, K, SMS, tmap a, tmap b)    K % 8 == 0 (TMA needs 16-byte
@@ -56,10 +66,12 @@ using tile::u32;
 
 constexpr int kBK = 64;                   // k per stage: one 128-byte row of bf16
 constexpr u32 kBoxBytes = 64 * 128;       // a TMA box: 64 rows of 64 elements
-constexpr int kRows = BM / CONSUMERS;     // rows of one consumer warpgroup
-constexpr int kMI = kRows / 64;           // its m64 products per k16 step
-constexpr int kFrags = BN / 8;            // accumulator fragments of one m64 product
+constexpr bool kPingPong = PINGPONG == 1;
+constexpr int kRows = kPingPong ? BM : BM / CONSUMERS;  // rows of one consumer warpgroup
+constexpr int kMI = kRows / 64;                         // its m64 products per k16 step
+constexpr int kFrags = BN / 8;                          // accumulator fragments of one m64 product
 static_assert(BM % 64 == 0 && BN % 64 == 0 && BN <= 256, "tiles of 64-row boxes, wgmma N <= 256");
+static_assert(!kPingPong || CONSUMERS == 2, "ping-pong takes two consumers");
 static_assert(kRows == 64 || kRows == 128, "a consumer warpgroup owns 64 or 128 rows");
 static_assert(kRows * BN <= 16384, "at most 128 accumulator registers a thread");
 static_assert(STAGES >= 2 && GROUP_M >= 1 && SPLITK >= 1, "parameters");
@@ -81,7 +93,7 @@ struct Layout {
 // floor(SMS / tiles)).
 __device__ __forceinline__ int splits_of(long long M, long long N, long long K, long long sms) {
   const long long tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
-  long long s = sms / tiles;
+  long long s = 32 * M * SPLITK <= K ? SPLITK : sms / tiles;
   if (s > SPLITK) s = SPLITK;
   const long long kt = (K + kBK - 1) / kBK;
   if (s > kt) s = kt;
@@ -113,7 +125,8 @@ struct Unit {
 };
 
 // Unit u: tile u / splits in groups of GROUP_M tile-rows (column-major inside a group),
-// split u % splits (a tile's splits run side by side, sharing its A rows in L2).
+// split u % splits (a tile's splits side by side: the blocks running at once cover few
+// tiles, and so few rows of A and columns of B).
 __device__ __forceinline__ Unit unit_of(const Problem& p, int u) {
   const int t = u / p.splits;
   Unit w;
@@ -168,6 +181,10 @@ __device__ __forceinline__ void products(rt_c (&acc)[kMI][kFrags], u32 a, u32 b)
 
 // A consumer's accumulators over n k-tiles from the ring's position pos on: one batch in
 // flight, each stage released once the products after it are issued and its own are done.
+// Ping-pong: the turn (named barrier 1 + c) taken before the first stage and handed to the
+// other consumer after the last stage's products are issued: by then this consumer has seen
+// every earlier use of the ring complete, so the other's parity waits cannot mistake an
+// earlier use of a stage for its own.
 __device__ __forceinline__ void mainloop(const Layout& L, rt_c (&acc)[kMI][kFrags], int n, int c,
                                          tile::RingPos& pos) {
   const auto r = L.ring();
@@ -175,15 +192,18 @@ __device__ __forceinline__ void mainloop(const Layout& L, rt_c (&acc)[kMI][kFrag
   for (int i = 0; i < kMI; ++i)
 #pragma unroll
     for (int j = 0; j < kFrags; ++j) tile::zero(acc[i][j]);
+  const u32 rows = kPingPong ? 0u : (u32)c * kRows * 128;  // this consumer's rows of A
+  if constexpr (kPingPong) tile::named_barrier_sync(1 + c, 256);
   tile::RingPos prev;
   for (int kt = 0; kt < n; ++kt) {
     r.wait(pos);
-    products(acc, L.a(pos.stage) + (u32)c * kRows * 128, L.b(pos.stage));
+    products(acc, L.a(pos.stage) + rows, L.b(pos.stage));
     tile::wgmma_wait<1>();
     if (kt > 0) r.release(prev);
     prev = pos;
     pos.next<STAGES>();
   }
+  if constexpr (kPingPong) tile::named_barrier_arrive(1 + (c ^ 1), 256);
   tile::wgmma_wait<0>();
 #pragma unroll
   for (int i = 0; i < kMI; ++i) tile::fence_operand(acc[i]);
@@ -196,7 +216,7 @@ template <typename Put>
 __device__ __forceinline__ void store(const rt_c (&acc)[kMI][kFrags], const Problem& p, const Unit& w, int c,
                                       Put put) {
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
-  const int row0 = w.m0 + c * kRows + 16 * warp + (lane >> 2), col0 = w.n0 + 2 * (lane & 3);
+  const int row0 = w.m0 + (kPingPong ? 0 : c * kRows) + 16 * warp + (lane >> 2), col0 = w.n0 + 2 * (lane & 3);
 #pragma unroll
   for (int i = 0; i < kMI; ++i)
 #pragma unroll
@@ -253,7 +273,7 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
   extern __shared__ __align__(1024) unsigned char smem[];
   const Layout L{tile::smem_addr(smem)};
   if (tile::dynamic_smem_bytes() < Layout::bytes) __trap();
-  if (threadIdx.x == 0) L.ring().init(128 * CONSUMERS);
+  if (threadIdx.x == 0) L.ring().init(kPingPong ? 128 : 128 * CONSUMERS);  // (the threads that release a use)
   __syncthreads();
   const int wg = threadIdx.x / 128;
   using R = Registers<CONSUMERS>;
@@ -263,12 +283,19 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
     return;
   }
   if constexpr (R::producer > 0) tile::set_max_registers<true, R::consumer>();
+  const int me = wg - 1;
+  if (kPingPong && me == 1) tile::named_barrier_arrive(1, 256);  // consumer 0 takes the first turn
   rt_c acc[kMI][kFrags];
   tile::RingPos pos;
-  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+  int mine = 0;  // ping-pong: consumer (i % 2) takes the block's i-th unit
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x, mine ^= 1) {
     const Unit w = unit_of(p, u);
-    mainloop(L, acc, w.ke - w.kb, wg - 1, pos);
-    epilogue(acc, p, w, wg - 1, c, ws);
+    if (kPingPong && mine != me) {  // the other consumer's unit: its stages skipped
+      for (int kt = w.kb; kt < w.ke; ++kt) pos.next<STAGES>();
+      continue;
+    }
+    mainloop(L, acc, w.ke - w.kb, me, pos);
+    epilogue(acc, p, w, me, c, ws);
   }
 }
 

@@ -63,16 +63,19 @@ TEST(GemmGpu, HopperTemplateMatchesTheReference) {
   evaluator::JudgeSettings st;
   st.seeds = 2;
   st.benchmark = false;
-  // BM, BN, CONSUMERS, STAGES, GROUP_M, SPLITK: every tile width (64..256), one and two
-  // consumers, a consumer of 128 rows (two products a k-step), rings of 2 to 6 stages, the
-  // three group sizes, no split and splits up to 8.
+  // BM, BN, CONSUMERS, PINGPONG, STAGES, GROUP_M, SPLITK: every tile width (64..256), one
+  // and two consumers, a consumer of 128 rows (two products a k-step), ping-pong consumers
+  // (64 and 128 rows), rings of 2 to 6 stages, the three group sizes, no split and splits
+  // up to 8.
   const std::vector<Params> configs = {
-      {{"BM", 128}, {"BN", 256}, {"CONSUMERS", 2}, {"STAGES", 4}, {"GROUP_M", 8}, {"SPLITK", 1}},
-      {{"BM", 256}, {"BN", 128}, {"CONSUMERS", 2}, {"STAGES", 3}, {"GROUP_M", 16}, {"SPLITK", 2}},
-      {{"BM", 64}, {"BN", 192}, {"CONSUMERS", 1}, {"STAGES", 6}, {"GROUP_M", 1}, {"SPLITK", 8}},
-      {{"BM", 128}, {"BN", 128}, {"CONSUMERS", 1}, {"STAGES", 4}, {"GROUP_M", 8}, {"SPLITK", 4}},
-      {{"BM", 128}, {"BN", 64}, {"CONSUMERS", 2}, {"STAGES", 2}, {"GROUP_M", 1}, {"SPLITK", 4}},
-      {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"STAGES", 5}, {"GROUP_M", 16}, {"SPLITK", 8}},
+      {{"BM", 128}, {"BN", 256}, {"CONSUMERS", 2}, {"PINGPONG", 0}, {"STAGES", 4}, {"GROUP_M", 8}, {"SPLITK", 1}},
+      {{"BM", 256}, {"BN", 128}, {"CONSUMERS", 2}, {"PINGPONG", 0}, {"STAGES", 3}, {"GROUP_M", 16}, {"SPLITK", 2}},
+      {{"BM", 64}, {"BN", 192}, {"CONSUMERS", 1}, {"PINGPONG", 0}, {"STAGES", 6}, {"GROUP_M", 1}, {"SPLITK", 8}},
+      {{"BM", 128}, {"BN", 128}, {"CONSUMERS", 1}, {"PINGPONG", 0}, {"STAGES", 4}, {"GROUP_M", 8}, {"SPLITK", 4}},
+      {{"BM", 128}, {"BN", 64}, {"CONSUMERS", 2}, {"PINGPONG", 0}, {"STAGES", 2}, {"GROUP_M", 1}, {"SPLITK", 4}},
+      {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"PINGPONG", 0}, {"STAGES", 5}, {"GROUP_M", 16}, {"SPLITK", 8}},
+      {{"BM", 128}, {"BN", 128}, {"CONSUMERS", 2}, {"PINGPONG", 1}, {"STAGES", 4}, {"GROUP_M", 8}, {"SPLITK", 2}},
+      {{"BM", 64}, {"BN", 256}, {"CONSUMERS", 2}, {"PINGPONG", 1}, {"STAGES", 3}, {"GROUP_M", 1}, {"SPLITK", 8}},
   };
   for (const Params& p : configs) {
     std::string label = "wgmma";
