@@ -10,8 +10,12 @@
 #   SECONDS  the search's time limit (default 420: the device tool allows 600 a call)
 # Environment: TESSERA_BIN (required: the tessera binary), GEMM_GPU_TEST (the
 # tessera_gemm_gpu_tests binary; default next to TESSERA_BIN, skipped if absent), OUT
-# (default /tmp/out), SEED (default 1). Run from the repository root (TESSERA_SOURCE is
-# set to it, so the spec and kernels are this checkout's).
+# (default /tmp/out), SEED (default 1), PROFILE (1: then the geomean champion's SASS,
+# its HGMMA count, and compute-sanitizer memcheck and racecheck of it at m1_qkv, the
+# split-K path: about 1-2 minutes more; leave room under the call's 600 s). Run from the
+# repository root (TESSERA_SOURCE is set to it, so the spec and kernels are this
+# checkout's). The GPU test binary is not in `runs/device/pack.sh build .carry gpu`;
+# copy build/tests/gemm/tessera_gemm_gpu_tests into .carry (stripped) beside tessera.
 set -uo pipefail
 budget=${1:-40}
 seconds=${2:-420}
@@ -50,3 +54,19 @@ echo "=== leaderboard (geomean over the benchmark shapes, against cuBLAS)"
 "$TESSERA_BIN" leaderboard gemm --db "$db" --limit 8
 echo "=== leaderboard --per-shape (each shape's best wgmma configuration, against cuBLAS)"
 "$TESSERA_BIN" leaderboard gemm --per-shape --db "$db"
+if [ "${PROFILE:-0}" = 1 ]; then
+  id=$("$TESSERA_BIN" leaderboard gemm --status ok --json --limit 1 --db "$db" |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0]["candidate"] if r else "")')
+  if [ -n "$id" ]; then
+    for tool in sass memcheck racecheck; do
+      echo "=== profile #$id --tool $tool $(date -u +%H:%M:%S)"
+      timeout 150 "$TESSERA_BIN" profile gemm --candidate "$id" --tool "$tool" --shape m1_qkv --db "$db" \
+        --out "$out/profile-$tool" >"$out/profile-$tool.log" 2>&1
+      echo "exit $?"; tail -3 "$out/profile-$tool.log"
+    done
+    echo "HGMMA instructions in the champion's SASS: $(grep -c HGMMA "$out/profile-sass/sass.txt" 2>/dev/null)"
+    grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$out"/profile-*/*.txt 2>/dev/null
+  else
+    echo "=== profile: no candidate with status ok"
+  fi
+fi
