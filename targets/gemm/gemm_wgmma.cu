@@ -18,22 +18,26 @@
 //              ends once its last stage's products are issued), so that one's epilogue
 //              overlaps the other's products (CUTLASS's ping-pong kernel)
 //   STAGES     k-slices of 64 (A [BM][64] and B [BN][64], 128 bytes a row) in the ring
+//   OCC        blocks a SM (1, 2): 2 for one consumer with at most 64 accumulators a thread
+//              and at most 113 KB of ring, two independent persistent blocks on each SM
+//              (one's epilogue under the other's products, twice the loads in flight);
+//              the schedule then has SLOTS = OCC * SMS blocks
 //   GROUP_M    tile-rows per group of the tile order (L2 reuse of B across a group)
 //   SPLITK     the most k-splits of a tile: a tile's k-tiles are shared among SPLITS units,
 //              each writing fp32 partial sums ws[split][M][N] that gemm_wgmma_reduce adds
 //              into C, where
-//                SPLITS = min(SPLITK, k-tiles)                   if 32 M SPLITK <= K,
-//                         max(1, min(SPLITK, SMS / tiles, k-tiles))  otherwise:
+//                SPLITS = min(SPLITK, k-tiles)                     if 32 M SPLITK <= K,
+//                         max(1, min(SPLITK, SLOTS / tiles, k-tiles))  otherwise:
 //              at decode widths (the partials' traffic 8 M N SPLITS bytes at most 1/8 of
 //              the weights' 2 N K) every tile is split, so that the units fill the last
 //              round of the persistent grid; at larger M only where the tiles are fewer
-//              than the SMs. With SPLITS 1 (every shape with at least SMS / 2 tiles and
+//              than the SMs. With SPLITS 1 (every shape with at least SLOTS / 2 tiles and
 //              M > K / 32) the kernel writes C itself and the reduce step does not run: one
 //              configuration serves large and small M alike.
 //
 // Entry points (the launch plan picks by `when`, spec.json):
 //   gemm_wgmma(a, b, c, ws, M, N, K, SMS, tmap a, tmap b)    K % 8 == 0 (TMA needs 16-byte
-//       row strides); grid min(SMS, tiles * SPLITS), block 128 * (CONSUMERS + 1), dynamic
+//       row strides); grid min(SLOTS, tiles * SPLITS), block 128 * (CONSUMERS + 1), dynamic
 //       shared memory STAGES * (BM + BN) * 128 + 256; tensor maps over a and b with boxes of
 //       64 x 64 elements, 128-byte swizzle
 //   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1
@@ -72,6 +76,7 @@ constexpr int kMI = kRows / 64;                         // its m64 products per 
 constexpr int kFrags = BN / 8;                          // accumulator fragments of one m64 product
 static_assert(BM % 64 == 0 && BN % 64 == 0 && BN <= 256, "tiles of 64-row boxes, wgmma N <= 256");
 static_assert(!kPingPong || CONSUMERS == 2, "ping-pong takes two consumers");
+static_assert(OCC == 1 || (OCC == 2 && CONSUMERS == 1 && kRows * BN <= 8192), "two blocks a SM: 128 registers");
 static_assert(kRows == 64 || kRows == 128, "a consumer warpgroup owns 64 or 128 rows");
 static_assert(kRows * BN <= 16384, "at most 128 accumulator registers a thread");
 static_assert(STAGES >= 2 && GROUP_M >= 1 && SPLITK >= 1, "parameters");
@@ -90,10 +95,10 @@ struct Layout {
 };
 
 // k-splits of a tile: the same formula as the spec's let SPLITS (integer division for
-// floor(SMS / tiles)).
+// floor(SLOTS / tiles), SLOTS = OCC * SMS).
 __device__ __forceinline__ int splits_of(long long M, long long N, long long K, long long sms) {
   const long long tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
-  long long s = 32 * M * SPLITK <= K ? SPLITK : sms / tiles;
+  long long s = 32 * M * SPLITK <= K ? SPLITK : OCC * sms / tiles;
   if (s > SPLITK) s = SPLITK;
   const long long kt = (K + kBK - 1) / kBK;
   if (s > kt) s = kt;
@@ -301,7 +306,7 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
 
 }  // namespace gemm_wg
 
-extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
+extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), OCC)
     gemm_wgmma(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, float* ws, long long M, long long N,
                long long K, long long SMS, const __grid_constant__ tile::tmap ta, const __grid_constant__ tile::tmap tb) {
   (void)a, (void)b;

@@ -63,20 +63,22 @@ TEST(GemmGpu, HopperTemplateMatchesTheReference) {
   evaluator::JudgeSettings st;
   st.seeds = 2;
   st.benchmark = false;
-  // BM, BN, CONSUMERS, PINGPONG, STAGES, GROUP_M, SPLITK: every tile width (64..256), one
-  // and two consumers, a consumer of 128 rows (two products a k-step), ping-pong consumers
-  // (64 and 128 rows), rings of 2 to 6 stages, the three group sizes, no split and splits
-  // up to 8.
-  const std::vector<Params> configs = {
-      {{"BM", 128}, {"BN", 256}, {"CONSUMERS", 2}, {"PINGPONG", 0}, {"STAGES", 4}, {"GROUP_M", 8}, {"SPLITK", 1}},
-      {{"BM", 256}, {"BN", 128}, {"CONSUMERS", 2}, {"PINGPONG", 0}, {"STAGES", 3}, {"GROUP_M", 16}, {"SPLITK", 2}},
-      {{"BM", 64}, {"BN", 192}, {"CONSUMERS", 1}, {"PINGPONG", 0}, {"STAGES", 6}, {"GROUP_M", 1}, {"SPLITK", 8}},
-      {{"BM", 128}, {"BN", 128}, {"CONSUMERS", 1}, {"PINGPONG", 0}, {"STAGES", 4}, {"GROUP_M", 8}, {"SPLITK", 4}},
-      {{"BM", 128}, {"BN", 64}, {"CONSUMERS", 2}, {"PINGPONG", 0}, {"STAGES", 2}, {"GROUP_M", 1}, {"SPLITK", 4}},
-      {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"PINGPONG", 0}, {"STAGES", 5}, {"GROUP_M", 16}, {"SPLITK", 8}},
-      {{"BM", 128}, {"BN", 128}, {"CONSUMERS", 2}, {"PINGPONG", 1}, {"STAGES", 4}, {"GROUP_M", 8}, {"SPLITK", 2}},
-      {{"BM", 64}, {"BN", 256}, {"CONSUMERS", 2}, {"PINGPONG", 1}, {"STAGES", 3}, {"GROUP_M", 1}, {"SPLITK", 8}},
+  // BM, BN, CONSUMERS, PINGPONG, OCC, STAGES, GROUP_M, SPLITK: every tile width (64..256),
+  // one and two consumers, a consumer of 128 rows (two products a k-step), ping-pong
+  // consumers (64 and 128 rows), two blocks a SM, rings of 2 to 6 stages, the three group
+  // sizes, no split and splits up to 8.
+  const char* names[] = {"BM", "BN", "CONSUMERS", "PINGPONG", "OCC", "STAGES", "GROUP_M", "SPLITK"};
+  const std::vector<std::vector<long long>> rows = {
+      {128, 256, 2, 0, 1, 4, 8, 1}, {256, 128, 2, 0, 1, 3, 16, 2}, {64, 192, 1, 0, 1, 6, 1, 8},
+      {128, 128, 1, 0, 1, 4, 8, 4}, {128, 64, 2, 0, 1, 2, 1, 4},   {64, 64, 1, 0, 1, 5, 16, 8},
+      {128, 128, 2, 1, 1, 4, 8, 2}, {64, 256, 2, 1, 1, 3, 1, 8},   {64, 128, 1, 0, 2, 4, 8, 4},
   };
+  std::vector<Params> configs;
+  for (const auto& r : rows) {
+    Params p;
+    for (size_t i = 0; i < r.size(); ++i) p[names[i]] = r[i];
+    configs.push_back(p);
+  }
   for (const Params& p : configs) {
     std::string label = "wgmma";
     for (auto& [name, v] : p) label += " " + name + "=" + std::to_string(v);

@@ -4,12 +4,13 @@
 //     K % 8 == 0 runs gemm_wgmma (TMA needs 16-byte row strides) and anything else the
 //     SIMT fallback, never both; the reduce step runs exactly where the kernel splits k
 //     (the spec's let SPLITS against the kernel's splits_of, written out again here), the
-//     grid is min(SMS, tiles x splits) and the scratch holds every split's partials;
+//     grid is min(OCC x SMS, tiles x splits) and the scratch holds every split's partials;
 //   * the template space: the constraints keep exactly the 18 tile shapes (12 with the
 //     consumers sharing a tile, 6 ping-pong) whose accumulators fit (at most 128 registers a
-//     thread) and the stages that fit in shared memory;
-//   * NVRTC compiles each tile shape (at its deepest ring) for sm_90a with the three kernels,
-//     nothing spilled and no wgmma serialized by ptxas.
+//     thread) and the stages that fit in shared memory, and two blocks a SM (OCC 2) only with
+//     one consumer, at most 64 accumulators a thread and half the shared memory;
+//   * NVRTC compiles each tile shape (at its deepest ring, and at OCC 2 where allowed) for
+//     sm_90a with the three kernels, nothing spilled and no wgmma serialized by ptxas.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,11 +38,12 @@ const spec::Program& wgmma(const spec::Operator& op) {
 }
 
 // gemm_wgmma.cu's splits_of: every tile split SPLITK ways at decode widths (32 M SPLITK <= K),
-// otherwise only where the tiles are fewer than the SMs; never more than the k-tiles of 64.
+// otherwise only where the tiles are fewer than the block slots (OCC x SMS); never more than
+// the k-tiles of 64.
 long long kernel_splits(long long M, long long N, long long K, long long bm, long long bn, long long splitk,
-                        long long sms) {
+                        long long slots) {
   const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
-  const long long s = std::min({32 * M * splitk <= K ? splitk : sms / tiles, splitk, (K + 63) / 64});
+  const long long s = std::min({32 * M * splitk <= K ? splitk : slots / tiles, splitk, (K + 63) / 64});
   return std::max(1LL, s);
 }
 
@@ -85,11 +87,12 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
           continue;
         }
         const long long bm = params.at("BM"), bn = params.at("BN");
-        const long long splits = kernel_splits(M, N, K, bm, bn, params.at("SPLITK"), static_cast<long long>(sms));
+        const long long slots = params.at("OCC") * static_cast<long long>(sms);
+        const long long splits = kernel_splits(M, N, K, bm, bn, params.at("SPLITK"), slots);
         const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
         EXPECT_EQ(spec::launched(reduce, b), splits > 1);
         split_cases += splits > 1;
-        EXPECT_EQ(spec::eval_int(main.grid[0], b), std::min(static_cast<long long>(sms), tiles * splits));
+        EXPECT_EQ(spec::eval_int(main.grid[0], b), std::min(slots, tiles * splits));
         if (splits > 1) {
           EXPECT_GE(spec::eval_int(t.scratch[0].size, b), splits * M * N);
         }
@@ -105,6 +108,7 @@ TEST(GemmWgmma, SpaceKeepsTheTileShapesWhoseAccumulatorsFit) {
   ASSERT_EQ(t.arch, std::vector<std::string>{"sm_90a"});
   auto space = agent::template_space(t);
   std::set<std::tuple<long long, long long, long long, long long>> tiles;
+  std::set<std::pair<long long, long long>> occ2;
   for (const auto& c : space.valid_configs()) {
     auto p = agent::config_params(t, c);
     const bool ping = p.at("PINGPONG") == 1;
@@ -113,8 +117,15 @@ TEST(GemmWgmma, SpaceKeepsTheTileShapesWhoseAccumulatorsFit) {
     EXPECT_TRUE(rows == 64 || rows == 128) << space.key(c);
     EXPECT_LE(rows * p.at("BN"), 16384) << space.key(c);
     EXPECT_LE(p.at("STAGES") * (p.at("BM") + p.at("BN")) * 128 + 256, 232448) << space.key(c);
+    if (p.at("OCC") == 2) {  // two blocks a SM: registers (65536 / 512) and shared memory (228 KB)
+      EXPECT_EQ(p.at("CONSUMERS"), 1) << space.key(c);
+      EXPECT_LE(rows * p.at("BN"), 8192) << space.key(c);
+      EXPECT_LE(2 * (p.at("STAGES") * (p.at("BM") + p.at("BN")) * 128 + 256 + 1024), 233472) << space.key(c);
+      occ2.insert({p.at("BM"), p.at("BN")});
+    }
     tiles.insert({p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG")});
   }
+  EXPECT_EQ(occ2, (std::set<std::pair<long long, long long>>{{64, 64}, {64, 128}, {128, 64}}));
   // one consumer: 64 x {64, 128, 192, 256}, 128 x {64, 128}; two sharing a tile: 128 x
   // {64..256}, 256 x {64, 128}; two in ping-pong: 64 x {64..256}, 128 x {64, 128}
   EXPECT_EQ(tiles.size(), 18u);
@@ -130,15 +141,15 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
   const spec::Program& t = wgmma(op);
   auto space = agent::template_space(t);
   // the deepest ring of each tile shape (the most shared memory, the longest unrolled code)
-  std::map<std::tuple<long long, long long, long long, long long>, std::map<std::string, long long>> deepest;
+  std::map<std::tuple<long long, long long, long long, long long, long long>, std::map<std::string, long long>> deepest;
   for (const auto& c : space.valid_configs()) {
     auto p = agent::config_params(t, c);
-    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG")}];
+    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG"), p.at("OCC")}];
     if (d.empty() || p.at("STAGES") > d.at("STAGES") ||
         (p.at("STAGES") == d.at("STAGES") && p.at("SPLITK") > d.at("SPLITK")))
       d = p;
   }
-  ASSERT_EQ(deepest.size(), 18u);
+  ASSERT_EQ(deepest.size(), 21u);  // the 18 tile shapes, and 3 of them also at two blocks a SM
   static codegen::Compiler compiler;
   const std::string source = codegen::read_file(t.source.string());
   for (const auto& [tile, params] : deepest) {
