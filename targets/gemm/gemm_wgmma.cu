@@ -31,7 +31,7 @@
 //              at decode widths (the partials' traffic 8 M N SPLITS bytes at most 1/8 of
 //              the weights' 2 N K) every tile is split, so that the units fill the last
 //              round of the persistent grid; at larger M only where the tiles are fewer
-//              than the SMs. With SPLITS 1 (every shape with at least SLOTS / 2 tiles and
+//              than the block slots. With SPLITS 1 (every shape with at least SLOTS / 2 tiles and
 //              M > K / 32) the kernel writes C itself and the reduce step does not run: one
 //              configuration serves large and small M alike.
 //
@@ -42,7 +42,7 @@
 //       64 x 64 elements, 128-byte swizzle
 //   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1
 //   gemm_wgmma_unaligned(a, b, c, M, N, K)                   K % 8 != 0: a plain fp32
-//       SIMT kernel (correct at any shape, not fast; only odd-K shapes reach it)
+//       SIMT kernel (correct at any shape, not fast; only such K reach it)
 //
 // Per block (persistent: units blockIdx.x, + gridDim.x, ...; a unit is a tile and a k-split):
 //   warpgroup 0, the producer: one thread loads, per k-tile, A's BM / 64 and B's BN / 64
