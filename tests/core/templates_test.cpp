@@ -168,6 +168,21 @@ TEST(TileLibrary, RegisterAWgmmaFixtureCompiles) {
   }
 }
 
+// The wide shared-memory products' fixture (tile/warpgroup.cuh's m64n256k16 and m64n192k16,
+// tests/gpu/tile_wgmma_test.cpp) compiles for sm_90a without spills (224 accumulators a
+// thread), and traps but compiles for Blackwell.
+TEST(TileLibrary, WideWgmmaFixtureCompiles) {
+  static codegen::Compiler compiler;
+  const std::string src =
+      codegen::read_file((fs::path(TESSERA_SOURCE_DIR) / "tests/gpu/fixtures/tile_wgmma_wide.cu").string());
+  for (const char* arch : {"sm_90a", "sm_103a"}) {
+    auto r = compiler.compile({src, "tile_wgmma_wide.cu", arch, {targets() / "common"}, {}});
+    ASSERT_TRUE(r.ok) << arch << ":\n" << r.log;
+    EXPECT_TRUE(r.kernels.count("tile_wgmma_wide")) << arch;
+    EXPECT_FALSE(r.spills()) << r.log;
+  }
+}
+
 // A warpgroup product, a bulk copy on an mbarrier and a bulk store, as the kda kernels
 // use them, compile for sm_90a without spills; for Blackwell the same source compiles too.
 TEST(TileLibrary, WgmmaAndBulkCopyCompile) {

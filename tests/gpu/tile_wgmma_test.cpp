@@ -6,7 +6,8 @@
 // accumulator
 // (acc_to_a), against the same products on the CPU. The inputs are multiples of 1/4 in
 // [-1, 1], so that every product, sum and the fp16 rounding of the chained accumulator
-// are exact: the results must match exactly.
+// are exact: the results must match exactly. Also the wide shared-memory products
+// (fixtures/tile_wgmma_wide.cu: wgmma_ss with N = 256 and 192, bf16), exact the same way.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -112,4 +113,67 @@ TEST(TileWgmma, RegisterOperandsAndChainedProductsMatchTheCpu) {
       w5[m * 32 + n] = s;
     }
   EXPECT_EQ(first_mismatch(d5, w5), "") << "A from registers, K-major B from a sw64 image, N = K = 32";
+}
+
+namespace {
+
+std::vector<std::uint16_t> random_quarters_bf16(size_t n, std::mt19937& rng) {  // exact in bf16
+  std::uniform_int_distribution<int> v(-4, 4);
+  std::vector<std::uint16_t> x(n);
+  for (auto& e : x) {
+    const float f = v(rng) / 4.0f;
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    e = static_cast<std::uint16_t>(u >> 16);  // (a multiple of 1/4: the low half is zero)
+  }
+  return x;
+}
+double from_bf16(std::uint16_t h) {
+  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+}  // namespace
+
+TEST(TileWgmma, WideSharedMemoryProductsMatchTheCpu) {
+  std::string why;
+  if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
+  auto drv = evaluator::Driver::load(&why);
+  ASSERT_TRUE(drv) << why;
+  evaluator::Device dev(drv, 0);
+  if (dev.info().arch() != "sm_90a") GTEST_SKIP() << "wgmma needs sm_90a; this GPU is " << dev.info().arch();
+  auto r = tessera::testing::compile_fixture("tile_wgmma_wide.cu", "sm_90a");
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_FALSE(r.spills()) << r.log;
+  evaluator::Module mod(drv, r.cubin);
+  CUfunction f = mod.function("tile_wgmma_wide");
+  std::mt19937 rng(20261203);
+  const auto A = random_quarters_bf16(64 * 64, rng), B = random_quarters_bf16(256 * 64, rng);
+  evaluator::Buffer gA(&dev, A.size() * 2), gB(&dev, B.size() * 2), g256(&dev, 64 * 256 * 4), g192(&dev, 64 * 192 * 4);
+  gA.upload(A.data(), A.size() * 2);
+  gB.upload(B.data(), B.size() * 2);
+  CUdeviceptr p[4] = {gA.ptr(), gB.ptr(), g256.ptr(), g192.ptr()};
+  void* args[4] = {&p[0], &p[1], &p[2], &p[3]};
+  const int grid[3] = {1, 1, 1}, block[3] = {128, 1, 1};
+  dev.launch(f, grid, block, 64 * 128 + 256 * 128 + 1024, args);
+  dev.sync();
+  auto floats = [](const evaluator::Buffer& b) {
+    auto bytes = b.download();
+    std::vector<float> x(bytes.size() / 4);
+    std::memcpy(x.data(), bytes.data(), bytes.size());
+    return x;
+  };
+  const auto d256 = floats(g256), d192 = floats(g192);
+  std::vector<double> w256(64 * 256), w192(64 * 192);
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < 256; ++n) {
+      double s = 0;
+      for (int k = 0; k < 64; ++k) s += from_bf16(A[m * 64 + k]) * from_bf16(B[n * 64 + k]);
+      w256[m * 256 + n] = s;
+      if (n < 192) w192[m * 192 + n] = s;
+    }
+  EXPECT_EQ(first_mismatch(d256, w256), "") << "K-major A and B from shared memory, N = 256 (m64n256k16)";
+  EXPECT_EQ(first_mismatch(d192, w192), "") << "K-major A and B from shared memory, N = 192 (m64n192k16)";
 }
