@@ -194,9 +194,11 @@ __device__ __forceinline__ void mainloop(const Layout& L, rt_c (&acc)[kMI][kFrag
                                          tile::RingPos& pos) {
   const auto r = L.ring();
 #pragma unroll
-  for (int i = 0; i < kMI; ++i)
+  for (int i = 0; i < kMI; ++i) {
 #pragma unroll
     for (int j = 0; j < kFrags; ++j) tile::zero(acc[i][j]);
+    tile::fence_operand(acc[i]);  // (the zeros written before the first wgmma_fence)
+  }
   const u32 rows = kPingPong ? 0u : (u32)c * kRows * 128;  // this consumer's rows of A
   if constexpr (kPingPong) tile::named_barrier_sync(1 + c, 256);
   tile::RingPos prev;
