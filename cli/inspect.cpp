@@ -1,6 +1,7 @@
 // cli/inspect.cpp — read-only views of the history: targets, leaderboard, show.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -183,11 +184,22 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool
   }
   std::cout << fmt::format("{:<28} {:>6} {:>8} {:>11} {:>11} {:>8}  {}\n", "shape", "id", "speedup", "median ms",
                            "base ms", "roofline", "params");
+  double log_sum = 0;
   for (auto& shape : order) {
     auto& b = best[shape];
     std::cout << fmt::format("{:<28} {:>6} {:>7.3f}x {:>11.4f} {:>11.4f} {:>7.1f}%  {}\n", shape, b.id, b.row.speedup,
                              b.row.cand_median_ms, b.row.base_median_ms, 100 * b.row.roofline_fraction, b.params);
+    log_sum += std::log(b.row.speedup);
   }
+  // Both figures: what `export --per-shape` serves (each shape's champion), and the one
+  // candidate that is best over all shapes together.
+  std::cout << fmt::format(
+      "geomean of the per-shape champions: {:.3f}x over {} shapes (served by export --per-shape)\n",
+      std::exp(log_sum / static_cast<double>(order.size())), order.size());
+  auto lead = st->leaderboard(op, "ok", 1);
+  if (!lead.empty())
+    std::cout << fmt::format("the champion over all shapes: #{} {:.3f}x\n", lead[0].candidate_id,
+                             lead[0].geomean_speedup);
   return 0;
 }
 
