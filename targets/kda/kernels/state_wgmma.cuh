@@ -10,17 +10,27 @@
 //   (16 KB), G f32 [128] (512 B) and an mbarrier, padded to 75,776; plus 1024 bytes of
 //   alignment slack. CH 32 (GM 2): the same tiles with 32 rows, Pm [32 i][32 j] as an sw64
 //   tile (2 KB, desc_kmajor64), a buffer of 35,840 bytes.
-#define KC_TILE (KC_CH * 2 * KC_KD)  // bytes of one [CH][128] fp16 image
-#define KC_PIMG (KC_CH * KC_CH * 2)  // bytes of the P image [CH][CH] (sw128, or sw64 for CH 32)
-#define KC_GOFF_Q KC_TILE
-#define KC_GOFF_KD (2 * KC_TILE)
-#define KC_GOFF_P (3 * KC_TILE)
+// One chunk buffer, offsets in bytes from its start: w at 0, then qg, kd, P, u, G_last and the
+// buffer's mbarrier. (Enumerators, not static constexpr members: under NVRTC's
+// -default-device those become __device__ variables of the module.)
+struct ChunkBuf {
+  enum : int {
+    tile = KC_CH * 2 * KC_KD,                           // one [CH][128] fp16 image
+    p_img = KC_CH * KC_CH * 2,                          // the P image [CH][CH] (sw128, or sw64 for CH 32)
+    u_img = UA ? KC_CH * KC_CH * 2 : tile,              // u's image (UA: -A diag(b), sw64)
+    q = tile,
+    kd = 2 * tile,
+    p = 3 * tile,
+    u = p + p_img,
+    g = u + u_img,
+    mbar = g + 512,
+    bytes = KC_CH == 64 ? 75776 : (mbar + 8 + 1023) / 1024 * 1024,  // (spec.json: 75776 | 35840 | UA 29696)
+    copied = 3 * tile + p_img + u_img + 512,            // what one chunk's bulk copies bring
+  };
+  static_assert(mbar + 8 <= bytes && bytes % 1024 == 0, "a chunk buffer holds its mbarrier and keeps sw128 alignment");
+  static_assert(q % 1024 == 0 && kd % 1024 == 0 && p % 1024 == 0 && u % 1024 == 0, "images 1024-byte aligned");
+};
 #define KC_PDESC(a) (KC_CH == 32 ? kda::desc_kmajor64(a) : kda::desc_kmajor(a))
-#define KC_UIMG (UA ? KC_CH * KC_CH * 2 : KC_TILE)  // bytes of u's image (UA: -A diag(b), sw64)
-#define KC_GOFF_U (3 * KC_TILE + KC_PIMG)
-#define KC_GOFF_G (3 * KC_TILE + KC_PIMG + KC_UIMG)
-#define KC_GOFF_MB (KC_GOFF_G + 512)  // the buffer's mbarrier
-#define KC_GBUF (KC_CH == 64 ? 75776 : (KC_GOFF_MB + 8 + 1023) / 1024 * 1024)  // (spec.json: 75776 | 35840 | UA 29696)
 // UA: three chunk buffers (copies two chunks ahead: -u^T of chunk c + 1 is formed during
 // chunk c, off the chain), then v's rows in a ring of KC_VD + 1 slots (sw128 images by TMA,
 // with the chunk's copies), then o's staging tile. (UA, RC 0: v's rows by TMA on the chunk
@@ -29,15 +39,15 @@
 // 1x8192 workloads, 1-2 % elsewhere: journal, fifteenth session; retired 2026-12-03.)
 #define KC_NBUF (UA ? 3 : 2)
 #define KC_VD 3
-#define KC_VSLOT KC_TILE
+#define KC_VSLOT ChunkBuf::tile
 // RC: then two raw slots of the producer (q, k, g, bf16 sw128 images; the P and
 // -A diag(b) images; 1/|q| and 1/|k|; the slot's mbarrier), its G [CH][KC_LDG] (f32, log2
 // units), the gate's quarter totals, and the buffers' "empty" mbarriers.
 // The raw tiles are [CH][128] bf16 as sw128 images (two [CH][64] halves, the TMA boxes of
 // tmap:q:64x1x32:128); with RC v's ring slots are such images too (KC_VSLOT).
-#define KC_RAW_K KC_TILE
-#define KC_RAW_G (2 * KC_TILE)
-#define KC_RAW_P (3 * KC_TILE)
+#define KC_RAW_K ChunkBuf::tile
+#define KC_RAW_G (2 * ChunkBuf::tile)
+#define KC_RAW_P (3 * ChunkBuf::tile)
 #define KC_RAW_A (KC_RAW_P + KC_CH * KC_CH * 2)
 #define KC_RAW_N (KC_RAW_A + KC_CH * KC_CH * 2)
 #define KC_RAW_MB (KC_RAW_N + 256)  // the slot's mbarrier (the copies' bytes)
@@ -58,7 +68,7 @@
 // only after every warp's "empty" of that chunk), not in a tile of its own
 #define KC_OSV (RC == 1)
 #define KC_RC_SMEM (RC == 1 ? KC_RAWN * KC_RAW + 64 : RC == 2 ? 64 : 0)
-#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * KC_GBUF + (UA ? KC_VRING * KC_VSLOT + (KC_OSV ? 0 : KC_TILE) : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
+#define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * ChunkBuf::bytes + (UA ? KC_VRING * KC_VSLOT + (KC_OSV ? 0 : ChunkBuf::tile) : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 static_assert(KC_STATE_SMEM <= 232448, "the state kernel's shared memory exceeds the H200's 227 KB");
 
@@ -66,21 +76,20 @@ static_assert(KC_STATE_SMEM <= 232448, "the state kernel's shared memory exceeds
 // intra kernel wrote each as the sw128 (P at CH 32: sw64) image of its tile (rows past the sequence are
 // zeros), so each is one bulk copy; completion is counted on the buffer's mbarrier.
 // (The sequence split's first pass needs neither qg nor P, its transition part no u.)
-#define KC_GBYTES (3 * KC_TILE + KC_PIMG + KC_UIMG + 512)
 __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u, const __half* __restrict__ P,
                                             const float* __restrict__ gl, long long slot, long long H, long long h,
                                             bool with_u = true, bool with_qp = true) {
-  const tile::u32 mb = buf + KC_GOFF_MB;
+  const tile::u32 mb = buf + ChunkBuf::mbar;
   const long long img = (slot * H + h) * (KC_CH * KC_KD), pim = (slot * H + h) * (KC_CH * KC_CH);
-  tile::mbar_expect_tx(mb, KC_GBYTES - (with_u ? 0 : KC_UIMG) - (with_qp ? 0 : KC_TILE + KC_PIMG));
-  tile::bulk_g2s(buf, w + img, KC_TILE, mb);
-  if (with_qp) tile::bulk_g2s(buf + KC_GOFF_Q, qg + img, KC_TILE, mb);
-  tile::bulk_g2s(buf + KC_GOFF_KD, kd + img, KC_TILE, mb);
-  if (with_u) tile::bulk_g2s(buf + KC_GOFF_U, u + (slot * H + h) * (KC_UIMG / 2), KC_UIMG, mb);
-  if (with_qp) tile::bulk_g2s(buf + KC_GOFF_P, P + pim, KC_PIMG, mb);
-  tile::bulk_g2s(buf + KC_GOFF_G, gl + (slot * H + h) * KC_KD, 512, mb);
+  tile::mbar_expect_tx(mb, ChunkBuf::copied - (with_u ? 0 : ChunkBuf::u_img) - (with_qp ? 0 : ChunkBuf::tile + ChunkBuf::p_img));
+  tile::bulk_g2s(buf, w + img, ChunkBuf::tile, mb);
+  if (with_qp) tile::bulk_g2s(buf + ChunkBuf::q, qg + img, ChunkBuf::tile, mb);
+  tile::bulk_g2s(buf + ChunkBuf::kd, kd + img, ChunkBuf::tile, mb);
+  if (with_u) tile::bulk_g2s(buf + ChunkBuf::u, u + (slot * H + h) * (ChunkBuf::u_img / 2), ChunkBuf::u_img, mb);
+  if (with_qp) tile::bulk_g2s(buf + ChunkBuf::p, P + pim, ChunkBuf::p_img, mb);
+  tile::bulk_g2s(buf + ChunkBuf::g, gl + (slot * H + h) * KC_KD, 512, mb);
 }
 // UA (and RC's chains), one thread: rows bos.. of a [T, H, 128] bf16 tensor at head h
 // (tensor map m, tmap:NAME:64x1x32:128) into the sw128 image at dst by two TMA boxes of 32
@@ -88,9 +97,9 @@ __device__ __forceinline__ void kc_issue_gm(tile::u32 buf, const __half* __restr
 // tensor arrive as zeros, rows of the next sequence as they are (each caller masks them).
 __device__ __forceinline__ void kc_tma_tile(tile::u32 dst, const tile::tmap* m, long long h, long long bos,
                                             tile::u32 mb) {
-  tile::mbar_expect_tx(mb, KC_TILE);
+  tile::mbar_expect_tx(mb, ChunkBuf::tile);
   tile::tma_load_3d(dst, m, 0, (int)h, (int)bos, mb);
-  tile::tma_load_3d(dst + KC_TILE / 2, m, 64, (int)h, (int)bos, mb);
+  tile::tma_load_3d(dst + ChunkBuf::tile / 2, m, 64, (int)h, (int)bos, mb);
 }
 // UA, one warpgroup: au = -u^T = v^T (-A diag(b))^T of a chunk (v's rows at vs, rows past
 // the sequence zero-filled; the -A diag(b) image at img), issued and committed, not waited
@@ -156,15 +165,15 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sS = (s0 + 1023u) & ~1023u;
   const tile::u32 sV = sS + 32768, sB = sS + 49152;
-  const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
+  const unsigned char* gbase = smb + (sB - s0) + ChunkBuf::g;
   const bool with_u = !ident;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int eh = warp >> 2, wi = warp & 3, e0 = 64 * eh;
   const int i0 = 16 * wi + gq, i1 = i0 + 8;  // rows of this thread in an m64 block
 
   if (tid == 0) {
-    tile::mbar_init(sB + KC_GOFF_MB, 1);
-    tile::mbar_init(sB + KC_GBUF + KC_GOFF_MB, 1);
+    tile::mbar_init(sB + ChunkBuf::mbar, 1);
+    tile::mbar_init(sB + ChunkBuf::bytes + ChunkBuf::mbar, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -194,12 +203,12 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
     const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
     const int len = (int)min((long long)KC_CH, eos - bos);
     const int cur = (int)(c & 1);
-    const tile::u32 bb = sB + cur * KC_GBUF;
-    const float* Gs = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);
+    const tile::u32 bb = sB + cur * ChunkBuf::bytes;
+    const float* Gs = reinterpret_cast<const float*>(gbase + cur * ChunkBuf::bytes);
     const bool more = bos + KC_CH < eos;
     if (tid == 0 && more)
-      kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
-    tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
+      kc_issue_gm(sB + (cur ^ 1) * ChunkBuf::bytes, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
+    tile::mbar_wait(bb + ChunkBuf::mbar, (tile::u32)((c >> 1) & 1));
     // A: [w; qg] Sh[:, eh]
     kda::frag_c aw[8], aq[8];  // (written by the first k-step: ACC 0)
     kda::wgmma_fence();
@@ -209,10 +218,10 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
       const unsigned long long db = kda::desc_mnmajor(sS + eh * (KC_KD * 128) + ks * 2048, KC_KD * 128);
       if (ks == 0) {
         kda::wgmma_m64n64k16<0, 1, 0>(aw, kda::desc_kmajor(bb + ka), db);
-        if (!kStateOnly) kda::wgmma_m64n64k16<0, 1, 0>(aq, kda::desc_kmajor(bb + KC_GOFF_Q + ka), db);
+        if (!kStateOnly) kda::wgmma_m64n64k16<0, 1, 0>(aq, kda::desc_kmajor(bb + ChunkBuf::q + ka), db);
       } else {
         kda::wgmma_m64n64k16<0, 1>(aw, kda::desc_kmajor(bb + ka), db);
-        if (!kStateOnly) kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + KC_GOFF_Q + ka), db);
+        if (!kStateOnly) kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + ChunkBuf::q + ka), db);
       }
     }
     kda::wgmma_commit();
@@ -220,9 +229,9 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int e = e0 + 8 * j + 2 * tq;
-      const float2 u0 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_GOFF_U + kda::sw128_off<KC_CH>(i0, e)))
+      const float2 u0 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + ChunkBuf::u + kda::sw128_off<KC_CH>(i0, e)))
                                : make_float2(0.f, 0.f);
-      const float2 u1 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + KC_GOFF_U + kda::sw128_off<KC_CH>(i1, e)))
+      const float2 u1 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + ChunkBuf::u + kda::sw128_off<KC_CH>(i1, e)))
                                : make_float2(0.f, 0.f);
       kda::st_shared_u32(sV + kda::sw128_off<KC_CH>(i0, e),
                          i0 < len ? kda::pack_f16x2(u0.x - aw[j].x[0], u0.y - aw[j].x[1]) : 0u);
@@ -248,7 +257,7 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
     if (!kStateOnly) {
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
-        kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + KC_GOFF_P + ks * 32),
+        kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + ChunkBuf::p + ks * 32),
                                    kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
       kda::wgmma_commit();
     }
@@ -256,14 +265,14 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
     for (int db = 0; db < 2; ++db)
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
-        kda::wgmma_m64n64k16<1, 1>(S[db], kda::desc_mnmajor(bb + KC_GOFF_KD + db * (KC_CH * 128) + ks * 2048, KC_CH * 128),
+        kda::wgmma_m64n64k16<1, 1>(S[db], kda::desc_mnmajor(bb + ChunkBuf::kd + db * (KC_CH * 128) + ks * 2048, KC_CH * 128),
                                    kda::desc_mnmajor(sV + eh * (KC_CH * 128) + ks * 2048, KC_CH * 128));
     kda::wgmma_commit();
     if (!kStateOnly) {
       kda::wgmma_wait<1>();  // B is done
       // o through the dead U tile (bf16, sw128): a warp's 16 rows x 64 columns, then
       // 16-byte coalesced stores (four 128-byte rows per warp instruction)
-      const tile::u32 ot = bb + KC_GOFF_U;
+      const tile::u32 ot = bb + ChunkBuf::u;
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const int e = e0 + 8 * j + 2 * tq;
@@ -322,8 +331,8 @@ __device__ __forceinline__ void kc_gm2_bc(kda::frag_c (&ST)[16], kda::frag_c (&a
     ST[j].x[3] *= f.y;
   }
   // (each product's descriptors from one built here: kda::desc_add)
-  const unsigned long long dq = kda::desc_kmajor(bb + KC_GOFF_Q), dp = KC_PDESC(bb + KC_GOFF_P),
-                           dk = kda::desc_mnmajor(bb + KC_GOFF_KD, KC_CH * 128);
+  const unsigned long long dq = kda::desc_kmajor(bb + ChunkBuf::q), dp = KC_PDESC(bb + ChunkBuf::p),
+                           dk = kda::desc_mnmajor(bb + ChunkBuf::kd, KC_CH * 128);
   kda::wgmma_fence();
   if (with_b) {
 #pragma unroll
@@ -412,14 +421,14 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
                                              const tile::tmap* mv = nullptr) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
-  const unsigned char* gbase = smb + (sB - s0) + KC_GOFF_G;
+  const unsigned char* gbase = smb + (sB - s0) + ChunkBuf::g;
   const bool with_u = !ident;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int eh = warp >> 2, wi = warp & 3;
   const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
   if (tid == 0) {
 #pragma unroll
-    for (int b = 0; b < KC_NBUF; ++b) tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, UA ? 2 : 1);
+    for (int b = 0; b < KC_NBUF; ++b) tile::mbar_init(sB + b * ChunkBuf::bytes + ChunkBuf::mbar, UA ? 2 : 1);
     if (UA) tile::tma_prefetch_desc(mv);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -429,17 +438,17 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   (void)vin;
   // UA: the v ring, -u^T of the next chunk (formed a chunk ahead) and its v^T fragments
   // (the operands of the product in flight)
-  const tile::u32 sV = sB + KC_NBUF * KC_GBUF;
+  const tile::u32 sV = sB + KC_NBUF * ChunkBuf::bytes;
   kda::frag_c au[NI];
   tile::u32 vv[KC_CH / 16][4];
   if constexpr (UA) {
-    if (tid == 0 && bos0 + KC_CH < eos) kc_issue_gm(sB + KC_GBUF, qg, kd, w, u, P, gl, slot0 + 1, H, h);
+    if (tid == 0 && bos0 + KC_CH < eos) kc_issue_gm(sB + ChunkBuf::bytes, qg, kd, w, u, P, gl, slot0 + 1, H, h);
     if (tid == 0)
       for (int d = 0; d < 2; ++d)
         if (bos0 + d * KC_CH < eos)
-          kc_tma_tile(sV + d * KC_VSLOT, mv, h, bos0 + d * KC_CH, sB + d * KC_GBUF + KC_GOFF_MB);
-    if (bos0 < eos) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
-    kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as below)
+          kc_tma_tile(sV + d * KC_VSLOT, mv, h, bos0 + d * KC_CH, sB + d * ChunkBuf::bytes + ChunkBuf::mbar);
+    if (bos0 < eos) tile::mbar_wait(sB + ChunkBuf::mbar, 0u);
+    kc_ua_issue(au, vv, sV, sB + ChunkBuf::u, lane, er0 - gq);  // (unconditional, as below)
   }
   kda::frag_c ST[16];
 #pragma unroll
@@ -464,19 +473,19 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
     const int len = (int)min((long long)KC_CH, eos - bos);
     const int cur = (int)(c % KC_NBUF);
-    const tile::u32 bb = sB + cur * KC_GBUF;
-    const float* Gd = reinterpret_cast<const float*>(gbase + cur * KC_GBUF);  // e^{G_last}
+    const tile::u32 bb = sB + cur * ChunkBuf::bytes;
+    const float* Gd = reinterpret_cast<const float*>(gbase + cur * ChunkBuf::bytes);  // e^{G_last}
     if constexpr (UA) {
       // (chunk c's buffer was waited for by every thread before its -u^T was issued)
       if (tid == 0 && bos + 2 * KC_CH < eos) {
-        kc_issue_gm(sB + (int)((c + 2) % KC_NBUF) * KC_GBUF, qg, kd, w, u, P, gl, slot + 2, H, h);
+        kc_issue_gm(sB + (int)((c + 2) % KC_NBUF) * ChunkBuf::bytes, qg, kd, w, u, P, gl, slot + 2, H, h);
         kc_tma_tile(sV + (int)((c + 2) % (KC_VD + 1)) * KC_VSLOT, mv, h, bos + 2 * KC_CH,
-                    sB + (int)((c + 2) % KC_NBUF) * KC_GBUF + KC_GOFF_MB);
+                    sB + (int)((c + 2) % KC_NBUF) * ChunkBuf::bytes + ChunkBuf::mbar);
       }
     } else {
       if (tid == 0 && bos + KC_CH < eos)
-        kc_issue_gm(sB + (cur ^ 1) * KC_GBUF, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
-      tile::mbar_wait(bb + KC_GOFF_MB, (tile::u32)((c >> 1) & 1));
+        kc_issue_gm(sB + (cur ^ 1) * ChunkBuf::bytes, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
+      tile::mbar_wait(bb + ChunkBuf::mbar, (tile::u32)((c >> 1) & 1));
     }
     tile::u32 sa[8][4];  // S^T (fp16) as A, k-slices over d
 #pragma unroll
@@ -510,7 +519,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
         const int m = lane >> 3;
         tile::u32 ut[4] = {0u, 0u, 0u, 0u};
         if (with_u)
-          kda::ldsm_x4_t(ut, bb + KC_GOFF_U +
+          kda::ldsm_x4_t(ut, bb + ChunkBuf::u +
                                  kda::sw128_off<KC_CH>(16 * p + 8 * (m >> 1) + (lane & 7), er0 - gq + 8 * (m & 1)));
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
@@ -531,9 +540,9 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
       // the next chunk's -u^T behind B and C (its buffer and v rows are in place). Issued
       // after the last chunk too, on stale operands, never read: a conditional product
       // makes ptxas serialize every wgmma of the loop.
-      const tile::u32 nb = sB + (int)((c + 1) % KC_NBUF) * KC_GBUF;
-      if (bos + KC_CH < eos) tile::mbar_wait(nb + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
-      kc_ua_issue(au, vv, sV + (int)((c + 1) % (KC_VD + 1)) * KC_VSLOT, nb + KC_GOFF_U, lane, er0 - gq);
+      const tile::u32 nb = sB + (int)((c + 1) % KC_NBUF) * ChunkBuf::bytes;
+      if (bos + KC_CH < eos) tile::mbar_wait(nb + ChunkBuf::mbar, (tile::u32)(((c + 1) / KC_NBUF) & 1));
+      kc_ua_issue(au, vv, sV + (int)((c + 1) % (KC_VD + 1)) * KC_VSLOT, nb + ChunkBuf::u, lane, er0 - gq);
     }
     if (!kStateOnly) {
       kda::wgmma_wait<UA ? 2 : 1>();  // B is done
@@ -542,7 +551,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
       // stores. (Not over W: the other warpgroup may still be reading all of W in its A.)
       // (UA: in an sw128 tile of its own after the v ring; staged over v's 272-byte rows, the
       // 2-byte stores conflict and the state kernel was 6-9 % slower)
-      const tile::u32 os = (UA ? sV + (KC_VD + 1) * KC_VSLOT : bb + KC_GOFF_U) + eh * (KC_CH * 128);
+      const tile::u32 os = (UA ? sV + (KC_VD + 1) * KC_VSLOT : bb + ChunkBuf::u) + eh * (KC_CH * 128);
       // (Every warp of the warpgroup read its u^T before B's issue, which needs all four.)
       kc_o_out(os, acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
     }
@@ -595,7 +604,7 @@ __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, 
   const tile::u32 mb = rs + KC_RAW_MB;
   if (pw < 4) {
     const tile::tmap* m = pw == 0 ? tq : pw == 1 ? tk : pw == 2 ? tg : tv;
-    kc_tma_tile(pw == 3 ? vs : rs + pw * KC_TILE, m, h, bos, mb);
+    kc_tma_tile(pw == 3 ? vs : rs + pw * ChunkBuf::tile, m, h, bos, mb);
   } else {
     const long long pim = (slot * H + h) * (KC_CH * KC_CH);
     tile::mbar_expect_tx(mb, 2 * KC_CH * KC_CH * 2 + 256);
@@ -676,9 +685,9 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
     }
     // k e^G into the buffer's w slot (the consumers' B operand)
     kda::stsm_x4_t(bb + lo[j0 + jj], ok);
-    kda::stsm_x4_t(bb + KC_GOFF_Q + lo[j0 + jj], oq);
-    kda::stsm_x4_t(bb + KC_GOFF_KD + lo[j0 + jj], okd);
-    if (t == 0) *reinterpret_cast<float*>(gb + KC_GOFF_G + (16 * pw + 8 * (j0 + jj) + (lane >> 2)) * 4) = kda::ex2(GL[jj]);
+    kda::stsm_x4_t(bb + ChunkBuf::q + lo[j0 + jj], oq);
+    kda::stsm_x4_t(bb + ChunkBuf::kd + lo[j0 + jj], okd);
+    if (t == 0) *reinterpret_cast<float*>(gb + ChunkBuf::g + (16 * pw + 8 * (j0 + jj) + (lane >> 2)) * 4) = kda::ex2(GL[jj]);
   }
 }
 
@@ -710,9 +719,9 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
                                             const int* flags = nullptr) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
-  const tile::u32 sV = sB + KC_NBUF * KC_GBUF;               // the v ring
+  const tile::u32 sV = sB + KC_NBUF * ChunkBuf::bytes;               // the v ring
   const tile::u32 sO = sV + KC_VRING * KC_VSLOT;             // o's staging tile (KC_OSV: none)
-  const tile::u32 sR = sO + (KC_OSV ? 0 : KC_TILE);          // the raw slots
+  const tile::u32 sR = sO + (KC_OSV ? 0 : ChunkBuf::tile);          // the raw slots
   const tile::u32 sE = RC == 1 ? sR + KC_RAWN * KC_RAW : sR;  // the empty mbarriers
   unsigned char* const gen = smb + (sB - s0);                // generic address of sB
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -721,7 +730,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
 #pragma unroll
     for (int b = 0; b < KC_NBUF; ++b) {
       // full: RC 1 each producer warp; RC 2 the copier's two arrivals with bytes
-      tile::mbar_init(sB + b * KC_GBUF + KC_GOFF_MB, RC == 1 ? 8 : 2);
+      tile::mbar_init(sB + b * ChunkBuf::bytes + ChunkBuf::mbar, RC == 1 ? 8 : 2);
       tile::mbar_init(sE + 8 * b, 8);  // empty: the consumers' 8 warps
     }
     if (RC == 1) {
@@ -739,10 +748,10 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     if (lane == 0)
       for (int n = 0; n < nch; ++n) {
         const long long bos = bos0 + (long long)n * KC_CH;
-        const tile::u32 bb = sB + (n % KC_NBUF) * KC_GBUF, vs = sV + (n % KC_VRING) * KC_VSLOT;
+        const tile::u32 bb = sB + (n % KC_NBUF) * ChunkBuf::bytes, vs = sV + (n % KC_VRING) * KC_VSLOT;
         if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
         kc_issue_gm(bb, qg, kd, w, u, P, gl, slot0 + n, H, h);
-        kc_tma_tile(vs, mv, h, bos, bb + KC_GOFF_MB);
+        kc_tma_tile(vs, mv, h, bos, bb + ChunkBuf::mbar);
       }
     return;
   }
@@ -766,7 +775,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     for (int n = 0; n < nch; ++n) {
       const long long bos = bos0 + (long long)n * KC_CH;
       const int len = (int)min((long long)KC_CH, eos - bos);
-      const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW, bb = sB + (n % KC_NBUF) * KC_GBUF;
+      const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW, bb = sB + (n % KC_NBUF) * ChunkBuf::bytes;
       const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
       tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n / KC_RAWN) & 1));  // chunk n's copies
       // (the buffer's "empty" first: the chain runs ahead of the producer, so it is free by
@@ -778,13 +787,13 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       kc_rc_cols<2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
       {  // P's pieces (threads 0..127 of the producer), -A diag(b)'s (128..255)
         const int pt = 32 * pw + lane, pp = pt & 127;
-        const int so = pt < 128 ? KC_RAW_P : KC_RAW_A, dof = pt < 128 ? KC_GOFF_P : KC_GOFF_U;
+        const int so = pt < 128 ? KC_RAW_P : KC_RAW_A, dof = pt < 128 ? ChunkBuf::p : ChunkBuf::u;
         *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
             *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
       }
       kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
       __syncwarp();
-      if (lane == 0) kc_mbar_arrive(bb + KC_GOFF_MB);
+      if (lane == 0) kc_mbar_arrive(bb + ChunkBuf::mbar);
     }
     return;
   }
@@ -834,8 +843,8 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       const long long bos = bos0 + (long long)n * KC_CH;
       if (warp < 6) {
         const tile::tmap* m = warp < 2 ? mq : warp < 4 ? mk : mg;
-        tile::mbar_expect_tx(rs + KC_RAW_MB, KC_TILE / 2);
-        tile::tma_load_3d(rs + (warp >> 1) * KC_TILE + (warp & 1) * (KC_TILE / 2), m, 64 * (warp & 1), (int)h, (int)bos,
+        tile::mbar_expect_tx(rs + KC_RAW_MB, ChunkBuf::tile / 2);
+        tile::tma_load_3d(rs + (warp >> 1) * ChunkBuf::tile + (warp & 1) * (ChunkBuf::tile / 2), m, 64 * (warp & 1), (int)h, (int)bos,
                           rs + KC_RAW_MB);
       } else {
         kc_rc_issue(warp == 6 ? 3 : 4, rs, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n, H, h, bos);
@@ -845,10 +854,10 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   if (kPipe && warp == 7) pipe_wait(min(KC_RAWN, nch - 1));  // (chunks 0 .. KC_RAWN published: see pipe_wait)
 #pragma unroll 1
   for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);
-  if (nch > 0) tile::mbar_wait(sB + KC_GOFF_MB, 0u);
+  if (nch > 0) tile::mbar_wait(sB + ChunkBuf::mbar, 0u);
   raw_issue(KC_RAWN);
   constexpr bool kZ = RC == 1;  // (RC 1 forms no w: see KC_VRING)
-  if (!kZ) kc_ua_issue(au, vv, sV, sB + KC_GOFF_U, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
+  if (!kZ) kc_ua_issue(au, vv, sV, sB + ChunkBuf::u, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
   kda::frag_c ST[16];
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
@@ -864,8 +873,8 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     const long long bos = bos0 + (long long)c * KC_CH;
     const int len = (int)min((long long)KC_CH, eos - bos);
     const int cur = c % KC_NBUF;
-    const tile::u32 bb = sB + cur * KC_GBUF;
-    const float* Gd = reinterpret_cast<const float*>(gen + cur * KC_GBUF + KC_GOFF_G);  // e^{G_last}
+    const tile::u32 bb = sB + cur * ChunkBuf::bytes;
+    const float* Gd = reinterpret_cast<const float*>(gen + cur * ChunkBuf::bytes + ChunkBuf::g);  // e^{G_last}
     tile::u32 sa[8][4];
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
@@ -898,7 +907,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
           vv[p][e] = kda::pack_f16x2(f.x - z.x[2 * (e & 1)], f.y - z.x[2 * (e & 1) + 1]);
         }
       // au = X^T (-A diag(b))^T = -v'^T
-      const unsigned long long di = kda::desc_kmajor64(bb + KC_GOFF_U);
+      const unsigned long long di = kda::desc_kmajor64(bb + ChunkBuf::u);
       kda::wgmma_fence();
 #pragma unroll
       for (int p = 0; p < KC_CH / 16; ++p) {
@@ -923,9 +932,9 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
       const int nx = (c + 1) % KC_NBUF;
       if (kPipe && warp == 7) pipe_wait(c + 1 + KC_RAWN);
-      if (c + 1 < nch) tile::mbar_wait(sB + nx * KC_GBUF + KC_GOFF_MB, (tile::u32)(((c + 1) / KC_NBUF) & 1));
+      if (c + 1 < nch) tile::mbar_wait(sB + nx * ChunkBuf::bytes + ChunkBuf::mbar, (tile::u32)(((c + 1) / KC_NBUF) & 1));
       raw_issue(c + 1 + KC_RAWN);
-      if (!kZ) kc_ua_issue(au, vv, sV + ((c + 1) % KC_VRING) * KC_VSLOT, sB + nx * KC_GBUF + KC_GOFF_U, lane, er0 - gq);
+      if (!kZ) kc_ua_issue(au, vv, sV + ((c + 1) % KC_VRING) * KC_VSLOT, sB + nx * ChunkBuf::bytes + ChunkBuf::u, lane, er0 - gq);
     }
     if (kZ) kda::wgmma_wait<1>();  // B is done (RC 1: no -u^T behind it)
     else kda::wgmma_wait<2>();
