@@ -45,13 +45,20 @@ struct ChunkBuf {
 // units), the gate's quarter totals, and the buffers' "empty" mbarriers.
 // The raw tiles are [CH][128] bf16 as sw128 images (two [CH][64] halves, the TMA boxes of
 // tmap:q:64x1x32:128); with RC v's ring slots are such images too (KC_VSLOT).
-#define KC_RAW_K ChunkBuf::tile
-#define KC_RAW_G (2 * ChunkBuf::tile)
-#define KC_RAW_P (3 * ChunkBuf::tile)
-#define KC_RAW_A (KC_RAW_P + KC_CH * KC_CH * 2)
-#define KC_RAW_N (KC_RAW_A + KC_CH * KC_CH * 2)
-#define KC_RAW_MB (KC_RAW_N + 256)  // the slot's mbarrier (the copies' bytes)
-#define KC_RAW ((KC_RAW_MB + 8 + 1023) / 1024 * 1024)
+// One raw slot, offsets in bytes: q at 0, then k, g, the P and -A diag(b) images, the norms
+// and the slot's mbarrier (the copies' bytes).
+struct RawSlot {
+  enum : int {
+    k = ChunkBuf::tile,
+    g = 2 * ChunkBuf::tile,
+    p = 3 * ChunkBuf::tile,
+    a = p + KC_CH * KC_CH * 2,
+    n = a + KC_CH * KC_CH * 2,
+    mbar = n + 256,
+    bytes = (mbar + 8 + 1023) / 1024 * 1024,
+  };
+  static_assert(mbar + 8 <= bytes && bytes % 1024 == 0, "a raw slot holds its mbarrier and keeps sw128 alignment");
+};
 // RC 1: KC_RAWN raw slots (chunk n in slot n % KC_RAWN, its copies issued once "full" of
 // n - KC_RAWN is seen) and no G tile (the producer's warps work alone, see kc_state_rc).
 #define KC_RAWN 2  // (3: slower, 0.7142 against 0.7036 ms geomean, journal, fourteenth session)
@@ -67,7 +74,7 @@ struct ChunkBuf {
 // RC 1: o is staged in the chunk's own v slot (read at the top of the chunk, refilled
 // only after every warp's "empty" of that chunk), not in a tile of its own
 #define KC_OSV (RC == 1)
-#define KC_RC_SMEM (RC == 1 ? KC_RAWN * KC_RAW + 64 : RC == 2 ? 64 : 0)
+#define KC_RC_SMEM (RC == 1 ? KC_RAWN * RawSlot::bytes + 64 : RC == 2 ? 64 : 0)
 #define KC_STATE_SMEM ((GM == 2 ? 0 : 49152) + KC_NBUF * ChunkBuf::bytes + (UA ? KC_VRING * KC_VSLOT + (KC_OSV ? 0 : ChunkBuf::tile) : 0) + KC_RC_SMEM + 1024)  // (GM 2: no Sh, no Vh)
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 static_assert(KC_STATE_SMEM <= 232448, "the state kernel's shared memory exceeds the H200's 227 KB");
@@ -601,16 +608,16 @@ __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, 
                                             const tile::tmap* tg, const tile::tmap* tv, const __half* __restrict__ P,
                                             const __half* __restrict__ u, const float* __restrict__ gl, long long slot,
                                             long long H, long long h, long long bos) {
-  const tile::u32 mb = rs + KC_RAW_MB;
+  const tile::u32 mb = rs + RawSlot::mbar;
   if (pw < 4) {
     const tile::tmap* m = pw == 0 ? tq : pw == 1 ? tk : pw == 2 ? tg : tv;
     kc_tma_tile(pw == 3 ? vs : rs + pw * ChunkBuf::tile, m, h, bos, mb);
   } else {
     const long long pim = (slot * H + h) * (KC_CH * KC_CH);
     tile::mbar_expect_tx(mb, 2 * KC_CH * KC_CH * 2 + 256);
-    tile::bulk_g2s(rs + KC_RAW_P, P + pim, KC_CH * KC_CH * 2, mb);
-    tile::bulk_g2s(rs + KC_RAW_A, u + pim, KC_CH * KC_CH * 2, mb);
-    tile::bulk_g2s(rs + KC_RAW_N, gl + (slot * H + h) * KC_KD, 256, mb);
+    tile::bulk_g2s(rs + RawSlot::p, P + pim, KC_CH * KC_CH * 2, mb);
+    tile::bulk_g2s(rs + RawSlot::a, u + pim, KC_CH * KC_CH * 2, mb);
+    tile::bulk_g2s(rs + RawSlot::n, gl + (slot * H + h) * KC_KD, 256, mb);
   }
 }
 
@@ -630,12 +637,12 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
 #pragma unroll
     for (int jj = 0; jj < NJ; ++jj) {
       kda::ldsm_x4_t(qr[jj], rs + lo[j0 + jj]);
-      kda::ldsm_x4_t(kr[jj], rs + KC_RAW_K + lo[j0 + jj]);
+      kda::ldsm_x4_t(kr[jj], rs + RawSlot::k + lo[j0 + jj]);
     }
   };
 #pragma unroll
   for (int jj = 0; jj < NJ; ++jj) {
-    kda::ldsm_x4_t(gr[jj], rs + KC_RAW_G + lo[j0 + jj]);
+    kda::ldsm_x4_t(gr[jj], rs + RawSlot::g + lo[j0 + jj]);
     if (NJ == 1) load_qk();
   }
   float s[NJ][4][2];  // the gate, then G (log2 units), of rows 8 m + 2 t, + 1
@@ -722,7 +729,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   const tile::u32 sV = sB + KC_NBUF * ChunkBuf::bytes;               // the v ring
   const tile::u32 sO = sV + KC_VRING * KC_VSLOT;             // o's staging tile (KC_OSV: none)
   const tile::u32 sR = sO + (KC_OSV ? 0 : ChunkBuf::tile);          // the raw slots
-  const tile::u32 sE = RC == 1 ? sR + KC_RAWN * KC_RAW : sR;  // the empty mbarriers
+  const tile::u32 sE = RC == 1 ? sR + KC_RAWN * RawSlot::bytes : sR;  // the empty mbarriers
   unsigned char* const gen = smb + (sB - s0);                // generic address of sB
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int nch = (int)((eos - bos0 + KC_CH - 1) / KC_CH);
@@ -735,7 +742,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     }
     if (RC == 1) {
       for (int r = 0; r < KC_RAWN; ++r)  // the raw slots: the copies' bytes
-        tile::mbar_init(sR + r * KC_RAW + KC_RAW_MB, KC_RAW_PARTS);
+        tile::mbar_init(sR + r * RawSlot::bytes + RawSlot::mbar, KC_RAW_PARTS);
       tile::tma_prefetch_desc(mq);
       tile::tma_prefetch_desc(mk);
       tile::tma_prefetch_desc(mg);
@@ -775,9 +782,9 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     for (int n = 0; n < nch; ++n) {
       const long long bos = bos0 + (long long)n * KC_CH;
       const int len = (int)min((long long)KC_CH, eos - bos);
-      const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW, bb = sB + (n % KC_NBUF) * ChunkBuf::bytes;
-      const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + KC_RAW_N);
-      tile::mbar_wait(rs + KC_RAW_MB, (tile::u32)((n / KC_RAWN) & 1));  // chunk n's copies
+      const tile::u32 rs = sR + (n % KC_RAWN) * RawSlot::bytes, bb = sB + (n % KC_NBUF) * ChunkBuf::bytes;
+      const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + RawSlot::n);
+      tile::mbar_wait(rs + RawSlot::mbar, (tile::u32)((n / KC_RAWN) & 1));  // chunk n's copies
       // (the buffer's "empty" first: the chain runs ahead of the producer, so it is free by
       // now, and each column's images go out as soon as they are formed)
       if (n >= KC_NBUF) tile::mbar_wait(sE + 8 * (n % KC_NBUF), (tile::u32)((n / KC_NBUF - 1) & 1));
@@ -787,7 +794,7 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
       kc_rc_cols<2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
       {  // P's pieces (threads 0..127 of the producer), -A diag(b)'s (128..255)
         const int pt = 32 * pw + lane, pp = pt & 127;
-        const int so = pt < 128 ? KC_RAW_P : KC_RAW_A, dof = pt < 128 ? ChunkBuf::p : ChunkBuf::u;
+        const int so = pt < 128 ? RawSlot::p : RawSlot::a, dof = pt < 128 ? ChunkBuf::p : ChunkBuf::u;
         *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
             *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
       }
@@ -839,13 +846,13 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
   };
   auto raw_issue = [&](int n) {
     if (RC == 1 && lane == 0 && n < nch) {
-      const tile::u32 rs = sR + (n % KC_RAWN) * KC_RAW;
+      const tile::u32 rs = sR + (n % KC_RAWN) * RawSlot::bytes;
       const long long bos = bos0 + (long long)n * KC_CH;
       if (warp < 6) {
         const tile::tmap* m = warp < 2 ? mq : warp < 4 ? mk : mg;
-        tile::mbar_expect_tx(rs + KC_RAW_MB, ChunkBuf::tile / 2);
+        tile::mbar_expect_tx(rs + RawSlot::mbar, ChunkBuf::tile / 2);
         tile::tma_load_3d(rs + (warp >> 1) * ChunkBuf::tile + (warp & 1) * (ChunkBuf::tile / 2), m, 64 * (warp & 1), (int)h, (int)bos,
-                          rs + KC_RAW_MB);
+                          rs + RawSlot::mbar);
       } else {
         kc_rc_issue(warp == 6 ? 3 : 4, rs, sV + (n % KC_VRING) * KC_VSLOT, mq, mk, mg, mv, P, u, gl, slot0 + n, H, h, bos);
       }
