@@ -11,6 +11,8 @@
 #   repeat:OP[:read] benchmarks/timing/repeatability.py OP: champion re-timed in 5 runs
 #                    (:read evicts L2 with the read-flush kernel instead of a memset)
 #   stats            seconds per evaluation and GPU busy fraction per run
+#   recheck:OP       tessera recheck OP --top 2 on $OUT/check.db (run OP:N first): each candidate
+#                    judged again and compared with its stored figure (issue 34's evidence)
 #   profile:OP       tessera profile of OP's champion in $OUT/check.db (run OP:N first) under
 #                    ncu, memcheck, racecheck and sass (docs/profile.md); each tool's folder is
 #                    packed into $OUT/profile-OP.tar.gz (the device tool returns few files)
@@ -47,6 +49,9 @@ for r in c.execute("""SELECT r.id, r.operator, r.strategy, r.proposer, COUNT(e.i
           "%.2f" % r[5] if r[5] else "-", "%.2f" % r[6] if r[6] is not None else "-"))
 PY
       ;;
+    recheck:*)
+      op=${step#recheck:}
+      "$TESSERA_BIN" recheck "$op" --top 2 --db "$db" 2>&1 | tee "$out/recheck-$op.txt" | tail -12 ;;
     profile:*)
       op=${step#profile:}; pdir=$(mktemp -d)
       id=$("$TESSERA_BIN" leaderboard "$op" --json --limit 1 --db "$db" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["candidate"])')
