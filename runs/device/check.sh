@@ -13,9 +13,11 @@
 #   stats            seconds per evaluation and GPU busy fraction per run
 #   recheck:OP       tessera recheck OP --top 2 on $OUT/check.db (run OP:N first): each candidate
 #                    judged again and compared with its stored figure (issue 34's evidence)
-#   profile:OP       tessera profile of OP's champion in $OUT/check.db (run OP:N first) under
-#                    ncu, memcheck, racecheck and sass (docs/profile.md); each tool's folder is
-#                    packed into $OUT/profile-OP.tar.gz (the device tool returns few files)
+#   profile:OP[:DB:ID[:SHAPE]]  tessera profile of OP's champion in $OUT/check.db (run OP:N
+#                    first), or of candidate ID of DB (e.g. runs/recorded/*.db.gz) at SHAPE, under
+#                    ncu, memcheck, racecheck and sass (docs/profile.md), with ncu's source page
+#                    read per barrier segment (scripts/sass_segments.py); each tool's folder is
+#                    packed into $OUT/profile-OP-ID.tar.gz (the device tool returns few files)
 set -uo pipefail
 carry=${CARRY:-.carry}
 out=${OUT:-/tmp/out}
@@ -53,14 +55,28 @@ PY
       op=${step#recheck:}
       "$TESSERA_BIN" recheck "$op" --top 2 --db "$db" 2>&1 | tee "$out/recheck-$op.txt" | tail -12 ;;
     profile:*)
-      op=${step#profile:}; pdir=$(mktemp -d)
-      id=$("$TESSERA_BIN" leaderboard "$op" --json --limit 1 --db "$db" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["candidate"])')
+      # profile:OP (the champion of $OUT/check.db) or profile:OP:DB:ID[:SHAPE] (a stored
+      # candidate of another database, gzipped or not: copied first, a profile only reads it)
+      IFS=: read -r _ op pdb id shape <<<"$step"; pdir=$(mktemp -d)
+      if [ -n "${pdb:-}" ]; then
+        case $pdb in *.gz) gunzip -c "$pdb" >"$pdir/in.db" ;; *) cp "$pdb" "$pdir/in.db" ;; esac
+        pdb=$pdir/in.db
+      else
+        pdb=$db
+        id=$("$TESSERA_BIN" leaderboard "$op" --json --limit 1 --db "$pdb" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["candidate"])')
+      fi
       for tool in ncu memcheck racecheck sass; do
-        timeout 300 "$TESSERA_BIN" profile "$op" --candidate "$id" --tool "$tool" --db "$db" --out "$pdir/$tool" \
-          >"$pdir/$tool.log" 2>&1
+        timeout 300 "$TESSERA_BIN" profile "$op" --candidate "$id" --tool "$tool" --db "$pdb" --out "$pdir/$tool" \
+          ${shape:+--shape "$shape"} >"$pdir/$tool.log" 2>&1
         echo "profile $op #$id $tool exit $?"; tail -3 "$pdir/$tool.log"
       done
-      tar -czf "$out/profile-$op.tar.gz" -C "$pdir" . && rm -rf "$pdir" ;;
+      if [ -f "$pdir/ncu/report.ncu-rep" ]; then  # where the instructions go, per barrier segment
+        ncu -i "$pdir/ncu/report.ncu-rep" --page source --csv --print-source sass >"$pdir/ncu/source.csv" 2>/dev/null &&
+          python3 scripts/sass_segments.py "$pdir/ncu/source.csv" >"$pdir/ncu/segments.txt" 2>&1
+        head -c 2000 "$pdir/ncu/segments.txt"; gzip -f "$pdir/ncu/source.csv"
+      fi
+      rm -f "$pdir/in.db"
+      tar -czf "$out/profile-$op-$id.tar.gz" -C "$pdir" . && rm -rf "$pdir" ;;
     *:*)
       op=${step%%:*}; n=${step#*:}
       "$TESSERA_BIN" optimize "$op" --budget "$n" --db "$db" >"$out/optimize-$op.log" 2>&1
