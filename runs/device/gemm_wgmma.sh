@@ -14,8 +14,8 @@
 # its HGMMA count, and compute-sanitizer memcheck and racecheck of it at m1_qkv, the
 # split-K path: about 1-2 minutes more; leave room under the call's 600 s). Run from the
 # repository root (TESSERA_SOURCE is set to it, so the spec and kernels are this
-# checkout's). The GPU test binary is not in `runs/device/pack.sh build .carry gpu`;
-# copy build/tests/gemm/tessera_gemm_gpu_tests into .carry (stripped) beside tessera.
+# checkout's). `runs/device/pack.sh build .carry gpu` packs the GPU test binary beside
+# tessera (and check.sh gpu-tests runs it too: GEMM_GPU_TEST=none skips it here).
 set -uo pipefail
 budget=${1:-40}
 seconds=${2:-420}
