@@ -35,8 +35,23 @@
 //      PREC 2: w and u staged in Gc, then out by bulk copies (GM 1) or 16-byte row copies
 #if KC_CH == 64
 #define KC_INTRA_THREADS 256
-#define KC_INTRA_SMEM \
-  (4 * KC_CH * KC_LDG + 4 * KC_CH * KC_LDL + 3 * 2 * KC_CH * KC_LDB + 4 * 3 * KC_CH + 4 * 2560)
+// The shared-memory layout above, byte offsets (enumerators: see ChunkBuf in state_wgmma.cuh).
+struct Intra64Smem {
+  enum : int {
+    gc = 0,                          // f32 [CH][LDG]
+    la = gc + 4 * KC_CH * KC_LDG,    // f32 [CH][LDL]
+    qs = la + 4 * KC_CH * KC_LDL,    // bf16 [CH][LDB] (then Xs, A16)
+    ks = qs + 2 * KC_CH * KC_LDB,    // bf16 [CH][LDB]
+    vs = ks + 2 * KC_CH * KC_LDB,    // [CH][LDB] x 2 bytes
+    rq = vs + 2 * KC_CH * KC_LDB,    // f32 [CH]
+    rk = rq + 4 * KC_CH,
+    bs = rk + 4 * KC_CH,
+    xp = bs + 4 * KC_CH,             // f32 [20][32][4]
+    bytes = xp + 4 * 2560,
+  };
+  static_assert(bytes == 115456, "two blocks a SM: 2 x (115,456 + 1,024 reserved) <= 233,472");
+};
+#define KC_INTRA_SMEM Intra64Smem::bytes
 #define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intra(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
@@ -49,16 +64,18 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     ) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
+  using L = Intra64Smem;
+  unsigned char* const sb = reinterpret_cast<unsigned char*>(sm);
   float* Gc = sm;
-  float* LA = Gc + KC_CH * KC_LDG;
+  float* LA = reinterpret_cast<float*>(sb + L::la);
   __nv_bfloat16* Gs = reinterpret_cast<__nv_bfloat16*>(LA);
-  __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(LA + KC_CH * KC_LDL);
-  __nv_bfloat16* Ks = Qs + KC_CH * KC_LDB;
-  __nv_bfloat16* Vs = Ks + KC_CH * KC_LDB;
-  float* rq = reinterpret_cast<float*>(Vs + KC_CH * KC_LDB);
-  float* rk = rq + KC_CH;
-  float* bs = rk + KC_CH;
-  float* Xp = bs + KC_CH;  // phase 2: partial P sums of the kh = 1 warps (20 units x 32 lanes x 4)
+  __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(sb + L::qs);
+  __nv_bfloat16* Ks = reinterpret_cast<__nv_bfloat16*>(sb + L::ks);
+  __nv_bfloat16* Vs = reinterpret_cast<__nv_bfloat16*>(sb + L::vs);
+  float* rq = reinterpret_cast<float*>(sb + L::rq);
+  float* rk = reinterpret_cast<float*>(sb + L::rk);
+  float* bs = reinterpret_cast<float*>(sb + L::bs);
+  float* Xp = reinterpret_cast<float*>(sb + L::xp);  // phase 2: partial P sums of the kh = 1 warps (20 units x 32 lanes x 4)
   float* Xs = reinterpret_cast<float*>(Qs);  // phase 3 scratch (q no longer needed)
   const long long slot = blockIdx.x, h = blockIdx.y;
   if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
