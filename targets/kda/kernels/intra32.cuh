@@ -45,7 +45,23 @@ constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
 #define KC_XP32 2560  // the kh = 1 partial sums of P (bytes)
 #define KC_XR32 (UA ? KC_XP32 : 32 * KC_LDB * 2)
 static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
-#define KC_INTRA_SMEM (32 * KC_LDG * 4 + 32 * KC_LDL32 * 4 + KC_XR32 + 2 * 32 * KC_LDB * 2 + 32 * 32 * 2 + 3 * 32 * 4)
+// The shared-memory layout above, byte offsets (enumerators: see ChunkBuf in state_wgmma.cuh).
+struct Intra32Smem {
+  enum : int {
+    gc = 0,                        // f32 [32][LDG]
+    la = gc + 4 * 32 * KC_LDG,     // f32 [32][LDL32]
+    xr = la + 4 * 32 * KC_LDL32,   // Xp (phase 2), then v (UA 0, phases 3-4): KC_XR32 bytes
+    qs = xr + KC_XR32,             // bf16 [32][LDB] (then A16)
+    ks = qs + 2 * 32 * KC_LDB,     // bf16 [32][LDB]
+    ps = ks + 2 * 32 * KC_LDB,     // the P image, fp16 [32][32]
+    rq = ps + 2 * 32 * 32,         // f32 [32]
+    rk = rq + 4 * 32,
+    bs = rk + 4 * 32,
+    bytes = bs + 4 * 32,
+  };
+  static_assert(bytes == (UA ? 44416 : 50560), "five blocks a SM with UA 1, four with UA 0");
+};
+#define KC_INTRA_SMEM Intra32Smem::bytes
 #define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
 #define KC_INTRA_MINB (UA ? 5 : 4)  // blocks per SM the registers are allocated for (shared memory allows as many)
 // The CH 32 intra kernel's parameters (its entry points' and its body's), and their names.
@@ -63,18 +79,20 @@ template <bool kBeside>
 __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long long slot_off) {
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
+  using L = Intra32Smem;
+  unsigned char* const sb = reinterpret_cast<unsigned char*>(sm);
   float* Gc = sm;
-  float* LA = Gc + 32 * KC_LDG;
-  unsigned char* Xr = reinterpret_cast<unsigned char*>(LA + 32 * KC_LDL32);
-  __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(Xr + KC_XR32);
-  __nv_bfloat16* Ks = Qs + 32 * KC_LDB;
+  float* LA = reinterpret_cast<float*>(sb + L::la);
+  unsigned char* Xr = sb + L::xr;
+  __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(sb + L::qs);
+  __nv_bfloat16* Ks = reinterpret_cast<__nv_bfloat16*>(sb + L::ks);
   [[maybe_unused]] __nv_bfloat16* Vs = reinterpret_cast<__nv_bfloat16*>(Xr);  // phases 3-4 (UA 0)
   __half* A16 = reinterpret_cast<__half*>(Qs);       // phases 3-4
-  __half* Ps = reinterpret_cast<__half*>(Ks + 32 * KC_LDB);
+  __half* Ps = reinterpret_cast<__half*>(sb + L::ps);
   static_assert(32 * KC_LDA16 <= 32 * KC_LDB, "A16 fits in Qs");
-  float* rq = reinterpret_cast<float*>(Ps + 32 * 32);
-  float* rk = rq + 32;
-  float* bs = rk + 32;
+  float* rq = reinterpret_cast<float*>(sb + L::rq);
+  float* rk = reinterpret_cast<float*>(sb + L::rk);
+  float* bs = reinterpret_cast<float*>(sb + L::bs);
   float* tot = LA;  // phase 1 only
   // (beside: chunk-major, the order the state blocks consume chunks in)
   const long long slot = kBeside ? blockIdx.y + slot_off : blockIdx.x, h = kBeside ? blockIdx.x : blockIdx.y;
