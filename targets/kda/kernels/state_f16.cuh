@@ -19,15 +19,23 @@
 static_assert(STG == 0 || (STG == 1 && PREC == 2), "STG 1 is a layout of the PREC 2 state kernel");
 #define KC_STATE_THREADS (SW * 32)
 #define KC_RBS (2 * BV)  // bytes per row of Sh, Vh, U
-#define KC_BIG (3 * KC_CH * 2 * KC_KD)
-#define KC_SMALL (KC_CH * 2 * KC_CH + KC_CH * KC_RBS + 4 * KC_KD)
-#define KC_BUF (KC_BIG + KC_SMALL)
-#define KC_STATE_SMEM ((KC_KD + KC_CH) * KC_RBS + (STG == 0 ? 2 * KC_BUF : KC_BIG + 2 * KC_SMALL))
+// The layout above, in bytes: Sh and Vh, then the chunk parts; offsets within a part.
+// (Enumerators: see ChunkBuf in state_wgmma.cuh.)
+struct F16Smem {
+  enum : int {
+    big = 3 * KC_CH * 2 * KC_KD,                           // W, Q, Kd f16 [CH][KD]
+    q = KC_CH * 2 * KC_KD,                                 // in the big part
+    kd = 2 * q,
+    small = KC_CH * 2 * KC_CH + KC_CH * KC_RBS + 4 * KC_KD,  // Pm f16 [CH][CH], U f16 [CH][BV], G f32 [KD]
+    u = KC_CH * 2 * KC_CH,                                 // in the small part
+    g = u + KC_CH * KC_RBS,
+    buf = big + small,
+    bytes = (KC_KD + KC_CH) * KC_RBS + (STG == 0 ? 2 * buf : big + 2 * small),
+  };
+  static_assert(STG == 0 || BV != 64 || bytes == 107520, "STG 1, BV 64: two blocks a SM");
+};
+#define KC_STATE_SMEM F16Smem::bytes
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
-#define KC_OFF_Q (KC_CH * 2 * KC_KD)
-#define KC_OFF_KD (2 * KC_OFF_Q)
-#define KC_OFF_U (KC_CH * 2 * KC_CH)  // in the small part
-#define KC_OFF_G (KC_OFF_U + KC_CH * KC_RBS)
 #define KC_WQ 1     // kc_issue_f16 parts: W and Q,
 #define KC_KDP 2    //   Kd,
 #define KC_SMP 4    //   P, U and G_last
@@ -57,7 +65,7 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 big, tile::u32 small, int
 #pragma unroll
       for (int k = 0; k < KC_CH * 16 / (SW * 32); ++k) {
         const int i = r0 + k * (SW * 2);
-        tile::cp_async16(d0 + t * KC_OFF_Q + k * (SW * 2) * 2 * KC_KD, i < len ? base + s0 + k * (SW * 2) * rs : base + o0,
+        tile::cp_async16(d0 + t * F16Smem::q + k * (SW * 2) * 2 * KC_KD, i < len ? base + s0 + k * (SW * 2) * rs : base + o0,
                          i < len ? 16u : 0u);
       }
     }
@@ -76,7 +84,7 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 big, tile::u32 small, int
   {  // U: BV/8 chunks per row
     constexpr int CPR = BV / 8, RPI = SW * 32 / CPR;  // chunks per row, rows per iteration
     const int r0 = tid / CPR, ch = tid % CPR;
-    const tile::u32 d0 = small + KC_OFF_U + kda::sw_off<KC_RBS>(r0, ch * 8);
+    const tile::u32 d0 = small + F16Smem::u + kda::sw_off<KC_RBS>(r0, ch * 8);
     const __half* s0 = u + o0 + r0 * rs + v0 + ch * 8;
 #pragma unroll
     for (int k = 0; k < KC_CH / RPI; ++k) {
@@ -84,7 +92,7 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 big, tile::u32 small, int
       tile::cp_async16(d0 + k * RPI * KC_RBS, i < len ? s0 + k * RPI * rs : u + o0, i < len ? 16u : 0u);
     }
   }
-  if (tid < KC_KD / 4) tile::cp_async16(small + KC_OFF_G + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
+  if (tid < KC_KD / 4) tile::cp_async16(small + F16Smem::g + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
 }
 
 // grid (NSEQ*H, 1, 128/BV) (kc_item), block KC_STATE_THREADS, smem KC_STATE_SMEM bytes. The state slice
@@ -120,8 +128,8 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
   extern __shared__ __align__(128) unsigned char smb[];
   const tile::u32 sS = tile::smem_addr(smb), sV = sS + KC_KD * KC_RBS, sB = sV + KC_CH * KC_RBS;
   // The big and small parts of chunk c's buffer (STG 0: buffer c % 2; STG 1: one big part).
-  auto big_of = [&](int cur) -> tile::u32 { return sB + (STG == 0 ? cur * KC_BUF : 0); };
-  auto small_of = [&](int cur) -> tile::u32 { return sB + KC_BIG + cur * (STG == 0 ? KC_BUF : KC_SMALL); };
+  auto big_of = [&](int cur) -> tile::u32 { return sB + (STG == 0 ? cur * F16Smem::buf : 0); };
+  auto small_of = [&](int cur) -> tile::u32 { return sB + F16Smem::big + cur * (STG == 0 ? F16Smem::buf : F16Smem::small); };
   int n32, h32;
   kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
@@ -155,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
     const int len = (int)min((long long)KC_CH, eos - bos);
     const int cur = (int)(c & 1);
     const tile::u32 bb = big_of(cur), sm = small_of(cur);
-    const float* Gs = reinterpret_cast<const float*>(smb + (sm - sS) + KC_OFF_G);
+    const float* Gs = reinterpret_cast<const float*>(smb + (sm - sS) + F16Smem::g);
     const bool more = bos + KC_CH < eos;
     const int nlen = more ? (int)min((long long)KC_CH, eos - bos - KC_CH) : 0;
     if (STG == 1) {  // this chunk's Kd (its previous contents were last read before the barrier)
@@ -173,14 +181,14 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[r][nt]);
     {
-      const tile::u32 a2[2] = {bb, bb + KC_OFF_Q};
+      const tile::u32 a2[2] = {bb, bb + F16Smem::q};
       kda::mma_strip_f16<KC_KD, NTW, 2, 2 * KC_KD, KC_RBS>(acc, a2, 16 * wm, sS, wn * NTW * 8);
     }
 #pragma unroll
     for (int nt = 0; nt < NTW; ++nt) {
       const int e = (wn * NTW + nt) * 8 + 2 * tq;
-      const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(sm + KC_OFF_U + kda::sw_off<KC_RBS>(i0, e)));
-      const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(sm + KC_OFF_U + kda::sw_off<KC_RBS>(i1, e)));
+      const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(sm + F16Smem::u + kda::sw_off<KC_RBS>(i0, e)));
+      const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(sm + F16Smem::u + kda::sw_off<KC_RBS>(i1, e)));
       kda::st_shared_u32(sV + kda::sw_off<KC_RBS>(i0, e),
                          i0 < len ? kda::pack_f16x2(u0.x - acc[0][nt].x[0], u0.y - acc[0][nt].x[1]) : 0u);
       kda::st_shared_u32(sV + kda::sw_off<KC_RBS>(i1, e),
@@ -224,7 +232,7 @@ extern "C" __global__ void __launch_bounds__(KC_STATE_THREADS, (STG == 1 && BV <
         S[mt][nt].x[3] *= f1;
       }
     }
-    kda::mma_tile_f16_kk<KC_CH, MTS, NS, 2 * KC_KD, KC_RBS>(S, bb + KC_OFF_KD, sr0, sV, sc0);
+    kda::mma_tile_f16_kk<KC_CH, MTS, NS, 2 * KC_KD, KC_RBS>(S, bb + F16Smem::kd, sr0, sV, sc0);
 #pragma unroll
     for (int mt = 0; mt < MTS; ++mt) {
       const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
