@@ -33,7 +33,8 @@ TEST(Recorded, RmsnormRunBecomesASimulationWithItsMeasuredOptimum) {
   EXPECT_EQ(rs.simulation.size(), 100u);
   auto costs = rs.simulation.sorted_costs();
   ASSERT_FALSE(costs.empty());
-  // The best of that run was candidate #97 at 1.787x the baseline (targets/rmsnorm/NOTES.md).
+  // The best of that run was candidate #97 at 1.787x the baseline
+  // (targets/rmsnorm/journal/2026-11-30-to-2026-12-03.md, "Measured").
   EXPECT_NEAR(1.0 / costs.front(), 1.787, 0.001);
   // Replaying exhaustively finds it; a strategy sees only recorded configurations.
   search::Tuning t(rs.simulation.space(), rs.simulation, {1000, 1e30});
