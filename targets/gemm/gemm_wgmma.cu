@@ -23,10 +23,6 @@
 //              (one's epilogue under the other's products, twice the loads in flight);
 //              the schedule then has SLOTS = OCC * SMS blocks
 //   GROUP_M    tile-rows per group of the tile order (L2 reuse of B across a group)
-//   CLUSTER    blocks a cluster (1, 2): with 2, the blocks of a cluster take two tiles one
-//              above the other (the same columns of B, the same k-split) and each loads half
-//              of B's boxes into both blocks' shared memory (TMA multicast), halving what B
-//              costs out of L2; each consumer warp releases a stage to both producers
 //   SPLITK     the most k-splits of a tile: a tile's k-tiles are shared among SPLITS units,
 //              each writing fp32 partial sums ws[split][M][N] that gemm_wgmma_reduce adds
 //              into C, where
@@ -41,16 +37,14 @@
 //
 // Entry points (the launch plan picks by `when`, spec.json):
 //   gemm_wgmma(a, b, c, ws, M, N, K, SMS, tmap a, tmap b)    K % 8 == 0 (TMA needs 16-byte
-//       row strides); grid CLUSTER * min(SLOTS / CLUSTER, units), units = ceil(tile-rows /
-//       CLUSTER) * tile-columns * SPLITS, block 128 * (CONSUMERS + 1), dynamic
+//       row strides); grid min(SLOTS, tiles * SPLITS), block 128 * (CONSUMERS + 1), dynamic
 //       shared memory STAGES * (BM + BN) * 128 + 256; tensor maps over a and b with boxes of
 //       64 x 64 elements, 128-byte swizzle
 //   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1
 //   gemm_wgmma_unaligned(a, b, c, M, N, K)                   K % 8 != 0: a plain fp32
 //       SIMT kernel (correct at any shape, not fast; only such K reach it)
 //
-// Per block (persistent: units c, c + clusters, ... with c = blockIdx.x / CLUSTER, clusters =
-// gridDim.x / CLUSTER; a unit is a tile, or CLUSTER tiles one above the other, and a k-split):
+// Per block (persistent: units blockIdx.x, + gridDim.x, ...; a unit is a tile and a k-split):
 //   warpgroup 0, the producer: one thread loads, per k-tile, A's BM / 64 and B's BN / 64
 //     boxes into the ring's next stage (boxes wholly past M or N are not loaded: their
 //     rows feed only outputs that are never stored); its registers go to the consumers.
@@ -63,7 +57,6 @@
 // k-tile of 64) adds nothing; rows past M and columns past N are not stored.
 #include <cuda_bf16.h>
 
-#include "tile/cluster.cuh"
 #include "tile/pipeline.cuh"
 #include "tile/tma.cuh"
 #include "tile/warpgroup.cuh"
@@ -87,12 +80,6 @@ static_assert(OCC == 1 || (OCC == 2 && CONSUMERS == 1 && kRows * BN <= 8192), "t
 static_assert(kRows == 64 || kRows == 128, "a consumer warpgroup owns 64 or 128 rows");
 static_assert(kRows * BN <= 16384, "at most 128 accumulator registers a thread");
 static_assert(STAGES >= 2 && GROUP_M >= 1 && SPLITK >= 1, "parameters");
-static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two blocks");
-constexpr int kCl = CLUSTER;
-// Arrivals that release one use of a stage: with one block, every thread of the consumers
-// that read it (one warpgroup in ping-pong, all of them otherwise); in a cluster, one per
-// consumer warp of each block (tile/cluster.cuh: each block's producer writes both).
-constexpr u32 kReleases = kCl == 1 ? (kPingPong ? 128u : 128u * CONSUMERS) : kCl * (kPingPong ? 4u : 4u * CONSUMERS);
 
 // The block's shared memory: STAGES pairs of A [BM][64] and B [BN][64] sw128 tiles
 // (tile/warpgroup.cuh; each 64-row box 1024-byte aligned), then the ring's barriers.
@@ -120,7 +107,7 @@ __device__ __forceinline__ int splits_of(long long M, long long N, long long K, 
 
 // The problem as every role walks it (32-bit: TMA coordinates are 32-bit anyway).
 struct Problem {
-  int M, N, tiles_m, tiles_n, ktiles, splits, per, rows, units;  // rows: tile-rows of clusters
+  int M, N, tiles_m, tiles_n, ktiles, splits, per, units;
 };
 
 __device__ __forceinline__ Problem problem_of(long long M, long long N, long long K, long long sms) {
@@ -132,8 +119,7 @@ __device__ __forceinline__ Problem problem_of(long long M, long long N, long lon
   p.ktiles = (int)((K + kBK - 1) / kBK);
   p.splits = splits_of(M, N, K, sms);
   p.per = (p.ktiles + p.splits - 1) / p.splits;
-  p.rows = (p.tiles_m + kCl - 1) / kCl;
-  p.units = p.rows * p.tiles_n * p.splits;
+  p.units = p.tiles_m * p.tiles_n * p.splits;
   return p;
 }
 
@@ -145,15 +131,14 @@ struct Unit {
 
 // Unit u: tile u / splits in groups of GROUP_M tile-rows (column-major inside a group),
 // split u % splits (a tile's splits side by side: the blocks running at once cover few
-// tiles, and so few rows of A and columns of B). In a cluster, a tile-row of the order is
-// kCl tile-rows, one for each block (`rank`); the last one's rows may lie past M.
-__device__ __forceinline__ Unit unit_of(const Problem& p, int u, u32 rank) {
+// tiles, and so few rows of A and columns of B).
+__device__ __forceinline__ Unit unit_of(const Problem& p, int u) {
   const int t = u / p.splits;
   Unit w;
   w.split = u - t * p.splits;
   const int group = GROUP_M * p.tiles_n, first_m = (t / group) * GROUP_M;
-  const int gsize = min(p.rows - first_m, GROUP_M), in = t % group;
-  w.m0 = ((first_m + in % gsize) * kCl + (int)rank) * BM;
+  const int gsize = min(p.tiles_m - first_m, GROUP_M), in = t % group;
+  w.m0 = (first_m + in % gsize) * BM;
   w.n0 = (in / gsize) * BN;
   w.ke = min((w.split + 1) * p.per, p.ktiles);
   w.kb = min(w.split * p.per, w.ke);
@@ -161,18 +146,16 @@ __device__ __forceinline__ Unit unit_of(const Problem& p, int u, u32 rank) {
 }
 
 // The producer thread: every unit's k-tiles through the ring, A's and B's boxes that
-// hold rows inside the tensors. In a cluster, B's box i comes from the block of rank
-// i % kCl into every block (so each stage expects all of B's bytes), and the ring's tail
-// is waited for: no block of the cluster writes or arrives here once this returns.
+// hold rows inside the tensors.
 __device__ __forceinline__ void produce(const Layout& L, const tile::tmap* ma, const tile::tmap* mb,
-                                        const Problem& p, u32 rank) {
+                                        const Problem& p) {
   tile::tma_prefetch_desc(ma);
   tile::tma_prefetch_desc(mb);
   const auto r = L.ring();
   tile::RingPos pos;
-  for (int u = blockIdx.x / kCl; u < p.units; u += gridDim.x / kCl) {
-    const Unit w = unit_of(p, u, rank);
-    const int abox = max(0, min(BM / 64, (p.M - w.m0 + 63) / 64)), bbox = min(BN / 64, (p.N - w.n0 + 63) / 64);
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+    const Unit w = unit_of(p, u);
+    const int abox = min(BM / 64, (p.M - w.m0 + 63) / 64), bbox = min(BN / 64, (p.N - w.n0 + 63) / 64);
     for (int kt = w.kb; kt < w.ke; ++kt, pos.next<STAGES>()) {
       r.acquire(pos);
       r.expect(pos, (u32)(abox + bbox) * kBoxBytes);
@@ -181,30 +164,9 @@ __device__ __forceinline__ void produce(const Layout& L, const tile::tmap* ma, c
       for (int i = 0; i < BM / 64; ++i)
         if (i < abox) tile::tma_load_2d(L.a(pos.stage) + i * kBoxBytes, ma, kt * kBK, w.m0 + 64 * i, full);
 #pragma unroll
-      for (int i = 0; i < BN / 64; ++i) {
-        if (i >= bbox) continue;
-        if constexpr (kCl == 1)
-          tile::tma_load_2d(L.b(pos.stage) + i * kBoxBytes, mb, kt * kBK, w.n0 + 64 * i, full);
-        else if (i % kCl == (int)rank)
-          tile::tma_load_2d_multicast(L.b(pos.stage) + i * kBoxBytes, mb, kt * kBK, w.n0 + 64 * i, full,
-                                      (unsigned short)((1u << kCl) - 1));
-      }
+      for (int i = 0; i < BN / 64; ++i)
+        if (i < bbox) tile::tma_load_2d(L.b(pos.stage) + i * kBoxBytes, mb, kt * kBK, w.n0 + 64 * i, full);
     }
-  }
-  if constexpr (kCl > 1)
-    for (int s = 0; s < STAGES; ++s, pos.next<STAGES>()) r.acquire(pos);
-}
-
-// A consumer's release of one use of a stage (after its products on it are done): every
-// thread on its own block's barrier, or in a cluster each warp once on every block's.
-__device__ __forceinline__ void release(const tile::Ring<STAGES>& r, const tile::RingPos& pos) {
-  if constexpr (kCl == 1) {
-    r.release(pos);
-  } else {
-    __syncwarp();
-    if ((threadIdx.x & 31) == 0)
-#pragma unroll
-      for (int b = 0; b < kCl; ++b) tile::mbar_arrive_remote(r.empty(pos.stage), (u32)b);
   }
 }
 
@@ -244,7 +206,7 @@ __device__ __forceinline__ void mainloop(const Layout& L, rt_c (&acc)[kMI][kFrag
     r.wait(pos);
     products(acc, L.a(pos.stage) + rows, L.b(pos.stage));
     tile::wgmma_wait<1>();
-    if (kt > 0) release(r, prev);
+    if (kt > 0) r.release(prev);
     prev = pos;
     pos.next<STAGES>();
   }
@@ -252,7 +214,7 @@ __device__ __forceinline__ void mainloop(const Layout& L, rt_c (&acc)[kMI][kFrag
   tile::wgmma_wait<0>();
 #pragma unroll
   for (int i = 0; i < kMI; ++i) tile::fence_operand(acc[i]);
-  if (n > 0) release(r, prev);
+  if (n > 0) r.release(prev);
 }
 
 // Stores the accumulators of the consumer's rows: put(row, col, v0, v1) for columns col and
@@ -318,20 +280,13 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
   extern __shared__ __align__(1024) unsigned char smem[];
   const Layout L{tile::smem_addr(smem)};
   if (tile::dynamic_smem_bytes() < Layout::bytes) __trap();
-  const u32 rank = kCl > 1 ? tile::cluster_rank() : 0u;
-  if (threadIdx.x == 0) {
-    L.ring().init(kReleases);
-    if constexpr (kCl > 1) tile::fence_mbarrier_init();
-  }
-  if constexpr (kCl > 1)
-    tile::cluster_sync();  // (every block's barriers initialized before any multicast or remote arrival)
-  else
-    __syncthreads();
+  if (threadIdx.x == 0) L.ring().init(kPingPong ? 128 : 128 * CONSUMERS);  // (the threads that release a use)
+  __syncthreads();
   const int wg = threadIdx.x / 128;
   using R = Registers<CONSUMERS>;
   if (wg == 0) {
     if constexpr (R::producer > 0) tile::set_max_registers<false, R::producer>();
-    if (threadIdx.x == 0) produce(L, ma, mb, p, rank);
+    if (threadIdx.x == 0) produce(L, ma, mb, p);
     return;
   }
   if constexpr (R::producer > 0) tile::set_max_registers<true, R::consumer>();
@@ -340,8 +295,8 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
   rt_c acc[kMI][kFrags];
   tile::RingPos pos;
   int mine = 0;  // ping-pong: consumer (i % 2) takes the block's i-th unit
-  for (int u = blockIdx.x / kCl; u < p.units; u += gridDim.x / kCl, mine ^= 1) {
-    const Unit w = unit_of(p, u, rank);
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x, mine ^= 1) {
+    const Unit w = unit_of(p, u);
     if (kPingPong && mine != me) {  // the other consumer's unit: its stages skipped
       for (int kt = w.kb; kt < w.ke; ++kt) pos.next<STAGES>();
       continue;
@@ -353,7 +308,7 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
 
 }  // namespace gemm_wg
 
-extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), OCC) __cluster_dims__(CLUSTER, 1, 1)
+extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), OCC)
     gemm_wgmma(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, float* ws, long long M, long long N,
                long long K, long long SMS, const __grid_constant__ tile::tmap ta, const __grid_constant__ tile::tmap tb) {
   (void)a, (void)b;

@@ -4,16 +4,13 @@
 //     K % 8 == 0 runs gemm_wgmma (TMA needs 16-byte row strides) and anything else the
 //     SIMT fallback, never both; the reduce step runs exactly where the kernel splits k
 //     (the spec's let SPLITS against the kernel's splits_of, written out again here), the
-//     grid is CLUSTER x min(OCC x SMS / CLUSTER, units), units = ceil(tile-rows / CLUSTER) x
-//     tile-columns x splits (as the kernel walks them), and the scratch holds every split's
-//     partials;
+//     grid is min(OCC x SMS, tiles x splits) and the scratch holds every split's partials;
 //   * the template space: the constraints keep exactly the 18 tile shapes (12 with the
 //     consumers sharing a tile, 6 ping-pong) whose accumulators fit (at most 128 registers a
 //     thread) and the stages that fit in shared memory, and two blocks a SM (OCC 2) only with
 //     one consumer, at most 64 accumulators a thread and half the shared memory;
-//   * NVRTC compiles each tile shape (at its deepest ring, in a cluster of two, and at OCC 2
-//     where allowed) for sm_90a with the three kernels, nothing spilled and no wgmma
-//     serialized by ptxas.
+//   * NVRTC compiles each tile shape (at its deepest ring, and at OCC 2 where allowed) for
+//     sm_90a with the three kernels, nothing spilled and no wgmma serialized by ptxas.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,11 +89,10 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
         const long long bm = params.at("BM"), bn = params.at("BN");
         const long long slots = params.at("OCC") * static_cast<long long>(sms);
         const long long splits = kernel_splits(M, N, K, bm, bn, params.at("SPLITK"), slots);
-        const long long cl = params.at("CLUSTER");
-        const long long units = ((M + bm - 1) / bm + cl - 1) / cl * ((N + bn - 1) / bn) * splits;
+        const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
         EXPECT_EQ(spec::launched(reduce, b), splits > 1);
         split_cases += splits > 1;
-        EXPECT_EQ(spec::eval_int(main.grid[0], b), cl * std::min(slots / cl, units));
+        EXPECT_EQ(spec::eval_int(main.grid[0], b), std::min(slots, tiles * splits));
         if (splits > 1) {
           EXPECT_GE(spec::eval_int(t.scratch[0].size, b), splits * M * N);
         }
@@ -144,16 +140,14 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
   auto op = spec::load_operator(targets() / "gemm");
   const spec::Program& t = wgmma(op);
   auto space = agent::template_space(t);
-  // the deepest ring of each tile shape (the most shared memory, the longest unrolled code),
-  // in a cluster of two (the longer code: multicast loads, remote releases, the ring's tail)
+  // the deepest ring of each tile shape (the most shared memory, the longest unrolled code)
   std::map<std::tuple<long long, long long, long long, long long, long long>, std::map<std::string, long long>> deepest;
   for (const auto& c : space.valid_configs()) {
     auto p = agent::config_params(t, c);
     auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG"), p.at("OCC")}];
-    const auto depth = [](const std::map<std::string, long long>& q) {
-      return std::make_tuple(q.at("STAGES"), q.at("CLUSTER"), q.at("SPLITK"));
-    };
-    if (d.empty() || depth(p) > depth(d)) d = p;
+    if (d.empty() || p.at("STAGES") > d.at("STAGES") ||
+        (p.at("STAGES") == d.at("STAGES") && p.at("SPLITK") > d.at("SPLITK")))
+      d = p;
   }
   ASSERT_EQ(deepest.size(), 21u);  // the 18 tile shapes, and 3 of them also at two blocks a SM
   static codegen::Compiler compiler;
