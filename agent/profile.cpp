@@ -138,11 +138,18 @@ int load_stored(const ProfileOptions& o, const spec::Operator& op, Stored* s) {
   if (!src) return fail(1, fmt::format("candidate #{}: its source {} is not in {}", o.candidate, c->source_hash, o.db));
   s->source = *src;
   if (!c->params_json.empty()) s->params = json::parse(c->params_json);
-  if (const spec::Program* t = op.find_template(c->template_name)) {
+  const spec::Program* t = op.find_template(c->template_name);
+  if (!c->plan_json.empty()) {  // the plan it was judged with (a proposed program's, or a template's)
+    spec::Program stored = spec::program_from_json(json::parse(c->plan_json), op.dir);
+    if (t && spec::same_launches(stored, *t)) {
+      s->program = *t;
+    } else {
+      stored.name = c->template_name;
+      s->program = std::move(stored);
+      s->from_spec = false;
+    }
+  } else if (t) {
     s->program = *t;
-  } else if (!c->plan_json.empty()) {
-    s->program = spec::program_from_json(json::parse(c->plan_json), op.dir);
-    s->from_spec = false;
   } else {
     return fail(1, fmt::format("candidate #{}: template '{}' is not in {}'s spec and no plan is stored with it",
                                o.candidate, c->template_name, o.op));

@@ -88,6 +88,15 @@ llm::PromptContext base_context(const spec::Operator& op, const Loop& loop, int 
   return c;
 }
 
+// Whether a stored plan launches as template t does now (an unreadable one does not).
+static bool launches_as(const std::string& plan, const spec::Operator& op, const spec::Program& t) {
+  try {
+    return spec::same_launches(spec::program_from_json(json::parse(plan), op.dir), t);
+  } catch (std::exception&) {
+    return false;
+  }
+}
+
 llm::CandidateReport candidate_report(store::Store& db, const spec::Operator& op, long long id) {
   llm::CandidateReport r;
   r.id = candidate_ref(id);
@@ -98,9 +107,11 @@ llm::CandidateReport candidate_report(store::Store& db, const spec::Operator& op
   if (params.is_object())
     for (auto& [k, v] : params.items()) r.label += fmt::format(" {}={}", k, v.dump());
   r.source = db.source(c->source_hash).value_or("");
-  if (!c->plan_json.empty()) {
+  const spec::Program* t = op.find_template(c->template_name);
+  // a proposed program's plan, or a template's stored plan where the template's has changed since
+  if (!c->plan_json.empty() && (!t || !launches_as(c->plan_json, op, *t))) {
     r.launch_json = c->plan_json;
-  } else if (auto* t = op.find_template(c->template_name)) {
+  } else if (t) {
     json plan = spec::program_to_json(*t);
     plan.erase("params");  // the values are #defined at the top of the source
     plan.erase("constraints");

@@ -303,7 +303,9 @@ std::vector<search::Outcome> Session::run_batch(const spec::Program& tpl, const 
     ci.origin = lin.origin;
     ci.parent = lin.parent;
     ci.exchange_id = lin.exchange_id;
-    if (!from_spec(tpl)) ci.plan_json = spec::program_to_json(tpl).dump();
+    // the plan it is judged with travels with it (a re-check or an export after the
+    // template's plan changed launches it as judged); a proposed program's whole plan
+    ci.plan_json = from_spec(tpl) ? spec::judged_plan(tpl, params[i]).dump() : spec::program_to_json(tpl).dump();
     ci.run_id = run_id_;
     ids[i] = db_.add_candidate(ci, src);
     recorded_ids_.push_back(ids[i]);

@@ -45,11 +45,18 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
     }
     for (auto& t : op_.templates)
       if (t.name == c->template_name) tpls[i] = &t;
-    if (!tpls[i] && !c->plan_json.empty()) {
-      // A proposed program (LLM): its launch plan is stored with it.
+    if (!c->plan_json.empty()) {
+      // The plan it was judged with is stored with it: a proposed program's (LLM), or a
+      // template's, which is launched as stored where the template's plan has changed since.
       try {
-        planned.push_back(spec::program_from_json(json::parse(c->plan_json), op_.dir));
-        tpls[i] = &planned.back();
+        spec::Program stored = spec::program_from_json(json::parse(c->plan_json), op_.dir);
+        if (!tpls[i] || !spec::same_launches(stored, *tpls[i])) {
+          if (tpls[i]) res->items[i].note = "launched with its stored plan: the template's has changed since";
+          stored.name = c->template_name;
+          stored.source.clear();  // (not the spec's template: the plan travels to the workers with it)
+          planned.push_back(std::move(stored));
+          tpls[i] = &planned.back();
+        }
       } catch (std::exception& e) {
         res->items[i].note = fmt::format("stored launch plan unreadable: {}", e.what());
         continue;

@@ -536,6 +536,26 @@ json program_to_json(const Program& p, const fs::path& dir) {
   return j;
 }
 
+json judged_plan(const Program& t, const std::map<std::string, long long>& values) {
+  json j = program_to_json(t);
+  j.erase("source");
+  j.erase("constraints");
+  json params = json::object();
+  for (auto& [name, v] : values) params[name] = json::array({v});
+  if (!params.empty()) j["params"] = params;
+  return j;
+}
+
+bool same_launches(const Program& a, const Program& b) {
+  auto launches = [](const Program& p) {
+    json j = program_to_json(p);
+    return json{{"launch", j.value("launch", json::array())},
+                {"scratch", j.value("scratch", json::array())},
+                {"arch", j.value("arch", json::array())}};
+  };
+  return launches(a) == launches(b);
+}
+
 const Tensor* Operator::tensor(const std::string& n) const {
   for (auto& t : tensors)
     if (t.name == n) return &t;

@@ -185,6 +185,15 @@ Program program_from_json(const nlohmann::json& j, const std::filesystem::path& 
 // as a file name only when the source lies directly in `dir` (the form
 // program_from_json accepts); otherwise it is left out.
 nlohmann::json program_to_json(const Program& p, const std::filesystem::path& dir = {});
+// The launch plan that a candidate of template `t` with parameter values `values` is judged
+// with, as the store keeps it with the candidate (candidates.plan), so that a re-check, a
+// profile or an export launches it as it was judged after the template's plan has changed:
+// program_to_json of `t` without its source and constraints, each parameter narrowed to the
+// candidate's value.
+nlohmann::json judged_plan(const Program& t, const std::map<std::string, long long>& values);
+// Whether two programs launch alike: the same steps (kernels, grids, blocks, shared memory,
+// arguments, streams, conditions), scratch buffers and architectures.
+bool same_launches(const Program& a, const Program& b);
 // Checks that a program's argument names and expressions resolve against the
 // operator (what load_operator checks for its templates); throws SpecError naming
 // `where` and the launch step. For programs from outside spec.json (LLM proposals).

@@ -353,6 +353,11 @@ long long Store::add_candidate(const CandidateInfo& c, const std::string& source
     q.bind(1, c.op).bind(2, c.source_hash).bind(3, c.arch);
     q.step();
     long long id = q.i64(0);
+    if (!c.plan_json.empty()) {  // a known source judged again: it keeps the plan of its latest judging
+      Stmt up(db_, "UPDATE candidates SET plan=? WHERE id=? AND (plan IS NULL OR plan<>?)");
+      up.bind(1, c.plan_json).bind(2, id).bind(3, c.plan_json);
+      up.step();
+    }
     exec("COMMIT");
     return id;
   } catch (...) {

@@ -52,7 +52,9 @@ struct CandidateInfo {
   std::optional<long long> parent;
   long long run_id = 0;
   std::optional<long long> exchange_id;  // the LLM exchange that proposed it (schema v2)
-  std::string plan_json;                 // launch plan of a program not in spec.json (schema v2)
+  std::string plan_json;                 // the launch plan it was last judged with: a proposed program's
+                                         // whole plan (schema v2), a template's narrowed to its parameters
+                                         // (spec::judged_plan, since 2026-12-03; empty before)
 };
 
 // One call to a language model, successful or not (schema v2). Never holds a key:

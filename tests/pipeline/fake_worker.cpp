@@ -11,7 +11,9 @@
 //   22  a reply with a wrong secret                 23  a reply to another request id
 //   24  its reply, then a second one                25  announces a 0.5 s step, then hangs
 // the rest are wrong. Each evaluate announces a 10 s validation step first.
-// Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind". A profile request
+// Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind", and its candidate
+// (template, params and the program it carries, if any; not the cubin's path) to
+// $FAKE_WORKER_REQUEST_LOG as one JSON line. A profile request
 // (`tessera profile`) is answered as the real worker answers it, with the plan's kernel
 // "hostile" (KIND 4, which writes past its output, as written outside "y"), and appended
 // to $FAKE_WORKER_PROFILE_LOG as one JSON line.
@@ -158,6 +160,11 @@ int main(int argc, char** argv) {
     } else if (type == "evaluate") {
       int kind = req["candidate"]["params"].value("KIND", -1);
       if (log_path) std::ofstream(log_path, std::ios::app) << gpu << " " << kind << "\n";
+      if (const char* p = std::getenv("FAKE_WORKER_REQUEST_LOG")) {
+        json cand = req["candidate"];
+        cand.erase("cubin");
+        std::ofstream(p, std::ios::app) << cand.dump() << "\n";
+      }
       reply = evaluate(kind, id, secret, channel);
       if (reply.is_null()) continue;
     } else if (type == "profile") {

@@ -225,3 +225,59 @@ TEST(Pipeline, NothingButTheExpectedReplyOnTheChannelIsEverAVerdict) {
   EXPECT_LT(last_bad, first_honest);
   fs::remove_all(targets);
 }
+
+namespace {
+std::vector<nlohmann::json> json_lines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+}  // namespace
+
+// A candidate keeps the launch plan it was judged with (candidates.plan): `tessera show`
+// prints it, `tessera recheck` sends a template candidate to the worker as the spec's
+// template while that template launches alike, and with its stored plan once the template's
+// plan has changed (here its block size), and `tessera export` packs the stored plan.
+TEST(Pipeline, ACandidateIsLaunchedWithThePlanItWasJudgedWith) {
+  fs::path targets = make_targets();
+  std::string db = (targets / "plan.db").string();
+  std::string requests = (targets / "requests.log").string();
+  std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
+                    " TESSERA_WORKER_GPUS=1 FAKE_WORKER_REQUEST_LOG=" + requests + " ";
+  std::string out = run(env + TESSERA_BINARY +
+                        " optimize hostile_rmsnorm --strategy exhaustive --budget 1 --gpus all --timeout 3 --quiet "
+                        "--db " +
+                        db);
+  SCOPED_TRACE(out);
+  auto shown = nlohmann::json::parse(run(std::string(TESSERA_BINARY) + " show 1 --json --db " + db));
+  ASSERT_TRUE(shown.contains("plan")) << shown.dump();
+  EXPECT_EQ(shown["plan"]["launch"][0]["block"][0], "256");
+  EXPECT_EQ(shown["plan"]["params"], nlohmann::json::parse(R"({"KIND": [0]})")) << "narrowed to its value";
+  EXPECT_FALSE(shown["plan"].contains("constraints"));
+
+  run(env + TESSERA_BINARY + " recheck hostile_rmsnorm --candidate 1 --gpus all --quiet --db " + db);
+  // the template's plan changes: the kernel would now be launched with 128 threads
+  fs::path spec_path = targets / "hostile_rmsnorm" / "spec.json";
+  auto spec = nlohmann::json::parse(std::ifstream(spec_path));
+  spec["templates"][0]["launch"][0]["block"][0] = "128";
+  std::ofstream(spec_path) << spec.dump(1);
+  run(env + TESSERA_BINARY + " recheck hostile_rmsnorm --candidate 1 --gpus all --quiet --db " + db);
+
+  auto reqs = json_lines(requests);
+  ASSERT_EQ(reqs.size(), 3u) << "the search's evaluation and two re-checks";
+  EXPECT_FALSE(reqs[0].contains("program")) << "judged as the spec's template";
+  EXPECT_FALSE(reqs[1].contains("program")) << "the template unchanged: still the spec's";
+  ASSERT_TRUE(reqs[2].contains("program")) << reqs[2].dump();
+  EXPECT_EQ(reqs[2]["program"]["launch"][0]["block"][0], "256") << "the plan it was judged with, not the spec's 128";
+  EXPECT_EQ(reqs[2]["template"], "hostile");
+
+  fs::path pkg = targets / "export";
+  std::string ex = run(std::string("TESSERA_TARGETS=") + targets.string() + " " + TESSERA_BINARY +
+                       " export hostile_rmsnorm --candidate 1 --format cpp --out " + pkg.string() + " --db " + db);
+  std::ifstream gen(pkg / "cpp" / "src" / "tessera_hostile_rmsnorm.cpp");
+  std::string launcher((std::istreambuf_iterator<char>(gen)), std::istreambuf_iterator<char>());
+  EXPECT_NE(launcher.find("tessera_count(256.0, &steps[0].block[0])"), std::string::npos) << ex;
+  EXPECT_EQ(launcher.find("tessera_count(128.0, &steps[0].block[0])"), std::string::npos);
+}
