@@ -33,8 +33,24 @@ __device__ __forceinline__ void kc_async_tile(float* X, int ldx, const float* __
 //                    B: o = [qg] S + P v' (loading kd)
 //                    C: S = e^G S + [kd]^T v' (loading the next chunk's w).
 // P and u are copied (cp.async) a chunk ahead, during phase C, into their own buffers.
-#define KC_STATE_SMEM \
-  (4 * (KC_KD * KC_LDS + 2 * KC_CH * KC_LDS + 2 * KC_CH * KC_LDK + KC_CH * KC_LDL + KC_KD))
+// Its shared memory, offsets in floats: S [KD][LDS]; v' = u - w S [CH][LDS]; the two rotating
+// operand buffers [CH][LDK]; G_last [KD]; P [CH][LDL] and u [CH][LDS] of the chunk (this
+// block's columns). (Enumerators: NVRTC's -default-device makes static constexpr members
+// module variables.)
+struct F32Smem {
+  enum : int {
+    vn = KC_KD * KC_LDS,
+    xa = vn + KC_CH * KC_LDS,
+    xb = xa + KC_CH * KC_LDK,
+    glc = xb + KC_CH * KC_LDK,
+    ps = glc + KC_KD,
+    us = ps + KC_CH * KC_LDL,
+    bytes = 4 * (us + KC_CH * KC_LDS),
+  };
+  static_assert(xa % 4 == 0 && xb % 4 == 0 && glc % 4 == 0 && ps % 4 == 0 && us % 4 == 0,
+                "every buffer 16-byte aligned (cp.async16, float4 stores)");
+};
+#define KC_STATE_SMEM F32Smem::bytes
 #define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const float* __restrict__ qg,
@@ -46,13 +62,13 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
   (void)T;
   (void)NSEQ;
   extern __shared__ __align__(16) float sm[];
-  float* S = sm;                       // [KD][LDS]
-  float* Vn = S + KC_KD * KC_LDS;      // [CH][LDS]  v' = u - w S
-  float* XA = Vn + KC_CH * KC_LDS;     // [CH][LDK]  operand buffers (rotating)
-  float* XB = XA + KC_CH * KC_LDK;     // [CH][LDK]
-  float* glc = XB + KC_CH * KC_LDK;    // [KD]
-  float* Ps = glc + KC_KD;             // [CH][LDL]  P of the chunk
-  float* Us = Ps + KC_CH * KC_LDL;     // [CH][LDS]  u of the chunk (this block's columns)
+  float* S = sm;
+  float* Vn = sm + F32Smem::vn;
+  float* XA = sm + F32Smem::xa;
+  float* XB = sm + F32Smem::xb;
+  float* glc = sm + F32Smem::glc;
+  float* Ps = sm + F32Smem::ps;
+  float* Us = sm + F32Smem::us;
   int n32, h32;
   kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
