@@ -17,7 +17,8 @@ namespace {
 
 // The project's templates the import reuses, by file.
 const std::map<std::string, std::string>& project_files() {
-  static const std::map<std::string, std::string> m = {{"rmsnorm_rows.cu", "rmsnorm"}, {"gemm_mma.cu", "gemm"}};
+  static const std::map<std::string, std::string> m = {
+      {"rmsnorm_rows.cu", "rmsnorm"}, {"gemm_mma.cu", "gemm"}, {"gemm_wgmma.cu", "gemm"}};
   return m;
 }
 
@@ -59,7 +60,10 @@ ojson project_template(const std::string& op, const std::string& name, const std
         if (k.contains(f))
           for (auto& e : k[f]) e = rename(e.get<std::string>(), names);
       if (k.contains("smem")) k["smem"] = rename(k["smem"].get<std::string>(), names);
+      if (k.contains("when")) k["when"] = rename(k["when"].get<std::string>(), names);
     }
+    if (out.contains("let"))
+      for (auto& [_, e] : out["let"].items()) e = rename(e.get<std::string>(), names);
     if (out.contains("constraints"))
       for (auto& c : out["constraints"]) c = rename(c.get<std::string>(), names);
     if (out.contains("scratch"))
@@ -139,13 +143,13 @@ void gemm(const Definition& d, OpTraits& tr) {
   std::map<std::string, std::string> names = {{"M", M},       {"N", N},       {"K", K},
                                               {"a", a->name}, {"b", b->name}, {"c", d.outputs[0].name}};
   auto kernel = [f16](const std::string& k) { return f16 ? k + "_f16" : k; };
-  for (const char* name : {"mma", "mma_splitk"}) {
+  for (const char* name : {"mma", "mma_splitk", "wgmma"}) {
     ojson t = project_template("gemm", name, names, kernel);
-    t["source"] = "gemm_mma.cu";
-    if (f16) t["params"]["F16"] = {1};  // (gemm_mma.cu builds the float16 kernels)
+    t["source"] = std::string(name) == "wgmma" ? "gemm_wgmma.cu" : "gemm_mma.cu";
+    if (f16) t["params"]["F16"] = {1};  // (both sources build the float16 kernels)
     tr.templates.push_back(t);
   }
-  tr.notes.push_back(fmt::format("gemm: tuned with tessera's mma and mma_splitk templates ({} kernels)",
+  tr.notes.push_back(fmt::format("gemm: tuned with tessera's mma, mma_splitk and wgmma (sm_90a) templates ({} kernels)",
                                  f16 ? "float16" : "bfloat16"));
 }
 

@@ -3,8 +3,10 @@
 // tile schedule (the structure of CUTLASS's sm90 warp-specialized kernels and of
 // targets/flash_attention/fa3_wgmma.cu).
 //
-// C[M,N] (row-major bf16) = A[M,K] (row-major bf16) · bᵀ with b[N,K] row-major: both
-// operands K-major, wgmma's natural form; fp32 accumulation.
+// C[M,N] (row-major) = A[M,K] (row-major) · bᵀ with b[N,K] row-major: both operands K-major,
+// wgmma's natural form; fp32 accumulation. Elements are bf16, or fp16 with F16 1 (then the
+// kernels are named with `_f16`: gemm_wgmma_f16, gemm_wgmma_reduce_f16,
+// gemm_wgmma_unaligned_f16; for fp16 gemm definitions made into operators by `tessera import`).
 //
 // Parameters (#defined by tessera):
 //   BM         rows of the block tile (64, 128, 256)
@@ -23,6 +25,7 @@
 //              (one's epilogue under the other's products, twice the loads in flight);
 //              the schedule then has SLOTS = OCC * SMS blocks
 //   GROUP_M    tile-rows per group of the tile order (L2 reuse of B across a group)
+//   F16        0 (default): bf16 a, b and c; 1: fp16
 //   SPLITK     the most k-splits of a tile: a tile's k-tiles are shared among SPLITS units,
 //              each writing fp32 partial sums ws[split][M][N] that gemm_wgmma_reduce adds
 //              into C, where
@@ -56,19 +59,51 @@
 // Tails: TMA fills box elements outside the tensors with zeros, so a K tail (within a
 // k-tile of 64) adds nothing; rows past M and columns past N are not stored.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "tile/pipeline.cuh"
 #include "tile/tma.cuh"
 #include "tile/warpgroup.cuh"
 
 #define TESSERA_SMEM_gemm_wgmma (STAGES * (BM + BN) * 128 + 256)
+#ifndef F16
+#define F16 0
+#endif
+#if F16
+#define GEMM_WG_ENTRY(name) name##_f16
+#else
+#define GEMM_WG_ENTRY(name) name
+#endif
 
 namespace gemm_wg {
 
 using tile::rt_c;
 using tile::u32;
 
-constexpr int kBK = 64;                   // k per stage: one 128-byte row of bf16
+constexpr int kBK = 64;                   // k per stage: one 128-byte row of 16-bit elements
+constexpr tile::Ab kAb = F16 ? tile::Ab::f16 : tile::Ab::bf16;
+template <bool Half>
+struct ElemOf {
+  using T = __nv_bfloat16;
+};
+template <>
+struct ElemOf<true> {
+  using T = __half;
+};
+using elem = ElemOf<(F16 != 0)>::T;  // a, b and c
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T>
+__device__ __forceinline__ T rounded(float v);  // round to nearest, as T
+template <>
+__device__ __forceinline__ __half rounded<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 rounded<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+__device__ __forceinline__ elem of_f32(float v) { return rounded<elem>(v); }
 constexpr u32 kBoxBytes = 64 * 128;       // a TMA box: 64 rows of 64 elements
 constexpr bool kPingPong = PINGPONG == 1;
 constexpr int kRows = kPingPong ? BM : BM / CONSUMERS;  // rows of one consumer warpgroup
@@ -179,7 +214,7 @@ __device__ __forceinline__ void products(rt_c (&acc)[kMI][kFrags], u32 a, u32 b)
   for (int ks = 0; ks < kBK / 16; ++ks)
 #pragma unroll
     for (int i = 0; i < kMI; ++i)
-      tile::wgmma_ss<tile::Ab::bf16, 0, 0>(acc[i], tile::desc_advance(da, i * kBoxBytes + ks * 32),
+      tile::wgmma_ss<kAb, 0, 0>(acc[i], tile::desc_advance(da, i * kBoxBytes + ks * 32),
                                            tile::desc_advance(db, ks * 32), 1);
   tile::wgmma_commit();
 }
@@ -238,19 +273,19 @@ __device__ __forceinline__ void store(const rt_c (&acc)[kMI][kFrags], const Prob
     }
 }
 
-// The epilogue: bf16 C, or with k-splits the unit's fp32 partials ws[split][M][N].
+// The epilogue: C (bf16 or fp16), or with k-splits the unit's fp32 partials ws[split][M][N].
 __device__ __forceinline__ void epilogue(const rt_c (&acc)[kMI][kFrags], const Problem& p, const Unit& w, int c,
-                                         __nv_bfloat16* out, float* ws) {
+                                         elem* out, float* ws) {
   const long long N = p.N;
   const bool pairs = (p.N & 1) == 0;  // (c and ws are 256-byte aligned allocations)
   if (p.splits == 1) {
     store(acc, p, w, c, [&](int row, int col, float v0, float v1) {
-      __nv_bfloat16* q = out + row * N + col;
+      elem* q = out + row * N + col;
       if (pairs) {
-        *reinterpret_cast<__nv_bfloat162*>(q) = __floats2bfloat162_rn(v0, v1);
+        *reinterpret_cast<u32*>(q) = tile::pack2<kAb>(v0, v1);
       } else {
-        q[0] = __float2bfloat16_rn(v0);
-        if (col + 1 < p.N) q[1] = __float2bfloat16_rn(v1);
+        q[0] = of_f32(v0);
+        if (col + 1 < p.N) q[1] = of_f32(v1);
       }
     });
   } else {
@@ -275,7 +310,7 @@ struct Registers {
   static_assert(128 * (producer + NC * consumer) <= 65536, "the block's registers");
 };
 
-__device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, const tile::tmap* mb, __nv_bfloat16* c,
+__device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, const tile::tmap* mb, elem* c,
                                     float* ws) {
   extern __shared__ __align__(1024) unsigned char smem[];
   const Layout L{tile::smem_addr(smem)};
@@ -309,15 +344,17 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
 }  // namespace gemm_wg
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), OCC)
-    gemm_wgmma(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, float* ws, long long M, long long N,
-               long long K, long long SMS, const __grid_constant__ tile::tmap ta, const __grid_constant__ tile::tmap tb) {
+    GEMM_WG_ENTRY(gemm_wgmma)(const gemm_wg::elem* a, const gemm_wg::elem* b, gemm_wg::elem* c, float* ws,
+                              long long M, long long N, long long K, long long SMS,
+                              const __grid_constant__ tile::tmap ta, const __grid_constant__ tile::tmap tb) {
   (void)a, (void)b;
   gemm_wg::run(gemm_wg::problem_of(M, N, K, SMS), &ta, &tb, c, ws);
 }
 
 // c = sum over the splits of ws[split], 4 consecutive elements a thread.
 extern "C" __global__ void __launch_bounds__(256)
-    gemm_wgmma_reduce(float* ws, __nv_bfloat16* c, long long M, long long N, long long K, long long SMS) {
+    GEMM_WG_ENTRY(gemm_wgmma_reduce)(float* ws, gemm_wg::elem* c, long long M, long long N, long long K,
+                                     long long SMS) {
   const int splits = gemm_wg::splits_of(M, N, K, SMS);
   const long long total = M * N;
   const long long i0 = ((long long)blockIdx.x * 256 + threadIdx.x) * 4;
@@ -328,16 +365,15 @@ extern "C" __global__ void __launch_bounds__(256)
       const float4 v = *reinterpret_cast<const float4*>(ws + z * total + i0);
       s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
     }
-    const __nv_bfloat162 lo = __floats2bfloat162_rn(s.x, s.y), hi = __floats2bfloat162_rn(s.z, s.w);
     uint2 pk;
-    pk.x = *reinterpret_cast<const unsigned*>(&lo);
-    pk.y = *reinterpret_cast<const unsigned*>(&hi);
+    pk.x = tile::pack2<gemm_wg::kAb>(s.x, s.y);
+    pk.y = tile::pack2<gemm_wg::kAb>(s.z, s.w);
     *reinterpret_cast<uint2*>(c + i0) = pk;
   } else {
     for (long long i = i0; i < i0 + 4 && i < total; ++i) {
       float s = 0.f;
       for (int z = 0; z < splits; ++z) s += ws[z * total + i];
-      c[i] = __float2bfloat16_rn(s);
+      c[i] = gemm_wg::of_f32(s);
     }
   }
 }
@@ -345,8 +381,8 @@ extern "C" __global__ void __launch_bounds__(256)
 // K % 8 != 0: 64 x 64 tiles of C, 256 threads of 4 x 4 outputs, k-slices of 16 through
 // shared memory as fp32, every load checked (grid cdiv(N, 64) x cdiv(M, 64)).
 extern "C" __global__ void __launch_bounds__(256)
-    gemm_wgmma_unaligned(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, long long M, long long N,
-                         long long K) {
+    GEMM_WG_ENTRY(gemm_wgmma_unaligned)(const gemm_wg::elem* a, const gemm_wg::elem* b, gemm_wg::elem* c,
+                                        long long M, long long N, long long K) {
   __shared__ float as[16][64 + 4], bs[16][64 + 4];
   const long long m0 = (long long)blockIdx.y * 64, n0 = (long long)blockIdx.x * 64;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -355,8 +391,8 @@ extern "C" __global__ void __launch_bounds__(256)
     for (int e = threadIdx.x; e < 64 * 16; e += 256) {
       const int r = e / 16, k = e % 16;
       const bool kin = k0 + k < K;
-      as[k][r] = kin && m0 + r < M ? __bfloat162float(a[(m0 + r) * K + k0 + k]) : 0.f;
-      bs[k][r] = kin && n0 + r < N ? __bfloat162float(b[(n0 + r) * K + k0 + k]) : 0.f;
+      as[k][r] = kin && m0 + r < M ? gemm_wg::to_f32(a[(m0 + r) * K + k0 + k]) : 0.f;
+      bs[k][r] = kin && n0 + r < N ? gemm_wg::to_f32(b[(n0 + r) * K + k0 + k]) : 0.f;
     }
     __syncthreads();
 #pragma unroll
@@ -372,6 +408,6 @@ extern "C" __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const long long row = m0 + ty + 16 * i, col = n0 + tx + 16 * j;
-      if (row < M && col < N) c[row * N + col] = __float2bfloat16_rn(acc[i][j]);
+      if (row < M && col < N) c[row * N + col] = gemm_wg::of_f32(acc[i][j]);
     }
 }

@@ -1,7 +1,8 @@
 // tests/core/templates_import_test.cpp — the templates grown for imported FlashInfer Trace
 // definitions (issue 30) compile with NVRTC for sm_90a, sm_100a and sm_103a: rmsnorm_rows.cu
 // with RESIDUAL 1 (fused add + rmsnorm: rmsnorm_rows_residual) and gemm_mma.cu with F16 1
-// (gemm_mma_f16, gemm_mma_splitk_f16, gemm_splitk_reduce_f16), sampled from the shipped
+// (gemm_mma_f16, gemm_mma_splitk_f16, gemm_splitk_reduce_f16) and gemm_wgmma.cu with F16 1
+// (sm_90a: gemm_wgmma_f16, gemm_wgmma_reduce_f16, gemm_wgmma_unaligned_f16), sampled from the shipped
 // templates' own spaces: the residual kernel without spills, the fp16 gemm with the
 // registers and spills of the bf16 kernels of the same configuration. Each module holds exactly the entry points of its
 // element type (the image's section names say so), the fp16 gemm's PTX issues the .f16 form
@@ -155,6 +156,46 @@ TEST(ImportTemplates, Fp16GemmIssuesTheFp16Mma) {
     if (half) {
       EXPECT_NE(ptx.find("cvt.rn.f16.f32"), std::string::npos) << "C rounded to nearest";
     }
+  }
+}
+
+// The Hopper template's fp16 build (F16 1, for imported fp16 gemm definitions): sampled
+// configurations compile for sm_90a (its only architecture) with its three `_f16` kernels and
+// no bf16 one, with the bf16 build's registers and no spill; its products are fp16 wgmmas
+// and C is rounded to fp16, while the default build keeps bf16.
+TEST(ImportTemplates, Fp16HopperGemmCompilesAndIssuesFp16Wgmma) {
+  auto op = spec::load_operator(targets() / "gemm");
+  const std::string source = codegen::read_file((targets() / "gemm" / "gemm_wgmma.cu").string());
+  const std::vector<std::string> want = {"gemm_wgmma_f16", "gemm_wgmma_reduce_f16", "gemm_wgmma_unaligned_f16"};
+  for (auto& params : sample(op, "wgmma", 3, 9090, "F16")) {
+    SCOPED_TRACE(key(params));
+    auto r = compile(op.dir, codegen::render(source, params), "sm_90a");
+    ASSERT_TRUE(r.ok) << r.log;
+    EXPECT_EQ(r.kernels.size(), want.size()) << r.log;
+    for (auto& k : want) EXPECT_TRUE(image_has_kernel(r.cubin, k)) << k;
+    for (const char* bf16 : {"gemm_wgmma", "gemm_wgmma_reduce", "gemm_wgmma_unaligned"})
+      EXPECT_FALSE(image_has_kernel(r.cubin, bf16)) << bf16 << ": one element type per module";
+    EXPECT_FALSE(r.spills()) << r.log;
+    auto bf16_params = params;
+    bf16_params.erase("F16");
+    auto rb = compile(op.dir, codegen::render(source, bf16_params), "sm_90a");
+    ASSERT_TRUE(rb.ok) << rb.log;
+    EXPECT_EQ(r.kernels["gemm_wgmma_f16"].registers, rb.kernels["gemm_wgmma"].registers);
+  }
+  std::map<std::string, long long> params = {{"BM", 128}, {"BN", 128},   {"CONSUMERS", 2}, {"PINGPONG", 1},
+                                             {"OCC", 1},  {"STAGES", 4}, {"GROUP_M", 8},   {"SPLITK", 4}};
+  for (int half : {1, 0}) {
+    auto p = params;
+    if (half) p["F16"] = 1;
+    auto r =
+        codegen::compile_ptx({codegen::render(source, p), "t.cu", "compute_90a", {op.dir, targets() / "common"}, {}});
+    ASSERT_TRUE(r.ok) << r.log;
+    const std::string& ptx = r.cubin;
+    SCOPED_TRACE(half ? "F16 1" : "default");
+    EXPECT_NE(ptx.find(half ? ".f32.f16.f16" : ".f32.bf16.bf16"), std::string::npos) << "the products' type";
+    EXPECT_EQ(ptx.find(half ? ".f32.bf16.bf16" : ".f32.f16.f16"), std::string::npos);
+    EXPECT_NE(ptx.find(half ? ".entry gemm_wgmma_f16(" : ".entry gemm_wgmma("), std::string::npos);
+    if (half) EXPECT_NE(ptx.find("cvt.rn.f16x2.f32"), std::string::npos) << "C rounded to nearest fp16";
   }
 }
 
