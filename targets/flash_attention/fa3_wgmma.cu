@@ -16,6 +16,10 @@
 //   POLY       0: every exponential on the multi-function unit (16 a clock per SM); k: one
 //              fragment in k of the unmasked tiles' on the FMA pipe (tile::exp2_poly), as
 //              FlashAttention-4 does where the exponentials and not the products bind
+//   LAZY       0: O rescaled at every key tile; 1: a warp's rows keep their maxima while none
+//              grows by more than 8 (log2), and O is rescaled only when one does
+//              (FlashAttention-4's conditional rescale: most key tiles after the first few
+//              skip the D/2 multiplications a thread; P then reaches up to 2^8)
 //   PERSIST    0: a block per query tile; 1: persistent, min(SMS, tiles) blocks, each
 //              taking every gridDim-th query tile of the same order, so that a block's
 //              next Q and K/V tiles load while it finishes the last one (the producer runs
@@ -52,6 +56,10 @@
 #include "tile/pipeline.cuh"
 #include "tile/tma.cuh"
 #include "tile/warpgroup.cuh"
+
+#ifndef LAZY
+#define LAZY 0  // (configurations written before the parameter, e.g. in tests)
+#endif
 
 namespace fa3 {
 
@@ -202,9 +210,10 @@ __device__ __forceinline__ Rows rows_of(const fa::Problem& p, const Work& w, int
 }
 
 // The online softmax of key tile t's scores (masked where the tile crosses the causal
-// diagonal of the consumer's first row or the key tail); alpha: O's factor.
+// diagonal of the consumer's first row or the key tail); alpha: O's factor. Returns
+// whether O needs rescaling (always, but with LAZY 1).
 template <int BN>
-__device__ __forceinline__ void softmax_tile(Rows& r, rt_c (&s)[BN / 8], int t, const fa::Problem& p, const Work& w,
+__device__ __forceinline__ bool softmax_tile(Rows& r, rt_c (&s)[BN / 8], int t, const fa::Problem& p, const Work& w,
                                              float (&alpha)[2]) {
   const int lane = threadIdx.x & 31;
   const int key0 = t * BN;
@@ -213,10 +222,9 @@ __device__ __forceinline__ void softmax_tile(Rows& r, rt_c (&s)[BN / 8], int t, 
       const int key = key0 + j * 8 + 2 * (lane & 3) + (e & 1);
       return key < w.lk && key <= r.lim[e >> 1];
     };
-    r.st.step<BN / 8, true>(s, p.scale_log2, keep, alpha);
-  } else {
-    r.st.step<BN / 8, false, POLY>(s, p.scale_log2, [](int, int) { return true; }, alpha);
+    return r.st.step<BN / 8, true, 0, LAZY == 1>(s, p.scale_log2, keep, alpha);
   }
+  return r.st.step<BN / 8, false, POLY, LAZY == 1>(s, p.scale_log2, [](int, int) { return true; }, alpha);
 }
 
 template <int BN>
@@ -272,8 +280,7 @@ __device__ __forceinline__ void consume_serial(const Layout<D, BM, BN, NS>& L, c
     tile::fence_operand(s);
     kr.release(pos);
     float alpha[2];
-    softmax_tile<BN>(r, s, t, p, w, alpha);
-    tile::rescale(o, alpha);
+    if (softmax_tile<BN>(r, s, t, p, w, alpha)) tile::rescale(o, alpha);
     tile::frag_a pa[BN / 16];
     to_p<BN>(pa, s);
     vr.wait(pos);
@@ -343,11 +350,11 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, 
     tile::wgmma_wait<1>();
     tile::fence_operand(s);
     kr.release(pos);
-    softmax_tile<BN>(r, s, t, p, w, alpha);
+    const bool moved = softmax_tile<BN>(r, s, t, p, w, alpha);
     tile::wgmma_wait<0>();
     tile::fence_operand(o);
     vr.release(prev);
-    tile::rescale(o, alpha);
+    if (moved) tile::rescale(o, alpha);
     to_p<BN>(pa, s);
     prev = pos;
     pos.next<NS>();

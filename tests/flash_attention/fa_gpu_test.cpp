@@ -338,7 +338,8 @@ fa_test::Result result_of(const evaluator::OutputSet& outs, const fa_test::Probl
 
 // Configurations that differ in every structural choice: serial and overlapped consumers,
 // one to three consumer warpgroups, ping-pong, key tiles of 64 and 128, two and three
-// stages, exponentials on the FMA pipe (POLY), a block per tile and persistent blocks (a GPU of 132 SMs has fewer
+// stages, exponentials on the FMA pipe (POLY), the lazy rescale of O (LAZY 1: P up to 2^8, through
+// exp2_poly too, and the LSE from the kept maxima), a block per tile and persistent blocks (a GPU of 132 SMs has fewer
 // blocks than the larger cases have tiles, so persistent blocks take several, the ring and Q barriers going on from
 // tile to tile).
 TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
@@ -359,7 +360,8 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
                                        {"PINGPONG", 1},
                                        {"CONSUMERS64", 3},
                                        {"POLY", 2},
-                                       {"PERSIST", 0}},
+                                       {"PERSIST", 0},
+                                       {"LAZY", 1}},
                                       {{"BLOCK_N", 64},
                                        {"CONSUMERS", 1},
                                        {"STAGES", 3},
@@ -375,7 +377,8 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
                                        {"PINGPONG", 0},
                                        {"CONSUMERS64", 2},
                                        {"POLY", 4},
-                                       {"PERSIST", 1}},
+                                       {"PERSIST", 1},
+                                       {"LAZY", 1}},
                                       {{"BLOCK_N", 64},
                                        {"CONSUMERS", 2},
                                        {"STAGES", 2},

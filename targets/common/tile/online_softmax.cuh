@@ -5,16 +5,22 @@
 // Scores are turned into the log2 domain by scale_log2 (scale * log2 e) inside one FMA.
 //
 //   SoftmaxRows st; st.init()          maximum -inf, sum 0 for the thread's two rows
-//   st.step<NB, MASKED, kPoly>(s, scale_log2, keep, alpha)
+//   st.step<NB, MASKED, kPoly, kLazy>(s, scale_log2, keep, alpha)
 //                                      s (NB fragments: a row's 8*NB columns) becomes
 //                                      P = exp2(s * scale_log2 - m_new), m and l updated,
 //                                      alpha[r] = exp2(m_old - m_new) (the factor the
 //                                      row's output accumulators take: rescale(o, alpha));
+//                                      returns whether alpha may differ from 1 (false only
+//                                      with kLazy: then o needs no rescale);
+//                                      kLazy: while no row of the warp's maximum grows by
+//                                      more than 8 (log2), the rows keep their old
+//                                      maxima (P up to 2^8, alpha 1), FlashAttention-4's
+//                                      way of skipping most rescales of O
 //                                      MASKED: element (column 8j + 2(lane%4) + (e&1),
 //                                      row half e>>1) counts only if keep(j, e);
 //                                      kPoly k > 0 (unmasked steps only): fragments
 //                                      j % k == k - 1 take exp2_poly, the rest ex2
-//   exp2_poly(x)                       2^x (x <= 0) on the FMA pipe, relative error
+//   exp2_poly(x)                       2^x (x <= 8) on the FMA pipe, relative error
 //                                      below 1e-4 (FlashAttention-4's way of relieving
 //                                      the 16-per-clock multi-function unit)
 //   rescale(o, alpha)                  o's rows times alpha
@@ -39,7 +45,8 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
-// 2^x for x <= 0 without the multi-function unit: x clamped at -125, rounded to the
+// 2^x for x <= 8 (softmax probabilities, up to 2^8 with a lazy maximum) without the
+// multi-function unit: x clamped at -125, rounded to the
 // nearest integer n by the 1.5 * 2^23 trick (n sits in the low mantissa bits of t), 2^(x-n)
 // for x - n in [-0.5, 0.5] by a degree-3 polynomial (weighted least squares, relative
 // error 7.5e-5: P is rounded to bf16 next, 3.9e-3), and n added to its exponent field.
@@ -62,8 +69,8 @@ struct SoftmaxRows {
     l[0] = l[1] = 0.f;
   }
 
-  template <int NB, bool MASKED, int kPoly = 0, class Keep>
-  __device__ __forceinline__ void step(rt_c (&s)[NB], float scale_log2, const Keep& keep, float (&alpha)[2]) {
+  template <int NB, bool MASKED, int kPoly = 0, bool kLazy = false, class Keep>
+  __device__ __forceinline__ bool step(rt_c (&s)[NB], float scale_log2, const Keep& keep, float (&alpha)[2]) {
     static_assert(kPoly >= 0, "kPoly: 0 or every how many fragments one is computed on the FMA pipe");
     float mx[2] = {minus_infinity(), minus_infinity()};
 #pragma unroll
@@ -76,14 +83,39 @@ struct SoftmaxRows {
         mx[e >> 1] = fmaxf(mx[e >> 1], s[j].x[e]);
       }
     float base[2];
+    bool moved = true;  // whether alpha may differ from 1
+    if constexpr (!kLazy) {
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      const float mnew = fmaxf(m[r], mx[r] * scale_log2);
-      base[r] = mnew == minus_infinity() ? 0.f : mnew;
-      alpha[r] = exp2_approx(m[r] - base[r]);
-      m[r] = mnew;
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        const float mnew = fmaxf(m[r], mx[r] * scale_log2);
+        base[r] = mnew == minus_infinity() ? 0.f : mnew;
+        alpha[r] = exp2_approx(m[r] - base[r]);
+        m[r] = mnew;
+      }
+    } else {
+      // how far (log2) a row's maximum may grow before the step moves it: P stays below 2^8,
+      // and l and O's fp32 accumulators lose nothing by it (a local constant: NVRTC's
+      // -default-device makes a namespace-scope one a module variable)
+      constexpr float kLazyLog2 = 8.f;
+      float mnew[2];
+      bool grows = false;  // a row's maximum moves by more than kLazyLog2 (from -inf: at all)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        mnew[r] = fmaxf(m[r], mx[r] * scale_log2);
+        grows |= mnew[r] > m[r] + kLazyLog2;
+      }
+      moved = __any_sync(0xffffffffu, grows);
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float mb = moved ? mnew[r] : m[r];  // the old maximum stays the base while none moves
+        base[r] = mb == minus_infinity() ? 0.f : mb;
+        alpha[r] = moved ? exp2_approx(m[r] - base[r]) : 1.f;
+        m[r] = mb;
+      }
     }
     float sum[2] = {0.f, 0.f};
 #pragma unroll
@@ -102,6 +134,7 @@ struct SoftmaxRows {
       }
 #pragma unroll
     for (int r = 0; r < 2; ++r) l[r] = l[r] * alpha[r] + sum[r];
+    return moved;
   }
 
   __device__ __forceinline__ void finish(float (&inv_l)[2], float (&lse)[2]) const {
