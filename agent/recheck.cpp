@@ -171,6 +171,10 @@ std::vector<Recheck> verdicts_of_run(store::Store& db, const store::RunRow& run)
       r.verdict = "skipped";
       r.note = "not judged (the run was interrupted?)";
     }
+    if (auto ot = outcomes.find(id); ot != outcomes.end() && evals.count(id)) {
+      const std::string n = ot->second.value("note", "");  // (how it was launched, e.g. with its stored plan)
+      if (!n.empty()) r.note = r.note.empty() ? n : r.note + "; " + n;
+    }
     r.candidate_id = id;
     r.rank = rank;
     r.champion = rank == 1;

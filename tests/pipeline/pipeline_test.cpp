@@ -263,7 +263,9 @@ TEST(Pipeline, ACandidateIsLaunchedWithThePlanItWasJudgedWith) {
   auto spec = nlohmann::json::parse(std::ifstream(spec_path));
   spec["templates"][0]["launch"][0]["block"][0] = "128";
   std::ofstream(spec_path) << spec.dump(1);
-  run(env + TESSERA_BINARY + " recheck hostile_rmsnorm --candidate 1 --gpus all --quiet --db " + db);
+  const std::string again =
+      run(env + TESSERA_BINARY + " recheck hostile_rmsnorm --candidate 1 --gpus all --quiet --json --db " + db);
+  EXPECT_NE(again.find("launched with its stored plan"), std::string::npos) << again;
 
   auto reqs = json_lines(requests);
   ASSERT_EQ(reqs.size(), 3u) << "the search's evaluation and two re-checks";
