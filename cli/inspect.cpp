@@ -220,6 +220,22 @@ static void print_printed(const std::string& text, long long total) {
   if (line != "  > ") std::cout << line << "\n";
 }
 
+// The stored launch plan of a candidate, as `show` prints it: a template candidate's in one
+// word while its template in spec.json still launches alike (the whole plan once it does
+// not, or when the spec cannot be read), a proposed program's whole.
+static std::string launch_plan_line(const store::CandidateInfo& c) {
+  try {
+    const auto op = spec::load_operator(spec::targets_dir() / c.op);
+    if (const spec::Program* t = op.find_template(c.template_name)) {
+      const spec::Program stored = spec::program_from_json(json::parse(c.plan_json), op.dir);
+      if (spec::same_launches(stored, *t)) return "launch plan: the template's in spec.json (stored with it)";
+      return "launch plan (stored; the template's has changed since): " + c.plan_json;
+    }
+  } catch (std::exception&) {
+  }
+  return "launch plan: " + c.plan_json;
+}
+
 int cmd_show(const std::string& db, long long id, bool as_json) {
   auto st = open_existing(db);
   auto c = st->candidate(id);
@@ -313,7 +329,7 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
       line += fmt::format(" <- #{} ({}, {}, {})", a.id, a.template_name, a.origin, st->status_of(a.id));
     std::cout << line << "\n";
   }
-  if (!c->plan_json.empty()) std::cout << "launch plan: " << c->plan_json << "\n";
+  if (!c->plan_json.empty()) std::cout << launch_plan_line(*c) << "\n";
   if (c->exchange_id && !exchange)
     std::cout << fmt::format("proposed by exchange #{} (not in this database)\n", *c->exchange_id);
   if (exchange) {

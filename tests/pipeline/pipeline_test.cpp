@@ -251,6 +251,10 @@ TEST(Pipeline, ACandidateIsLaunchedWithThePlanItWasJudgedWith) {
                         "--db " +
                         db);
   SCOPED_TRACE(out);
+  EXPECT_NE(run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY + " show 1 --db " + db)
+                .find("launch plan: the template's in spec.json"),
+            std::string::npos)
+      << "while the template launches alike, `show` says so in one line";
   auto shown = nlohmann::json::parse(run(std::string(TESSERA_BINARY) + " show 1 --json --db " + db));
   ASSERT_TRUE(shown.contains("plan")) << shown.dump();
   EXPECT_EQ(shown["plan"]["launch"][0]["block"][0], "256");
@@ -266,6 +270,10 @@ TEST(Pipeline, ACandidateIsLaunchedWithThePlanItWasJudgedWith) {
   const std::string again =
       run(env + TESSERA_BINARY + " recheck hostile_rmsnorm --candidate 1 --gpus all --quiet --json --db " + db);
   EXPECT_NE(again.find("launched with its stored plan"), std::string::npos) << again;
+
+  const std::string shown_now =
+      run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY + " show 1 --db " + db);
+  EXPECT_NE(shown_now.find("launch plan (stored; the template's has changed since)"), std::string::npos) << shown_now;
 
   auto reqs = json_lines(requests);
   ASSERT_EQ(reqs.size(), 3u) << "the search's evaluation and two re-checks";
