@@ -4,7 +4,7 @@
 // outputs and scratch, guard zones, two seeds, the spec's tolerance against the float64
 // reference, through the spec's launch plan with its tensor maps and `when` steps), on the
 // validation shapes and on a few more: decode widths (M 1 and 16, split k), a K tail
-// inside a k-tile (K 4104), and more tiles than the GPU has SMs (persistent blocks).
+// inside a k-tile (K 4104), more tiles than the GPU has SMs (persistent blocks), and M 16384.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -55,7 +55,8 @@ TEST(GemmGpu, HopperTemplateMatchesTheReference) {
            {1, 6144, 4096},     // decode: split k where the tiles are fewer than the SMs
            {16, 4096, 14336},   // split k over a long K
            {300, 520, 4104},    // a K tail of 8 inside the last k-tile, row and column tails
-           {1536, 3072, 512}})  // more tiles than SMs at every tile shape: persistent blocks
+           {1536, 3072, 512},   // more tiles than SMs at every tile shape: persistent blocks
+           {16384, 200, 136}})  // M at the 16k, a column tail and a K tail of 8
     op.validation_shapes.push_back({"", {{"M", m}, {"N", n}, {"K", k}}});
   const spec::Program* tpl = op.find_template("wgmma");
   ASSERT_NE(tpl, nullptr);
