@@ -215,7 +215,7 @@ __device__ __forceinline__ void products(rt_c (&acc)[kMI][kFrags], u32 a, u32 b)
 #pragma unroll
     for (int i = 0; i < kMI; ++i)
       tile::wgmma_ss<kAb, 0, 0>(acc[i], tile::desc_advance(da, i * kBoxBytes + ks * 32),
-                                           tile::desc_advance(db, ks * 32), 1);
+                                tile::desc_advance(db, ks * 32), 1);
   tile::wgmma_commit();
 }
 
