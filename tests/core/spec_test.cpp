@@ -291,3 +291,39 @@ TEST(Spec, EveryShippedOperatorLoads) {
     }
   }
 }
+
+// The plan a template candidate is judged with (stored with it): the template's launch steps,
+// its parameters narrowed to the candidate's values, no constraints or source; it reads back
+// as a program that launches as the template does, and same_launches tells a changed step
+// (block, grid, condition, scratch) from a change of the parameters' lists or constraints.
+// (One TempOp at a time: their folders are named after the test.)
+Program template_of(const std::string& spec) {
+  TempOp t(spec);
+  return load_operator(t.dir).templates[0];
+}
+
+TEST(Spec, AJudgedPlanLaunchesAsItsTemplateAndAChangedStepShows) {
+  Operator op;
+  {
+    TempOp t(kGood);
+    op = load_operator(t.dir);
+  }
+  const Program& tpl = op.templates[0];
+  nlohmann::json plan = judged_plan(tpl, {{"B", 128}});
+  EXPECT_EQ(plan["params"], nlohmann::json::parse(R"({"B": [128]})"));
+  EXPECT_FALSE(plan.contains("constraints"));
+  EXPECT_FALSE(plan.contains("source"));
+  Program back = program_from_json(plan, op.dir);
+  EXPECT_NO_THROW(validate_program(op, back, "judged plan"));
+  EXPECT_TRUE(same_launches(back, tpl));
+
+  EXPECT_TRUE(same_launches(back, template_of(replace(kGood, R"J("B": [64, 128]}, "constraints": ["B >= 64"])J",
+                                                      R"J("B": [32, 64, 128]}, "constraints": ["B >= 32"])J"))))
+      << "another space, the same launches";
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"J("block": ["B"], "args": ["x", "y", "N", "B"]}]}])J",
+            R"J("block": ["2*B"], "args": ["x", "y", "N", "B"]}]}])J"},
+           {R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}]}])J",
+            R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"], "when": "N > 1"}]}])J"}})
+    EXPECT_FALSE(same_launches(back, template_of(replace(kGood, from, to)))) << to;
+}
