@@ -165,7 +165,7 @@ std::vector<Recheck> verdicts_of_run(store::Store& db, const store::RunRow& run)
       r.status_now = st;
       r.note = ot->second.value("note", "");
       r.verdict = st == "compiled" ? "compiles" : st == "compile_error" ? "no_longer_compiles" : "skipped";
-      if (st == "compiled" && r.note.empty()) r.note = "compiled again, not timed (no GPU)";
+      if (st == "compiled") r.note = "compiled again, not timed (no GPU)" + (r.note.empty() ? "" : "; " + r.note);
       r.status_before = "ok";
     } else {
       r.verdict = "skipped";

@@ -19,6 +19,17 @@
 
 namespace tessera::agent {
 
+namespace {
+// Whether any of a candidate's evaluations was made under the spec of this hash (an
+// evaluation without one, from before spec hashes were stored, counts as under it).
+bool judged_under(const std::vector<store::EvaluationInfo>& evals, const std::string& spec_hash) {
+  if (evals.empty()) return true;
+  for (auto& e : evals)
+    if (e.spec_hash.empty() || e.spec_hash == spec_hash) return true;
+  return false;
+}
+}  // namespace
+
 namespace fs = std::filesystem;
 namespace st = evaluator::status;
 
@@ -66,6 +77,9 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
       res->items[i].note = fmt::format("template '{}' is not in the spec", c->template_name);
       continue;
     }
+    if (c->plan_json.empty() && !judged_under(db_.evaluations(ids[i]), spec_hash_))
+      res->items[i].note =
+          "no plan stored with it, judged under another spec.json: launched with today's template plan";
     if (c->arch != arch_) {
       res->items[i].note = fmt::format("built for {}, this machine targets {}", c->arch, arch_);
       continue;

@@ -279,3 +279,26 @@ TEST(RecheckCli, NamedCandidatesKeepTheirRankAndForeignOnesAreRefused) {
   EXPECT_EQ(o.code, 2) << o.out;
   EXPECT_NE(o.out.find("is a rmsnorm candidate, not gemm"), std::string::npos) << o.out;
 }
+
+// A candidate stored before plans were (no plan with it) and judged only under another
+// spec.json is re-checked with today's template plan, and the re-check says so; one with its
+// plan stored, or judged under this spec, says nothing of the kind.
+TEST(RecheckCli, ACandidateWithoutAPlanJudgedUnderAnotherSpecSaysSo) {
+  TempDir dir;
+  std::string db = history_with_real_sources(dir, false);
+  {
+    store::Store st(db);
+    sql(st, "UPDATE candidates SET plan=NULL WHERE id=2");
+    sql(st, "UPDATE evaluations SET spec_hash='0123456789abcdef' WHERE candidate_id=2");
+  }
+  const std::string said = "no plan stored with it, judged under another spec.json";
+  auto r = run_tessera("recheck rmsnorm --candidate 2 --candidate 1 --gpus none --json --db " + db);
+  EXPECT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_EQ(j["items"].size(), 2u);
+  for (auto& it : j["items"]) {
+    const std::string note = it.value("note", "");
+    EXPECT_NE(note.find("compiled again, not timed (no GPU)"), std::string::npos) << note;
+    EXPECT_EQ(note.find(said) != std::string::npos, it["candidate"] == 2) << it.dump();
+  }
+}
