@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,17 +41,49 @@ evaluator::LoadedProgram load(evaluator::Device& dev, const spec::Operator& op, 
   return lp;
 }
 
+// An sm_90a GPU (the tests skip without one) and gemm's spec.
+class GemmGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
+    auto drv = evaluator::Driver::load(&why);
+    ASSERT_TRUE(drv) << why;
+    dev = std::make_unique<evaluator::Device>(drv, 0);
+    arch = dev->info().arch();
+    if (arch != "sm_90a") GTEST_SKIP() << "gemm's wgmma template is sm_90a only; this GPU is " << arch;
+    op = spec::load_operator(tessera::testing::source_dir() / "targets/gemm");
+  }
+
+  // Each configuration of `tpl` judged as `tessera optimize` judges it (validation only, two
+  // seeds) on op's validation shapes: ok, every shape and seed compared, within tolerance.
+  void judge_all(const spec::Program& tpl, const std::vector<Params>& configs) {
+    evaluator::Judge judge(*dev, op, load(*dev, op, op.reference, {}, arch), load(*dev, op, op.baseline, {}, arch));
+    evaluator::JudgeSettings st;
+    st.seeds = 2;
+    st.benchmark = false;
+    for (const Params& p : configs) {
+      std::string label = tpl.name;
+      for (auto& [name, v] : p) label += " " + name + "=" + std::to_string(v);
+      SCOPED_TRACE(label);
+      const auto cand = load(*dev, op, tpl, p, arch);
+      ASSERT_TRUE(cand.module);
+      const auto rep = judge.evaluate(cand, st);
+      EXPECT_EQ(rep.status, "ok") << rep.message;
+      EXPECT_EQ(rep.checks.size(), op.validation_shapes.size() * st.seeds);
+      EXPECT_LE(rep.max_rel_l2, 1e-2);
+      EXPECT_GT(rep.max_rel_l2, 0.0);  // output rounding alone gives ~1.6e-3: zero means nothing compared
+    }
+  }
+
+  std::unique_ptr<evaluator::Device> dev;
+  std::string arch;
+  spec::Operator op;
+};
+
 }  // namespace
 
-TEST(GemmGpu, HopperTemplateMatchesTheReference) {
-  std::string why;
-  if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
-  auto drv = evaluator::Driver::load(&why);
-  ASSERT_TRUE(drv) << why;
-  evaluator::Device dev(drv, 0);
-  const std::string arch = dev.info().arch();
-  if (arch != "sm_90a") GTEST_SKIP() << "gemm's wgmma template is sm_90a only; this GPU is " << arch;
-  spec::Operator op = spec::load_operator(tessera::testing::source_dir() / "targets/gemm");
+TEST_F(GemmGpu, HopperTemplateMatchesTheReference) {
   for (auto [m, n, k] : std::vector<std::tuple<long long, long long, long long>>{
            {1, 6144, 4096},     // decode: split k where the tiles are fewer than the SMs
            {16, 4096, 14336},   // split k over a long K
@@ -60,10 +93,6 @@ TEST(GemmGpu, HopperTemplateMatchesTheReference) {
     op.validation_shapes.push_back({"", {{"M", m}, {"N", n}, {"K", k}}});
   const spec::Program* tpl = op.find_template("wgmma");
   ASSERT_NE(tpl, nullptr);
-  evaluator::Judge judge(dev, op, load(dev, op, op.reference, {}, arch), load(dev, op, op.baseline, {}, arch));
-  evaluator::JudgeSettings st;
-  st.seeds = 2;
-  st.benchmark = false;
   // BM, BN, CONSUMERS, PINGPONG, OCC, STAGES, GROUP_M, SPLITK: every tile width (64..256),
   // one and two consumers, a consumer of 128 rows (two products a k-step), ping-pong
   // consumers (64 and 128 rows), two blocks a SM, rings of 2 to 6 stages, the three group
@@ -80,69 +109,35 @@ TEST(GemmGpu, HopperTemplateMatchesTheReference) {
     for (size_t i = 0; i < r.size(); ++i) p[names[i]] = r[i];
     configs.push_back(p);
   }
-  for (const Params& p : configs) {
-    std::string label = "wgmma";
-    for (auto& [name, v] : p) label += " " + name + "=" + std::to_string(v);
-    SCOPED_TRACE(label);
-    const auto cand = load(dev, op, *tpl, p, arch);
-    ASSERT_TRUE(cand.module);
-    const auto rep = judge.evaluate(cand, st);
-    EXPECT_EQ(rep.status, "ok") << rep.message;
-    EXPECT_EQ(rep.checks.size(), op.validation_shapes.size() * st.seeds);
-    EXPECT_LE(rep.max_rel_l2, 1e-2);
-    EXPECT_GT(rep.max_rel_l2, 0.0);  // bf16 output rounding alone gives ~1.6e-3: zero means nothing compared
-  }
+  judge_all(*tpl, configs);
 }
 
 // The fp16 build (F16 1, what `tessera import` gives fp16 gemm definitions): the shipped
 // operator with fp16 tensors, the fp16 float64 reference and the `_f16` kernels in the plan,
 // as the importer writes them, judged the same way on the validation shapes and a decode
 // width. (An fp16 product on bf16 bits, or a bf16 one on fp16 bits, fails the tolerance.)
-TEST(GemmGpu, HopperTemplateInFp16MatchesTheReference) {
-  std::string why;
-  if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
-  auto drv = evaluator::Driver::load(&why);
-  ASSERT_TRUE(drv) << why;
-  evaluator::Device dev(drv, 0);
-  const std::string arch = dev.info().arch();
-  if (arch != "sm_90a") GTEST_SKIP() << "gemm's wgmma template is sm_90a only; this GPU is " << arch;
-  spec::Operator op = spec::load_operator(tessera::testing::source_dir() / "targets/gemm");
+TEST_F(GemmGpu, HopperTemplateInFp16MatchesTheReference) {
   for (auto& t : op.tensors) t.dtype = spec::DType::f16;
   op.reference.launch[0].kernel = "gemm_reference_f16";
   op.validation_shapes.push_back({"", {{"M", 1}, {"N", 6144}, {"K", 4096}}});
   spec::Program tpl = *op.find_template("wgmma");
   for (auto& k : tpl.launch) k.kernel += "_f16";
-  evaluator::Judge judge(dev, op, load(dev, op, op.reference, {}, arch), load(dev, op, op.baseline, {}, arch));
-  evaluator::JudgeSettings st;
-  st.seeds = 2;
-  st.benchmark = false;
-  for (const Params& p : std::vector<Params>{{{"BM", 128},
-                                              {"BN", 128},
-                                              {"CONSUMERS", 2},
-                                              {"PINGPONG", 1},
-                                              {"OCC", 1},
-                                              {"STAGES", 6},
-                                              {"GROUP_M", 8},
-                                              {"SPLITK", 4},
-                                              {"F16", 1}},
-                                             {{"BM", 64},
-                                              {"BN", 192},
-                                              {"CONSUMERS", 1},
-                                              {"PINGPONG", 0},
-                                              {"OCC", 1},
-                                              {"STAGES", 5},
-                                              {"GROUP_M", 16},
-                                              {"SPLITK", 8},
-                                              {"F16", 1}}}) {
-    std::string label = "wgmma";
-    for (auto& [name, v] : p) label += " " + name + "=" + std::to_string(v);
-    SCOPED_TRACE(label);
-    const auto cand = load(dev, op, tpl, p, arch);
-    ASSERT_TRUE(cand.module);
-    const auto rep = judge.evaluate(cand, st);
-    EXPECT_EQ(rep.status, "ok") << rep.message;
-    EXPECT_EQ(rep.checks.size(), op.validation_shapes.size() * st.seeds);
-    EXPECT_LE(rep.max_rel_l2, 1e-2);
-    EXPECT_GT(rep.max_rel_l2, 0.0);
-  }
+  judge_all(tpl, {{{"BM", 128},
+                   {"BN", 128},
+                   {"CONSUMERS", 2},
+                   {"PINGPONG", 1},
+                   {"OCC", 1},
+                   {"STAGES", 6},
+                   {"GROUP_M", 8},
+                   {"SPLITK", 4},
+                   {"F16", 1}},
+                  {{"BM", 64},
+                   {"BN", 192},
+                   {"CONSUMERS", 1},
+                   {"PINGPONG", 0},
+                   {"OCC", 1},
+                   {"STAGES", 5},
+                   {"GROUP_M", 16},
+                   {"SPLITK", 8},
+                   {"F16", 1}}});
 }
