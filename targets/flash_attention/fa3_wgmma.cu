@@ -2,7 +2,9 @@
 // structure on wgmma, TMA and an mbarrier ring, with warp specialization.
 //
 // Parameters (#defined by tessera):
-//   BLOCK_N    keys per K/V tile (64, 128)
+//   BLOCK_N    keys per K/V tile (64, 128, 192): 192 only with two consumers at D 128 (the
+//              consumers then take 240 registers: S, P and O live at once need them) and
+//              CONSUMERS64 2 at D 64, two stages (shared memory)
 //   CONSUMERS  consumer warpgroups, 64 query rows each (1, 2): the block's query tile is
 //              64 * CONSUMERS rows
 //   STAGES     K/V buffers in the ring (2, 3)
@@ -380,10 +382,14 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, 
 
 // Per-thread registers of the producer and of each consumer warpgroup after setmaxnreg
 // (0: left as launched). The block's 64K are shared out: 128 (p + NC c) <= 65536. The
-// producer's loop keeps 64-bit state (24 spilled it, 40 and 32 do not).
-template <int NC>
+// producer's loop keeps 64-bit state (24 spilled it, 40 and 32 do not). Two consumers on
+// key tiles of 192 get every register the producer can give (at 232 ptxas spills 48 bytes
+// and serializes the products); key tiles up to 128 keep the split they were measured with.
+template <int NC, int BN>
 struct Registers {
-  static constexpr int producer = NC == 2 ? 40 : NC == 3 ? 32 : 0, consumer = NC == 2 ? 232 : NC == 3 ? 160 : 0;
+  static constexpr bool wide = NC == 2 && BN > 128;
+  static constexpr int producer = wide ? 32 : NC == 2 ? 40 : NC == 3 ? 32 : 0;
+  static constexpr int consumer = wide ? 240 : NC == 2 ? 232 : NC == 3 ? 160 : 0;
   static_assert(128 * (producer + NC * consumer) <= 65536, "the block's registers");
 };
 
@@ -403,7 +409,7 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long
   }
   __syncthreads();
   const int wg = threadIdx.x / 128;
-  using R = Registers<NC>;
+  using R = Registers<NC, BN>;
   if (wg == 0) {
     if constexpr (R::producer > 0) tile::set_max_registers<false, R::producer>();
     if (threadIdx.x == 0) produce<D, BM, BN, NS>(L, m, p, sc);

@@ -337,7 +337,7 @@ fa_test::Result result_of(const evaluator::OutputSet& outs, const fa_test::Probl
 }  // namespace
 
 // Configurations that differ in every structural choice: serial and overlapped consumers,
-// one to three consumer warpgroups, ping-pong, key tiles of 64 and 128, two and three
+// one to three consumer warpgroups, ping-pong, key tiles of 64, 128 and 192, two and three
 // stages, exponentials on the FMA pipe (POLY), the lazy rescale of O (LAZY 1: P up to 2^8, through
 // exp2_poly too, and the LSE from the kept maxima), a block per tile and persistent blocks (a GPU of 132 SMs has fewer
 // blocks than the larger cases have tiles, so persistent blocks take several, the ring and Q barriers going on from
@@ -394,7 +394,24 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
                                        {"PINGPONG", 0},
                                        {"CONSUMERS64", 3},
                                        {"POLY", 0},
-                                       {"PERSIST", 1}}}) {
+                                       {"PERSIST", 1}},
+                                      {{"BLOCK_N", 192},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 2},
+                                       {"INTRA", 1},
+                                       {"PINGPONG", 1},
+                                       {"CONSUMERS64", 2},
+                                       {"POLY", 0},
+                                       {"PERSIST", 1},
+                                       {"LAZY", 1}},
+                                      {{"BLOCK_N", 192},
+                                       {"CONSUMERS", 1},
+                                       {"STAGES", 2},
+                                       {"INTRA", 0},
+                                       {"PINGPONG", 0},
+                                       {"CONSUMERS64", 2},
+                                       {"POLY", 0},
+                                       {"PERSIST", 0}}}) {
     auto r = compiler.compile({codegen::render(source, p),
                                "fa3_wgmma.cu",
                                g.arch,
