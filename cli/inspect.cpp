@@ -150,52 +150,44 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
 
 int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool as_json) {
   auto st = open_existing(db);
-  struct Best {
-    long long id = 0;
-    std::string params;
-    store::ShapeRow row;
-  };
-  std::vector<std::string> order;  // shapes in the order the operator's runs report them
-  std::map<std::string, Best> best;
-  for (auto& r : st->leaderboard(op, "ok", 1 << 30))
-    for (auto& s : r.shapes) {
-      if (!best.count(s.shape)) order.push_back(s.shape);
-      Best& b = best[s.shape];
-      if (b.id == 0 || s.speedup > b.row.speedup) b = {r.candidate_id, r.params_json, s};
-    }
+  // (speedup: against the run's steady baseline at the shape, as export --per-shape chooses)
+  const auto best = store::per_shape_champions(st->leaderboard(op, "ok", 1 << 30));
   if (as_json) {
     json out = json::array();
-    for (auto& shape : order) {
-      auto& b = best[shape];
-      out.push_back({{"shape", shape},
-                     {"candidate", b.id},
-                     {"params", json::parse(b.params.empty() ? "{}" : b.params)},
-                     {"speedup", b.row.speedup},
+    for (const auto& b : best)
+      out.push_back({{"shape", b.shape},
+                     {"candidate", b.candidate_id},
+                     {"run", b.run_id},
+                     {"params", json::parse(b.params_json.empty() ? "{}" : b.params_json)},
+                     {"speedup", b.speedup},
                      {"median_ms", b.row.cand_median_ms},
-                     {"baseline_ms", b.row.base_median_ms},
+                     {"baseline_ms", b.baseline_ms},
+                     {"own_baseline_ms", b.row.base_median_ms},
+                     {"own_speedup", b.row.speedup},
                      {"roofline_fraction", b.row.roofline_fraction}});
-    }
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  if (order.empty()) {
+  if (best.empty()) {
     std::cout << fmt::format("no timed candidates for '{}' in {}\n", op, db);
     return 0;
   }
   std::cout << fmt::format("{:<28} {:>6} {:>8} {:>11} {:>11} {:>8}  {}\n", "shape", "id", "speedup", "median ms",
                            "base ms", "roofline", "params");
   double log_sum = 0;
-  for (auto& shape : order) {
-    auto& b = best[shape];
-    std::cout << fmt::format("{:<28} {:>6} {:>7.3f}x {:>11.4f} {:>11.4f} {:>7.1f}%  {}\n", shape, b.id, b.row.speedup,
-                             b.row.cand_median_ms, b.row.base_median_ms, 100 * b.row.roofline_fraction, b.params);
-    log_sum += std::log(b.row.speedup);
+  for (const auto& b : best) {
+    std::cout << fmt::format("{:<28} {:>6} {:>7.3f}x {:>11.4f} {:>11.4f} {:>7.1f}%  {}\n", b.shape, b.candidate_id,
+                             b.speedup, b.row.cand_median_ms, b.baseline_ms, 100 * b.row.roofline_fraction,
+                             b.params_json);
+    log_sum += std::log(b.speedup);
   }
+  std::cout << "(speedup and base ms: the baseline's median over the run's candidates at the shape, so that one\n"
+               " candidate's baseline timing a few per cent off does not crown a slower kernel)\n";
   // Both figures: what `export --per-shape` serves (each shape's champion), and the one
   // candidate that is best over all shapes together.
   std::cout << fmt::format(
       "geomean of the per-shape champions: {:.3f}x over {} shapes (served by export --per-shape)\n",
-      std::exp(log_sum / static_cast<double>(order.size())), order.size());
+      std::exp(log_sum / static_cast<double>(best.size())), best.size());
   auto lead = st->leaderboard(op, "ok", 1);
   if (!lead.empty())
     std::cout << fmt::format("the champion over all shapes: #{} {:.3f}x\n", lead[0].candidate_id,

@@ -88,13 +88,9 @@ std::vector<long long> choose(store::Store& db, const ExportOptions& o, std::map
     ids.push_back(rows[0].candidate_id);
   }
   if (!o.per_shape) return ids;
-  std::map<std::string, std::pair<double, long long>> best;
-  for (auto& r : rows)
-    for (auto& s : r.shapes)
-      if (!best.count(s.shape) || s.speedup > best[s.shape].first) best[s.shape] = {s.speedup, r.candidate_id};
-  for (auto& [shape, b] : best) {
-    (*per_shape)[shape] = b.second;
-    if (std::find(ids.begin(), ids.end(), b.second) == ids.end()) ids.push_back(b.second);
+  for (const auto& c : store::per_shape_champions(rows)) {
+    (*per_shape)[c.shape] = c.candidate_id;
+    if (std::find(ids.begin(), ids.end(), c.candidate_id) == ids.end()) ids.push_back(c.candidate_id);
   }
   return ids;
 }

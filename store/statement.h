@@ -116,8 +116,8 @@ inline EvaluationInfo read_eval(sqlite3* db, const sql::Stmt& s) {
 
 // A leaderboard row from the columns c.id, c.template, c.params, e.status,
 // e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2,
-// e.roofline_fraction (in that order, from column 0), and c.parent as column 11
-// when the query has it; shapes are not filled.
+// e.roofline_fraction (in that order, from column 0), c.parent as column 11 and e.run_id
+// as column 12 when the query has them; shapes are not filled.
 inline LeaderboardRow leaderboard_row(const sql::Stmt& s) {
   LeaderboardRow r;
   r.candidate_id = s.i64(0);
@@ -131,6 +131,7 @@ inline LeaderboardRow leaderboard_row(const sql::Stmt& s) {
   r.max_rel_l2 = s.f64(8);
   r.roofline_fraction = s.f64(9);
   if (s.columns() > 11 && !s.is_null(11)) r.parent = s.i64(11);
+  if (s.columns() > 12 && !s.is_null(12)) r.run_id = s.i64(12);
   return r;
 }
 

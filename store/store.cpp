@@ -524,7 +524,8 @@ std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std:
   // The latest evaluation of each candidate; ranked by speedup among those timed.
   std::string sql = fmt::format(
       "SELECT c.id, c.template, c.params, e.status, e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2, "
-      "e.roofline_fraction, e.id, c.parent FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM evaluations "
+      "e.roofline_fraction, e.id, c.parent, e.run_id FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM "
+      "evaluations "
       "WHERE "
       "candidate_id=c.id ORDER BY id DESC LIMIT 1) WHERE c.operator=? {} ORDER BY (e.status='ok') DESC, "
       "e.geomean_speedup DESC LIMIT ?",

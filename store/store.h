@@ -105,11 +105,30 @@ struct EvaluationInfo {
 
 struct LeaderboardRow {
   long long candidate_id = 0;
+  long long run_id = 0;  // the run of the evaluation shown (0 where a query does not say)
   std::string template_name, params_json, status, device, created, origin;
   std::optional<long long> parent;  // the candidate it was derived from (LLM lineage)
   double geomean_speedup = 0, max_rel_l2 = 0, roofline_fraction = 0;
   std::vector<ShapeRow> shapes;
 };
+
+// Each benchmark shape's champion among leaderboard rows (what `export --per-shape` packs
+// and `leaderboard --per-shape` shows). A shape's speedup here is the run's steady
+// baseline there (the median of the baseline medians of that run's rows) over the
+// candidate's median: the baseline is timed again beside every candidate, and one of those
+// timings a few per cent off would otherwise crown a slower kernel (seen on the H200,
+// 2026-12-03: a baseline 3.4 % slow made a kernel 2.6 % slower than another the shape's
+// champion). Rows of one run share one baseline figure; rows of different runs are compared
+// through their runs' own. Shapes in the order the rows first report them.
+struct ShapeChampion {
+  std::string shape;
+  long long candidate_id = 0, run_id = 0;
+  std::string params_json;
+  ShapeRow row;            // the champion's figures as stored (speedup: against its own baseline)
+  double baseline_ms = 0;  // the run's steady baseline median at the shape
+  double speedup = 0;      // baseline_ms / row.cand_median_ms
+};
+std::vector<ShapeChampion> per_shape_champions(const std::vector<LeaderboardRow>& rows);
 
 struct DeviceCeilings {
   std::string name, driver, host, measured;

@@ -381,16 +381,21 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, 
 }
 
 // Per-thread registers of the producer and of each consumer warpgroup after setmaxnreg
-// (0: left as launched). The block's 64K are shared out: 128 (p + NC c) <= 65536. The
-// producer's loop keeps 64-bit state (24 spilled it, 40 and 32 do not). Two consumers on
-// key tiles of 192 get every register the producer can give (at 232 ptxas spills 48 bytes
-// and serializes the products); key tiles up to 128 keep the split they were measured with.
+// (0: left as launched). setmaxnreg only moves registers between the block's warps: the
+// pool is what the launch allocated, 128 (NC + 1) threads at ptxas's count under
+// __launch_bounds__ (65536 / threads, a multiple of 8: 168 with two consumers, 128 with
+// three), and a request past it waits forever (a hang, seen on the H200 on 2026-12-03 with
+// 32 / 240). The producer's loop keeps 64-bit state (24 spills it when persistent, 40 and
+// 32 do not). Two consumers on key tiles of 192 take 240 (at 232 ptxas spills 48 bytes and
+// serializes the products), leaving the producer 24; key tiles up to 128 keep the split
+// they were measured with.
 template <int NC, int BN>
 struct Registers {
   static constexpr bool wide = NC == 2 && BN > 128;
-  static constexpr int producer = wide ? 32 : NC == 2 ? 40 : NC == 3 ? 32 : 0;
+  static constexpr int producer = wide ? 24 : NC == 2 ? 40 : NC == 3 ? 32 : 0;
   static constexpr int consumer = wide ? 240 : NC == 2 ? 232 : NC == 3 ? 160 : 0;
-  static_assert(128 * (producer + NC * consumer) <= 65536, "the block's registers");
+  static constexpr int launched = 65536 / (128 * (NC + 1)) / 8 * 8;
+  static_assert(producer + NC * consumer <= (NC + 1) * launched, "setmaxnreg within the launch's registers");
 };
 
 template <int D, int BN, int NC, int NS, bool kIntra, bool kPingPong, bool kPersist>

@@ -102,6 +102,48 @@ TEST(Store, LeaderboardRanksTimedCandidatesBySpeedup) {
   EXPECT_EQ(st.status_of(fast), "race");
 }
 
+// A shape's champion is judged against its run's steady baseline, not the baseline timed
+// beside it: the H200 case of 2026-12-03 (b1_h32_n8192_d128), where candidate 2's baseline
+// came out 3.4 % slow and made it the champion with a kernel 2.6 % slower than candidate 13's.
+TEST(Store, PerShapeChampionsAreJudgedAgainstTheirRunsSteadyBaseline) {
+  auto row = [](long long id, long long run, double base_ms, double cand_ms) {
+    LeaderboardRow r;
+    r.candidate_id = id;
+    r.run_id = run;
+    ShapeRow s;
+    s.shape = "n8192";
+    s.base_median_ms = base_ms;
+    s.cand_median_ms = cand_ms;
+    s.speedup = base_ms / cand_ms;
+    r.shapes.push_back(s);
+    return r;
+  };
+  std::vector<LeaderboardRow> rows{row(2, 1, 4.3607, 1.7426), row(13, 1, 4.2220, 1.6980), row(1, 1, 4.2153, 1.7144)};
+  ASSERT_GT(rows[0].shapes[0].speedup, rows[1].shapes[0].speedup);  // by its own baseline, 2 looks faster
+  auto best = per_shape_champions(rows);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].shape, "n8192");
+  EXPECT_EQ(best[0].candidate_id, 13);
+  EXPECT_DOUBLE_EQ(best[0].baseline_ms, 4.2220);  // the median of the run's three
+  EXPECT_DOUBLE_EQ(best[0].speedup, 4.2220 / 1.6980);
+  EXPECT_DOUBLE_EQ(best[0].row.speedup, 4.2220 / 1.6980);  // the stored figures stay as they were
+  // Another run on a slower day (its baseline 10 % slower too): judged by its own baseline, so
+  // a candidate 5 % faster than its run's baseline suggests wins although its time is higher.
+  rows.push_back(row(30, 2, 4.65, 1.78));
+  rows.push_back(row(31, 2, 4.64, 1.90));
+  best = per_shape_champions(rows);
+  EXPECT_EQ(best[0].candidate_id, 30);
+  EXPECT_EQ(best[0].run_id, 2);
+  EXPECT_DOUBLE_EQ(best[0].baseline_ms, 0.5 * (4.65 + 4.64));
+  // A run with one row falls back to that row's own figure; rows without a time are passed over.
+  std::vector<LeaderboardRow> one{row(7, 3, 2.0, 1.0), row(8, 3, 0, 0)};
+  best = per_shape_champions(one);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].candidate_id, 7);
+  EXPECT_DOUBLE_EQ(best[0].speedup, 2.0);
+  EXPECT_TRUE(per_shape_champions({}).empty());
+}
+
 TEST(Store, ResumeFindsFinishedEvaluationsForTheSameDeviceAndSpec) {
   Store st(temp_db("resume"));
   long long id = st.add_candidate(cand("r"), "r");

@@ -402,7 +402,7 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
                                        {"PINGPONG", 1},
                                        {"CONSUMERS64", 2},
                                        {"POLY", 0},
-                                       {"PERSIST", 1},
+                                       {"PERSIST", 0},
                                        {"LAZY", 1}},
                                       {{"BLOCK_N", 192},
                                        {"CONSUMERS", 1},
@@ -411,7 +411,7 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
                                        {"PINGPONG", 0},
                                        {"CONSUMERS64", 2},
                                        {"POLY", 0},
-                                       {"PERSIST", 0}}}) {
+                                       {"PERSIST", 1}}}) {
     auto r = compiler.compile({codegen::render(source, p),
                                "fa3_wgmma.cu",
                                g.arch,
