@@ -413,7 +413,10 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long
     L.v_ring().init(128 * NC);
   }
   __syncthreads();
-  const int wg = threadIdx.x / 128;
+  // (broadcast from lane 0 so that ptxas knows it is warp-uniform: the consumer's Q offset,
+  // and with it every wgmma descriptor, then lives in uniform registers; from threadIdx it
+  // took three R2UR a product, 82 in the D 128 entry's product region, 1 now)
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   using R = Registers<NC, BN>;
   if (wg == 0) {
     if constexpr (R::producer > 0) tile::set_max_registers<false, R::producer>();
