@@ -6,7 +6,8 @@
 #   runs/device/check.sh gpu-tests rmsnorm:60 repeat:rmsnorm gemm:16 stats
 #
 #   gpu-tests        every gpu-labelled test binary packed (*gpu_tests: hostile corpus, graph
-#                    timing, flash_attention's kernels, kda's GPU reference)
+#                    timing, flash_attention's kernels, kda's GPU reference), each under
+#                    timeout $GPU_TEST_TIMEOUT (default 240 s)
 #   OP:N             tessera optimize OP --budget N (default strategy), into $OUT/check.db
 #   repeat:OP[:read] benchmarks/timing/repeatability.py OP: champion re-timed in 5 runs
 #                    (:read evicts L2 with the read-flush kernel instead of a memset)
@@ -32,8 +33,9 @@ for step in "$@"; do
     gpu-tests)
       for t in "$carry"/*gpu_tests; do
         log="$out/$(basename "$t").log"
-        "$t" --gtest_color=no >"$log" 2>&1
-        echo "$(basename "$t") exit $?"; grep -E '^\[  (PASSED|FAILED|  OK|SKIPPED) ' "$log"
+        # (a hung kernel would take the whole call: 2026-12-03 lost 600 s of device time so)
+        timeout "${GPU_TEST_TIMEOUT:-240}" "$t" --gtest_color=no >"$log" 2>&1
+        echo "$(basename "$t") exit $? (124: timed out after ${GPU_TEST_TIMEOUT:-240} s)"; grep -E '^\[  (PASSED|FAILED|  OK|SKIPPED) ' "$log"
         grep -B2 -A8 'Failure' "$log" | head -60
       done ;;
     repeat:*)
