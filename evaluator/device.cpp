@@ -167,6 +167,20 @@ void Device::launch(CUfunction f, const int grid[3], const int block[3], unsigne
              cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, on, args, nullptr));
 }
 
+void Device::launch_dependent(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args) {
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = grid[0], cfg.gridDimY = grid[1], cfg.gridDimZ = grid[2];
+  cfg.blockDimX = block[0], cfg.blockDimY = block[1], cfg.blockDimZ = block[2];
+  cfg.sharedMemBytes = smem;
+  cfg.hStream = stream_;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  TESSERA_CU(*drv_, cuLaunchKernelEx(&cfg, f, args, nullptr));
+}
+
 CUevent Device::record() {
   CUevent e;
   if (!event_pool_.empty()) {

@@ -98,6 +98,9 @@ class Device {
   // Launch and event timing on this device's stream (launch: or on `on`).
   void launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args);
   void launch(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args, CUstream on);
+  // On this device's stream as a programmatic dependent of the kernel before it (spec.h's
+  // KernelLaunch::pdl): its blocks may start before that kernel ends and must wait for it.
+  void launch_dependent(CUfunction f, const int grid[3], const int block[3], unsigned smem, void** args);
   CUevent record();
   float elapsed_ms(CUevent a, CUevent b);
   void release(CUevent e);

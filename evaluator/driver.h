@@ -36,6 +36,7 @@ namespace tessera::evaluator {
   X(cuFuncSetAttribute)             \
   X(cuFuncGetAttribute)             \
   X(cuLaunchKernel)                 \
+  X(cuLaunchKernelEx)               \
   X(cuMemAlloc)                     \
   X(cuMemFree)                      \
   X(cuMemGetInfo)                   \

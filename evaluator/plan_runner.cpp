@@ -152,6 +152,8 @@ void PlanRunner::run(const LoadedProgram& p, const Workspace& ws, OutputSet& out
         forked = true;
       }
       dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data(), dev_.side_stream());
+    } else if (k.pdl) {
+      dev_.launch_dependent(f, grid, block, static_cast<unsigned>(smem), ptrs.data());
     } else {
       dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data());
     }

@@ -51,7 +51,8 @@ int tessera_fail(int code, const char* format, ...) {
 #define TESSERA_STR2(x) #x
 #define TESSERA_STR(x) TESSERA_STR2(x)
 #define TESSERA_DRIVER(X) X(cuInit) X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuDeviceGetAttribute) \
-  X(cuModuleLoadData) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuGetErrorName) \
+  X(cuModuleLoadData) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx) \
+  X(cuGetErrorName) \
   X(cuGetErrorString) X(cuTensorMapEncodeTiled) X(cuStreamCreateWithPriority) X(cuCtxGetStreamPriorityRange) \
   X(cuEventCreate) X(cuEventRecord) X(cuStreamWaitEvent)
 
@@ -222,10 +223,28 @@ void tessera_put(TesseraSlot& s, T v) {
   std::memcpy(s.bytes, &v, sizeof v);
 }
 
-int tessera_run(const TesseraStep& s, CUstream stream, void** params) {
+// dependent: a step with "pdl" in its plan, launched as a programmatic dependent of the
+// kernel before it on `stream` (its kernel waits for that one itself).
+int tessera_run(const TesseraStep& s, CUstream stream, void** params, bool dependent = false) {
   for (int d = 0; d < 3; ++d)
     if (s.grid[d] > 0x7fffffffLL || s.block[d] <= 0 || s.block[d] > 1024)
       return tessera_fail(2, "grid or block out of range at this shape");
+  if (dependent) {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = static_cast<unsigned>(s.grid[0]), cfg.gridDimY = static_cast<unsigned>(s.grid[1]);
+    cfg.gridDimZ = static_cast<unsigned>(s.grid[2]);
+    cfg.blockDimX = static_cast<unsigned>(s.block[0]), cfg.blockDimY = static_cast<unsigned>(s.block[1]);
+    cfg.blockDimZ = static_cast<unsigned>(s.block[2]);
+    cfg.sharedMemBytes = static_cast<unsigned>(s.smem);
+    cfg.hStream = stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    CUresult r = tessera_driver().cuLaunchKernelEx(&cfg, s.f, params, nullptr);
+    return r ? tessera_cuda(r, "cuLaunchKernelEx (programmatic dependent)") : 0;
+  }
   CUresult r = tessera_driver().cuLaunchKernel(
       s.f, static_cast<unsigned>(s.grid[0]), static_cast<unsigned>(s.grid[1]), static_cast<unsigned>(s.grid[2]),
       static_cast<unsigned>(s.block[0]), static_cast<unsigned>(s.block[1]), static_cast<unsigned>(s.block[2]),

@@ -33,8 +33,8 @@ namespace {
 // `git describe` of the tree this run reads its operators from (targets_dir()'s parent: the
 // checkout in use, which on a GPU machine is a copy, not the tree the binary was built in).
 std::string source_commit() {
-  std::string cmd = fmt::format("git -C '{}' describe --always --dirty 2>/dev/null",
-                                spec::targets_dir().parent_path().string());
+  std::string cmd =
+      fmt::format("git -C '{}' describe --always --dirty 2>/dev/null", spec::targets_dir().parent_path().string());
   std::array<char, 128> buf{};
   std::string out;
   if (FILE* f = popen(cmd.c_str(), "r")) {

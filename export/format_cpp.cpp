@@ -252,7 +252,8 @@ std::string launch_function(const ExportPackage& p, const PackedCandidate& c, si
           "    if (int e = tessera_run(steps[{}], cx.side, params)) return e;\n  }}\n",
           li);
     else
-      out += fmt::format("    if (int e = tessera_run(steps[{}], stream, params)) return e;\n  }}\n", li);
+      out += fmt::format("    if (int e = tessera_run(steps[{}], stream, params{})) return e;\n  }}\n", li,
+                         k.pdl ? ", true" : "");
   }
   out += "  if (forked) return tessera_join(cx, stream);\n  return 0;\n}\n\n";
   out += fmt::format("static size_t tessera_scratch_{}(const tessera_{}_args* a, TesseraContext& cx) {{\n", c.name,

@@ -321,6 +321,12 @@ KernelLaunch read_launch(const Reader& r) {
   k.args = r.str_list("args");
   k.stream = r.str("stream", std::string("main"));
   if (k.stream != "main" && k.stream != "side") r.fail("stream", "\"main\" or \"side\"");
+  if (r.has("pdl")) {
+    if (!r.raw("pdl").is_boolean()) r.fail("pdl", "true or false");
+    k.pdl = r.raw("pdl").get<bool>();
+    if (k.pdl && k.stream != "main")
+      r.fail("pdl", "false on the side stream (a programmatic dependent launch follows a kernel of the main stream)");
+  }
   return k;
 }
 
@@ -380,6 +386,8 @@ Program read_program(const Reader& r, const fs::path& dir, bool is_template, boo
   size_t n = r.array_size("launch");
   if (n == 0) r.fail("launch", "at least one kernel");
   for (size_t i = 0; i < n; ++i) p.launch.push_back(read_launch(r.item("launch", i)));
+  if (p.launch[0].pdl)
+    r.item("launch", 0).fail("pdl", "false on the first step (it depends on no kernel of the program)");
   size_t ns = r.array_size("scratch", false);
   for (size_t i = 0; i < ns; ++i) {
     Reader s = r.item("scratch", i);
@@ -526,6 +534,7 @@ json program_to_json(const Program& p, const fs::path& dir) {
                       {"args", k.args}});
     if (k.stream != "main") launch.back()["stream"] = k.stream;
     if (k.when != "1") launch.back()["when"] = k.when;
+    if (k.pdl) launch.back()["pdl"] = true;  // (absent when false: plans judged before it stay alike)
   }
   j["launch"] = launch;
   if (!p.scratch.empty()) {

@@ -90,6 +90,15 @@ struct KernelLaunch {
   // its SMs first. Kernels that wait on each other across the two streams must leave each
   // other SMs through their own grids: nothing else keeps a waiting grid from holding them all.
   std::string stream = "main";
+  // true: launched as a programmatic dependent of the kernel before it on the main stream
+  // (CUDA's programmatic dependent launch, sm_90 and later): its blocks may be scheduled
+  // while that kernel's last blocks still run, which hides the launch's latency. The kernel
+  // must therefore wait (tile::grid_dependency_wait, PTX griddepcontrol.wait) before it
+  // reads or writes anything the kernel before it touches; the wait returns once that grid
+  // has completed and its memory is visible. Launched without the attribute (an export whose
+  // runtime does not set it), the wait returns at once and the stream orders the two as
+  // usual: the same results, only slower. Main stream only, never the first step.
+  bool pdl = false;
 };
 
 // Whether `k` runs with these bindings: `when` non-zero and every grid dimension positive.

@@ -43,7 +43,10 @@
 //       row strides); grid min(SLOTS, tiles * SPLITS), block 128 * (CONSUMERS + 1), dynamic
 //       shared memory STAGES * (BM + BN) * 128 + 256; tensor maps over a and b with boxes of
 //       64 x 64 elements, 128-byte swizzle
-//   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1
+//   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1; a programmatic
+//       dependent of gemm_wgmma ("pdl" in the plan): launched while the main kernel's last
+//       units run, it waits (tile::grid_dependency_wait) before reading the partial sums,
+//       which hides its launch behind the main kernel's tail
 //   gemm_wgmma_unaligned(a, b, c, M, N, K)                   K % 8 != 0: a plain fp32
 //       SIMT kernel (correct at any shape, not fast; only such K reach it)
 //
@@ -61,6 +64,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "tile/grid_dependency.cuh"
 #include "tile/pipeline.cuh"
 #include "tile/tma.cuh"
 #include "tile/warpgroup.cuh"
@@ -351,6 +355,7 @@ extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), OCC)
                               long long M, long long N, long long K, long long SMS,
                               const __grid_constant__ tile::tmap ta, const __grid_constant__ tile::tmap tb) {
   (void)a, (void)b;
+  tile::allow_dependents();  // (the reduce step's blocks may be scheduled as SMs free up)
   gemm_wg::run(gemm_wg::problem_of(M, N, K, SMS), &ta, &tb, c, ws);
 }
 
@@ -362,6 +367,7 @@ extern "C" __global__ void __launch_bounds__(256)
   const long long total = M * N;
   const long long i0 = ((long long)blockIdx.x * 256 + threadIdx.x) * 4;
   if (i0 >= total) return;
+  tile::grid_dependency_wait();  // (a programmatic dependent of gemm_wgmma: its partial sums first)
   if ((total & 3) == 0) {  // (then i0 + 4 <= total, and both are 16- and 8-byte aligned)
     float4 s = *reinterpret_cast<const float4*>(ws + i0);
     for (int z = 1; z < splits; ++z) {

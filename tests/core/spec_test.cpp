@@ -137,6 +137,41 @@ TEST(Spec, TensorMapArgumentsParseAndAreChecked) {
   }
 }
 
+// Programmatic dependent launches ("pdl": true on a step after the first, main stream):
+// parsed, written by program_to_json only when true (plans judged before the field stay
+// alike), and refused on the first step, on the side stream and when not a boolean.
+TEST(Spec, ProgrammaticDependentLaunches) {
+  const std::string two = replace(kGood, R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]}])J",
+                                  R"J("grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"]},
+                     {"kernel": "k", "grid": ["cdiv(N,B)"], "block": ["B"], "args": ["x", "y", "N", "B"], "pdl": true}])J");
+  TempOp t(two);
+  Operator op = load_operator(t.dir);
+  ASSERT_EQ(op.templates[0].launch.size(), 2u);
+  EXPECT_FALSE(op.templates[0].launch[0].pdl);
+  EXPECT_TRUE(op.templates[0].launch[1].pdl);
+  nlohmann::json j = program_to_json(op.templates[0], t.dir);
+  EXPECT_FALSE(j["launch"][0].contains("pdl"));
+  EXPECT_EQ(j["launch"][1]["pdl"], true);
+  Program back = program_from_json(j, t.dir);
+  EXPECT_TRUE(back.launch[1].pdl);
+  EXPECT_TRUE(same_launches(back, op.templates[0]));
+  // the flag is part of the launch: a plan that loses it is another plan
+  Program plain = back;
+  plain.launch[1].pdl = false;
+  EXPECT_FALSE(same_launches(plain, op.templates[0]));
+
+  std::string err = load_error(replace(two, R"J("pdl": true)J", R"J("pdl": 1)J"));
+  EXPECT_NE(err.find("templates[0].launch[1].pdl"), std::string::npos) << err;
+  EXPECT_NE(err.find("true or false"), std::string::npos) << err;
+  err = load_error(replace(two, R"J("pdl": true)J", R"J("pdl": true, "stream": "side")J"));
+  EXPECT_NE(err.find("templates[0].launch[1].pdl"), std::string::npos) << err;
+  EXPECT_NE(err.find("side stream"), std::string::npos) << err;
+  err = load_error(
+      replace(kGood, R"J("args": ["x", "y", "N", "B"]}])J", R"J("args": ["x", "y", "N", "B"], "pdl": true}])J"));
+  EXPECT_NE(err.find("launch[0].pdl"), std::string::npos) << err;
+  EXPECT_NE(err.find("first step"), std::string::npos) << err;
+}
+
 // Side launches ("stream": "side", run beside the main stream's launches that follow) and
 // the SM-count symbol SMS (bound by the judge in every launch expression): parsed, kept
 // through program_to_json, and refused where malformed or where an operator declares SMS.

@@ -196,6 +196,11 @@ TEST(ImportTemplates, Fp16HopperGemmCompilesAndIssuesFp16Wgmma) {
     EXPECT_EQ(ptx.find(half ? ".f32.bf16.bf16" : ".f32.f16.f16"), std::string::npos);
     EXPECT_NE(ptx.find(half ? ".entry gemm_wgmma_f16(" : ".entry gemm_wgmma("), std::string::npos);
     if (half) EXPECT_NE(ptx.find("cvt.rn.f16x2.f32"), std::string::npos) << "C rounded to nearest fp16";
+    // the reduce step waits for the main kernel (a programmatic dependent), which lets it start
+    const size_t red = ptx.find(half ? ".entry gemm_wgmma_reduce_f16(" : ".entry gemm_wgmma_reduce(");
+    ASSERT_NE(red, std::string::npos);
+    EXPECT_NE(ptx.find("griddepcontrol.wait", red), std::string::npos);
+    EXPECT_LT(ptx.find("griddepcontrol.launch_dependents"), red) << "in the main kernel";
   }
 }
 

@@ -286,6 +286,34 @@ TEST(ExportCpp, TheGemmChampionExportsForHopperAndBlackwellAndItsLibraryCompiles
   fs::remove_all(dir);
 }
 
+// gemm's wgmma champion (recorded on the H200, 2026-12-03; stored before candidates kept
+// their plans, so it takes the template's plan of today): its split-K reduce step is a
+// programmatic dependent launch ("pdl"), which the package's C++ launches through
+// cuLaunchKernelEx (the main kernel as before); the library compiles.
+TEST(ExportCpp, TheWgmmaGemmChampionLaunchesItsReduceAsAProgrammaticDependent) {
+  fs::path dir = temp_dir("gemm-wgmma");
+  fs::path db = recorded("h200-gemm-wgmma-2026-12-03.db.gz", dir);
+  auto board = json::parse(run_tessera("leaderboard gemm --json --limit 1 --db " + db.string()));
+  ASSERT_FALSE(board.empty());
+  ASSERT_EQ(board[0]["params"]["SPLITK"], 4) << board[0];
+  int code = 0;
+  std::string out =
+      run_tessera("export gemm --arch sm_90a --out " + (dir / "pkg").string() + " --db " + db.string(), &code);
+  ASSERT_EQ(code, 0) << out;
+  auto m = json::parse(read(dir / "pkg/manifest.json"));
+  const std::string manifest = m.dump();
+  EXPECT_NE(manifest.find("gemm_wgmma_reduce"), std::string::npos) << manifest.substr(0, 2000);
+  std::string src = read(dir / "pkg/cpp/src/tessera_gemm.cpp");
+  EXPECT_NE(src.find("cuLaunchKernelEx"), std::string::npos);
+  EXPECT_NE(src.find("stream, params, true)"), std::string::npos) << "the reduce step launched as a dependent";
+  EXPECT_NE(src.find("stream, params)"), std::string::npos) << "the main kernel launched as before";
+  auto cc =
+      shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
+            "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
+  EXPECT_EQ(cc.code, 0) << cc.out;
+  fs::remove_all(dir);
+}
+
 // An operator made by `tessera import` exports a Solution for the definition it came from
 // (unchanged, with its own workloads), and its C++ package builds: the champion of the
 // recorded H200 run of fused_add_rmsnorm_h4096 (docs/import.md).

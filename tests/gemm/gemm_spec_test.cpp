@@ -63,6 +63,12 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
   const auto& main = t.launch[step_of(t, "gemm_wgmma")];
   const auto& reduce = t.launch[step_of(t, "gemm_wgmma_reduce")];
   const auto& fallback = t.launch[step_of(t, "gemm_wgmma_unaligned")];
+  // the reduce step is a programmatic dependent of the main kernel, the step right before it
+  // (which runs wherever the reduce does: checked below), and nothing else is
+  EXPECT_EQ(step_of(t, "gemm_wgmma_reduce"), step_of(t, "gemm_wgmma") + 1);
+  EXPECT_TRUE(reduce.pdl);
+  EXPECT_FALSE(main.pdl);
+  EXPECT_FALSE(fallback.pdl);
   std::vector<spec::Shape> shapes = op.validation_shapes;
   shapes.insert(shapes.end(), op.benchmark_shapes.begin(), op.benchmark_shapes.end());
   for (long long k : {8LL, 4104LL, 4095LL, 100LL}) shapes.push_back({"extra", {{"M", 3}, {"N", 77}, {"K", k}}});
@@ -91,6 +97,7 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
         const long long splits = kernel_splits(M, N, K, bm, bn, params.at("SPLITK"), slots);
         const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
         EXPECT_EQ(spec::launched(reduce, b), splits > 1);
+        if (spec::launched(reduce, b)) EXPECT_TRUE(spec::launched(main, b));
         split_cases += splits > 1;
         EXPECT_EQ(spec::eval_int(main.grid[0], b), std::min(slots, tiles * splits));
         if (splits > 1) {
