@@ -2,9 +2,9 @@
 // structure on wgmma, TMA and an mbarrier ring, with warp specialization.
 //
 // Parameters (#defined by tessera):
-//   BLOCK_N    keys per K/V tile (64, 128, 192): 192 only with two consumers at D 128 (the
-//              consumers then take 240 registers: S, P and O live at once need them) and
-//              CONSUMERS64 2 at D 64, two stages (shared memory)
+//   BLOCK_N    keys per K/V tile (64, 128, 192): with 192 two consumers at D 128 take 240
+//              registers (S, P and O live at once need them), two stages only (shared
+//              memory), and three at D 64 only serial (overlapped, 160 registers spill)
 //   CONSUMERS  consumer warpgroups, 64 query rows each (1, 2): the block's query tile is
 //              64 * CONSUMERS rows
 //   STAGES     K/V buffers in the ring (2, 3)
@@ -25,8 +25,7 @@
 //   PERSIST    0: a block per query tile; 1: persistent, min(SMS, tiles) blocks, each
 //              taking every gridDim-th query tile of the same order, so that a block's
 //              next Q and K/V tiles load while it finishes the last one (the producer runs
-//              ahead across tiles; Q has its own empty barrier). Not with three consumers,
-//              INTRA 1 and BLOCK_N 128 at once: at 160 registers those spill (12 bytes)
+//              ahead across tiles; Q has its own empty barrier)
 // Two entry points, one per head size, because the block size (and with it the register
 // budget a warpgroup gets) differs: fa3_wgmma for D 128 (CONSUMERS), fa3_wgmma_d64 for
 // D 64 (CONSUMERS64); the launch plan picks one by `when`. Launch: grid
@@ -385,10 +384,10 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, 
 // pool is what the launch allocated, 128 (NC + 1) threads at ptxas's count under
 // __launch_bounds__ (65536 / threads, a multiple of 8: 168 with two consumers, 128 with
 // three), and a request past it waits forever (a hang, seen on the H200 on 2026-12-03 with
-// 32 / 240). The producer's loop keeps 64-bit state (24 spills it when persistent, 40 and
-// 32 do not). Two consumers on key tiles of 192 take 240 (at 232 ptxas spills 48 bytes and
-// serializes the products), leaving the producer 24; key tiles up to 128 keep the split
-// they were measured with.
+// 32 / 240). The producer's loop keeps 64-bit state (24 spilled it while the warpgroup
+// index came from threadIdx; 40 and 32 never did). Two consumers on key tiles of 192 take
+// 240 (at 232 ptxas spills 48 bytes and serializes the products), leaving the producer 24;
+// key tiles up to 128 keep the split they were measured with.
 template <int NC, int BN>
 struct Registers {
   static constexpr bool wide = NC == 2 && BN > 128;

@@ -207,13 +207,13 @@ TEST(FlashAttentionKernels, HopperTemplateCompilesEveryConfiguration) {
   }
   auto space = agent::template_space(*tpl);
   auto configs = space.valid_configs();
-  // BLOCK_N 2 x STAGES 2 x CONSUMERS64 2 x (CONSUMERS 1, 2 with INTRA 0, 1 and PINGPONG 1
-  // for INTRA 1 and CONSUMERS 2 only: 5) = 40, times PERSIST 2, less the 6 persistent ones
-  // with CONSUMERS64 3, INTRA 1 and BLOCK_N 128 (they spill) = 74, and POLY 4 and 2 with
-  // INTRA 1 and CONSUMERS 2 only (28 each) = 130, and LAZY 1 with INTRA 1 and CONSUMERS 2
-  // only (the 84 of them again) = 214, and BLOCK_N 192 with STAGES 2 and CONSUMERS64 2 only,
-  // persistent only when serial (the others spill): 17 = 231
-  ASSERT_EQ(configs.size(), 231u);
+  // Per key-tile size and (STAGES, CONSUMERS64, PERSIST): CONSUMERS 1 with INTRA 0 or 1, two
+  // consumers serial, or overlapped with PINGPONG 0/1 x POLY 0/4/2 x LAZY 0/1 = 15. BLOCK_N
+  // 64 and 128: 2 x 2 x 2 x 15 = 120 each. BLOCK_N 192: two stages only, and three
+  // consumers at D 64 only serial (overlapped they spill): 2 x 15 + 2 x 2 = 34. 274 in all
+  // (the persistent three-consumer ones spilled while the warpgroup index came from
+  // threadIdx, and are offered since 2026-12-03)
+  ASSERT_EQ(configs.size(), 274u);
   const std::string source = codegen::read_file(tpl->source.string());
   for (const auto& c : configs) {
     auto params = agent::config_params(*tpl, c);
