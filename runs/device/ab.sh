@@ -15,10 +15,12 @@
 #   EXTRA        passed to `tessera optimize` (e.g. --l2-flush read, --max-seconds-per-shape 0.5)
 # Environment: TESSERA_BIN (required), OUT (default /tmp/out; the database goes to
 # $OUT/ab-OP.db). Run from the repository root.
-#   AB_BEFORE=FILE  an A/B of a source change as well: the same configurations are first
+#   AB_BEFORE=FILE|DIR  an A/B of a source change as well: the same configurations are first
 #                judged on a copy of the tree whose template source is FILE (the source before
 #                the change, e.g. `git show HEAD~1:targets/OP/X.cu > .ab/X.cu`, an untracked
-#                file that travels with the tree), into $OUT/ab-OP-before.db, then on the
+#                file that travels with the tree), or with DIR's files copied over targets/OP/
+#                (a source and the spec.json it was judged with, where the plan changed too),
+#                into $OUT/ab-OP-before.db, then on the
 #                tree as it is; a last table gives each shape's time after / before per
 #                configuration (the two runs follow each other in one call: the day's drift
 #                is small between them, the baseline is timed in both)
@@ -103,8 +105,12 @@ if [ -n "${AB_BEFORE:-}" ]; then
   old=$(mktemp -d)
   trap 'rm -rf "$old"' EXIT
   tar --exclude=./.carry --exclude=./build --exclude=./build-asan -cf - . | (cd "$old" && tar xf -)
-  cp "$AB_BEFORE" "$old/targets/$op/$src" || exit 2
-  echo "== before ($AB_BEFORE as targets/$op/$src)"
+  if [ -d "$AB_BEFORE" ]; then
+    cp -r "$AB_BEFORE"/. "$old/targets/$op/" || exit 2
+  else
+    cp "$AB_BEFORE" "$old/targets/$op/$src" || exit 2
+  fi
+  echo "== before ($AB_BEFORE over targets/$op/)"
   judge "$old" "$out/ab-$op-before.db" "$@"
   table "$out/ab-$op-before.db"
   echo "== after (the tree as it is)"
