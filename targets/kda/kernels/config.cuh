@@ -157,11 +157,15 @@ static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 and 2 need P
 #define KC_RND (PREC == 0)
 // An intermediate as stored: PREC 1 rounds it to tf32 here (the state kernel reads it as
 // is), PREC 0 and 2 store it as computed.
+template <int kPREC>
 __device__ __forceinline__ float kc_out(float x) {
-  if constexpr (PREC == 1)
+  if constexpr (kPREC == 1)
     return kda::round_tf32(x);
   else
     return x;
+}
+__device__ __forceinline__ float kc_out(float x) {
+  return kc_out<PREC>(x);
 }
 // The element type of the intermediates qg, kd, w, u, P: fp16 with PREC 2, else fp32.
 template <bool kF16>

@@ -1,12 +1,13 @@
 // targets/kda/kernels/state_f32.cuh — the fp32/tf32 state kernel (kda_chunk_state, PREC 0 and 1).
-// Included by the templates' entry files (targets/kda/kda_chunk_*.cu) after kernels/config.cuh;
-// its kernels exist where PREC < 2.
-#if PREC < 2
+// A template over its parameters; its entry point is in targets/kda/kda_chunk_tf32.cu
+// (PREC 0 and 1). Included after kernels/config.cuh and kernels/common.cuh.
+
 // Issues cp.async copies of rows [bos, bos+len) of a [T,H,128] fp32 tensor into
 // X[CH][LDK]; rows past len are zero-filled with plain stores.
+template <int kCH, int kThreads>
 __device__ __forceinline__ void kc_async_rows(float* X, const float* __restrict__ src, long long bos,
                                               int len, long long H, long long h) {
-  for (int idx = threadIdx.x; idx < KC_CH * 32; idx += SW * 32) {
+  for (int idx = threadIdx.x; idx < kCH * 32; idx += kThreads) {
     const int i = idx >> 5, c4 = idx & 31;
     float* dst = X + i * KC_LDK + c4 * 4;
     if (i < len) kda::cp_async16(dst, src + ((bos + i) * H + h) * KC_KD + c4 * 4);
@@ -16,10 +17,10 @@ __device__ __forceinline__ void kc_async_rows(float* X, const float* __restrict_
 
 // Issues cp.async copies of a [CH][4*NC] fp32 tile (row i at src + i*row_stride) into
 // X (row stride ldx); rows past len are zero-filled with plain stores.
-template <int NC>
+template <int kCH, int kThreads, int NC>
 __device__ __forceinline__ void kc_async_tile(float* X, int ldx, const float* __restrict__ src,
                                               long long row_stride, int len) {
-  for (int idx = threadIdx.x; idx < KC_CH * NC; idx += SW * 32) {
+  for (int idx = threadIdx.x; idx < kCH * NC; idx += kThreads) {
     const int i = idx / NC, c4 = idx % NC;
     float* dst = X + i * ldx + c4 * 4;
     if (i < len) kda::cp_async16(dst, src + i * row_stride + c4 * 4);
@@ -27,7 +28,7 @@ __device__ __forceinline__ void kc_async_tile(float* X, int ldx, const float* __
   }
 }
 
-// grid (NSEQ*H, 1, 128/BV) (kc_item: longest sequences first), block SW*32, smem KC_STATE_SMEM bytes.
+// grid (NSEQ*H, 1, 128/BV) (kc_item: longest sequences first), block SW*32, smem F32Smem::bytes.
 // Two operand buffers rotate so that each phase's copy overlaps the previous
 // phase's products:  A: v' = u - [w] S   (loading qg, G_last)
 //                    B: o = [qg] S + P v' (loading kd)
@@ -37,67 +38,77 @@ __device__ __forceinline__ void kc_async_tile(float* X, int ldx, const float* __
 // operand buffers [CH][LDK]; G_last [KD]; P [CH][LDL] and u [CH][LDS] of the chunk (this
 // block's columns). (Enumerators: NVRTC's -default-device makes static constexpr members
 // module variables.)
+template <int kCH, int kBV>
 struct F32Smem {
   enum : int {
-    vn = KC_KD * KC_LDS,
-    xa = vn + KC_CH * KC_LDS,
-    xb = xa + KC_CH * KC_LDK,
-    glc = xb + KC_CH * KC_LDK,
+    lds = kBV + 8,  // row stride of [*][BV] arrays (B k-major)
+    vn = KC_KD * lds,
+    xa = vn + kCH * lds,
+    xb = xa + kCH * KC_LDK,
+    glc = xb + kCH * KC_LDK,
     ps = glc + KC_KD,
-    us = ps + KC_CH * KC_LDL,
-    bytes = 4 * (us + KC_CH * KC_LDS),
+    us = ps + kCH * KC_LDL,
+    bytes = 4 * (us + kCH * lds),
   };
   static_assert(xa % 4 == 0 && xb % 4 == 0 && glc % 4 == 0 && ps % 4 == 0 && us % 4 == 0,
                 "every buffer 16-byte aligned (cp.async16, float4 stores)");
 };
-#define KC_STATE_SMEM F32Smem::bytes
-#define TESSERA_SMEM_kda_chunk_state KC_STATE_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
+// The body of kda_chunk_state (PREC 0, 1): chunk length kCH, kBV value columns per block,
+// kSW warps, operand precision kPREC: 0 rounds the tf32 operands as they are loaded, 1 finds
+// them rounded (stores of v' rounded here too).
+template <int kCH, int kBV, int kSW, int kPREC>
+__device__ __forceinline__ void kc_state_f32(
     const float* __restrict__ h0, const long long* __restrict__ cu, const float* __restrict__ qg,
     const float* __restrict__ kd, const float* __restrict__ w, const float* __restrict__ u,
     const float* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
     __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
     long long NSEQ, float scale) {
-  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
+  using L = F32Smem<kCH, kBV>;
+  constexpr int kLDS = L::lds, kThreads = kSW * 32;
+  constexpr bool kRnd = kPREC == 0;
+  static_assert(kSW == 4 || kSW == 8, "SW must be 4 or 8");
+  static_assert(kBV == 32 || kBV == 64 || kBV == 128, "BV must be 32, 64 or 128");
+  static_assert(kPREC == 0 || kPREC == 1, "the fp32 state kernel is PREC 0 or 1");
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < L::bytes) __trap();  // spec.json smem too small?
   (void)T;
   (void)NSEQ;
   extern __shared__ __align__(16) float sm[];
   float* S = sm;
-  float* Vn = sm + F32Smem::vn;
-  float* XA = sm + F32Smem::xa;
-  float* XB = sm + F32Smem::xb;
-  float* glc = sm + F32Smem::glc;
-  float* Ps = sm + F32Smem::ps;
-  float* Us = sm + F32Smem::us;
+  float* Vn = sm + L::vn;
+  float* XA = sm + L::xa;
+  float* XB = sm + L::xb;
+  float* glc = sm + L::glc;
+  float* Ps = sm + L::ps;
+  float* Us = sm + L::us;
   int n32, h32;
   kc_item(order, H, &n32, &h32);
   const long long n = n32, h = h32;
-  const int v0 = blockIdx.z * BV;
+  const int v0 = blockIdx.z * kBV;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  constexpr int WN = SW / 4;              // column groups in the [64 x BV] products
-  constexpr int NTW = BV / 8 / WN;        // n-tiles per warp there
-  constexpr int MTS = 8 / SW;             // m-tiles (16 rows of d) per warp in the S update
+  constexpr int WN = kSW / 4;              // column groups in the [64 x BV] products
+  constexpr int NTW = kBV / 8 / WN;        // n-tiles per warp there
+  constexpr int MTS = 8 / kSW;             // m-tiles (16 rows of d) per warp in the S update
   const int wm = warp & 3, wn = warp >> 2;
   const int i0 = 16 * wm + gq, i1 = i0 + 8;
 
-  for (int idx = tid; idx < KC_KD * BV; idx += SW * 32) {
+  for (int idx = tid; idx < KC_KD * kBV; idx += kThreads) {
     const int e = idx / KC_KD, d = idx % KC_KD;
-    S[d * KC_LDS + e] = h0[((n * H + h) * KC_KD + v0 + e) * KC_KD + d];
+    S[d * kLDS + e] = h0[((n * H + h) * KC_KD + v0 + e) * KC_KD + d];
   }
-  const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / KC_CH;
+  const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / kCH;
   if (bos0 < eos) {
-    const int len0 = (int)min((long long)KC_CH, eos - bos0);
-    kc_async_rows(XA, w, bos0, len0, H, h);
-    kc_async_tile<KC_CH / 4>(Ps, KC_LDL, P + (slot0 * H + h) * KC_CH * KC_CH, KC_CH, len0);
-    kc_async_tile<BV / 4>(Us, KC_LDS, u + (bos0 * H + h) * KC_KD + v0, H * KC_KD, len0);
+    const int len0 = (int)min((long long)kCH, eos - bos0);
+    kc_async_rows<kCH, kThreads>(XA, w, bos0, len0, H, h);
+    kc_async_tile<kCH, kThreads, kCH / 4>(Ps, KC_LDL, P + (slot0 * H + h) * kCH * kCH, kCH, len0);
+    kc_async_tile<kCH, kThreads, kBV / 4>(Us, kLDS, u + (bos0 * H + h) * KC_KD + v0, H * KC_KD, len0);
     kda::cp_async_commit();
     kda::cp_async_wait_all();
   }
   __syncthreads();
-  for (long long c = 0; bos0 + c * KC_CH < eos; ++c) {
-    const long long bos = bos0 + c * KC_CH, slot = slot0 + c;
-    const int len = (int)min((long long)KC_CH, eos - bos);
-    kc_async_rows(XB, qg, bos, len, H, h);
+  for (long long c = 0; bos0 + c * kCH < eos; ++c) {
+    const long long bos = bos0 + c * kCH, slot = slot0 + c;
+    const int len = (int)min((long long)kCH, eos - bos);
+    kc_async_rows<kCH, kThreads>(XB, qg, bos, len, H, h);
     if (tid < 32) kda::cp_async16(glc + tid * 4, gl + (slot * H + h) * KC_KD + tid * 4);
     kda::cp_async_commit();
     // A: v' = u - w S
@@ -105,30 +116,30 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
       kda::frag_c acc[NTW];
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[nt]);
-      kda::mma_strip_rm_km<KC_KD, NTW, 4, KC_RND>(acc, XA, KC_LDK, 16 * wm, S, KC_LDS, wn * NTW * 8);
+      kda::mma_strip_rm_km<KC_KD, NTW, 4, kRnd>(acc, XA, KC_LDK, 16 * wm, S, kLDS, wn * NTW * 8);
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) {
         const int e = (wn * NTW + nt) * 8 + 2 * tq;
         float2 r0 = make_float2(0.f, 0.f), r1 = make_float2(0.f, 0.f);
-        const float2 u0 = *reinterpret_cast<const float2*>(Us + i0 * KC_LDS + e);
-        const float2 u1 = *reinterpret_cast<const float2*>(Us + i1 * KC_LDS + e);
-        if (i0 < len) r0 = make_float2(kc_out(u0.x - acc[nt].x[0]), kc_out(u0.y - acc[nt].x[1]));
-        if (i1 < len) r1 = make_float2(kc_out(u1.x - acc[nt].x[2]), kc_out(u1.y - acc[nt].x[3]));
-        *reinterpret_cast<float2*>(Vn + i0 * KC_LDS + e) = r0;
-        *reinterpret_cast<float2*>(Vn + i1 * KC_LDS + e) = r1;
+        const float2 u0 = *reinterpret_cast<const float2*>(Us + i0 * kLDS + e);
+        const float2 u1 = *reinterpret_cast<const float2*>(Us + i1 * kLDS + e);
+        if (i0 < len) r0 = make_float2(kc_out<kPREC>(u0.x - acc[nt].x[0]), kc_out<kPREC>(u0.y - acc[nt].x[1]));
+        if (i1 < len) r1 = make_float2(kc_out<kPREC>(u1.x - acc[nt].x[2]), kc_out<kPREC>(u1.y - acc[nt].x[3]));
+        *reinterpret_cast<float2*>(Vn + i0 * kLDS + e) = r0;
+        *reinterpret_cast<float2*>(Vn + i1 * kLDS + e) = r1;
       }
     }
     kda::cp_async_wait_all();
     __syncthreads();
-    kc_async_rows(XA, kd, bos, len, H, h);
+    kc_async_rows<kCH, kThreads>(XA, kd, bos, len, H, h);
     kda::cp_async_commit();
     // B: o = scale (qg S + P v')
     {
       kda::frag_c acc[NTW];
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[nt]);
-      kda::mma_strip_rm_km<KC_KD, NTW, 4, KC_RND>(acc, XB, KC_LDK, 16 * wm, S, KC_LDS, wn * NTW * 8);
-      kda::mma_strip_rm_km<KC_CH, NTW, KC_CH / 8, KC_RND>(acc, Ps, KC_LDL, 16 * wm, Vn, KC_LDS, wn * NTW * 8);
+      kda::mma_strip_rm_km<KC_KD, NTW, 4, kRnd>(acc, XB, KC_LDK, 16 * wm, S, kLDS, wn * NTW * 8);
+      kda::mma_strip_rm_km<kCH, NTW, kCH / 8, kRnd>(acc, Ps, KC_LDL, 16 * wm, Vn, kLDS, wn * NTW * 8);
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) {
         const int e = v0 + (wn * NTW + nt) * 8 + 2 * tq;
@@ -142,41 +153,41 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     }
     kda::cp_async_wait_all();
     __syncthreads();
-    if (bos + KC_CH < eos) {
-      const int len1 = (int)min((long long)KC_CH, eos - bos - KC_CH);
-      kc_async_rows(XB, w, bos + KC_CH, len1, H, h);
+    if (bos + kCH < eos) {
+      const int len1 = (int)min((long long)kCH, eos - bos - kCH);
+      kc_async_rows<kCH, kThreads>(XB, w, bos + kCH, len1, H, h);
       // P and u of chunk c+1 (P and u of chunk c were last read in phases A and B)
-      kc_async_tile<KC_CH / 4>(Ps, KC_LDL, P + ((slot + 1) * H + h) * KC_CH * KC_CH, KC_CH, len1);
-      kc_async_tile<BV / 4>(Us, KC_LDS, u + ((bos + KC_CH) * H + h) * KC_KD + v0, H * KC_KD, len1);
+      kc_async_tile<kCH, kThreads, kCH / 4>(Ps, KC_LDL, P + ((slot + 1) * H + h) * kCH * kCH, kCH, len1);
+      kc_async_tile<kCH, kThreads, kBV / 4>(Us, kLDS, u + ((bos + kCH) * H + h) * KC_KD + v0, H * KC_KD, len1);
       kda::cp_async_commit();
     }
     // C: S <- e^{G_last} S + kd^T v'   (each warp owns rows of S; all reads of S
     // by the products above finished before the barrier)
     {
-      kda::frag_c acc[MTS][BV / 8];
+      kda::frag_c acc[MTS][kBV / 8];
 #pragma unroll
       for (int mt = 0; mt < MTS; ++mt) {
         const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
         const float f0 = __expf(glc[d0]), f1 = __expf(glc[d1]);
 #pragma unroll
-        for (int nt = 0; nt < BV / 8; ++nt) {
+        for (int nt = 0; nt < kBV / 8; ++nt) {
           const int e = nt * 8 + 2 * tq;
-          acc[mt][nt].x[0] = f0 * S[d0 * KC_LDS + e];
-          acc[mt][nt].x[1] = f0 * S[d0 * KC_LDS + e + 1];
-          acc[mt][nt].x[2] = f1 * S[d1 * KC_LDS + e];
-          acc[mt][nt].x[3] = f1 * S[d1 * KC_LDS + e + 1];
+          acc[mt][nt].x[0] = f0 * S[d0 * kLDS + e];
+          acc[mt][nt].x[1] = f0 * S[d0 * kLDS + e + 1];
+          acc[mt][nt].x[2] = f1 * S[d1 * kLDS + e];
+          acc[mt][nt].x[3] = f1 * S[d1 * kLDS + e + 1];
         }
       }
 #pragma unroll 2
-      for (int ks = 0; ks < KC_CH / 8; ++ks) {
+      for (int ks = 0; ks < kCH / 8; ++ks) {
 #pragma unroll
         for (int mt = 0; mt < MTS; ++mt) {
           kda::frag_a a;
-          kda::load_a_cm<KC_RND>(a, XA, KC_LDK, (warp * MTS + mt) * 16, ks * 8);
+          kda::load_a_cm<kRnd>(a, XA, KC_LDK, (warp * MTS + mt) * 16, ks * 8);
 #pragma unroll
-          for (int nt = 0; nt < BV / 8; ++nt) {
+          for (int nt = 0; nt < kBV / 8; ++nt) {
             kda::frag_b b;
-            kda::load_b_km<KC_RND>(b, Vn, KC_LDS, ks * 8, nt * 8);
+            kda::load_b_km<kRnd>(b, Vn, kLDS, ks * 8, nt * 8);
             kda::mma(acc[mt][nt], a, b);
           }
         }
@@ -185,10 +196,10 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
       for (int mt = 0; mt < MTS; ++mt) {
         const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
 #pragma unroll
-        for (int nt = 0; nt < BV / 8; ++nt) {
+        for (int nt = 0; nt < kBV / 8; ++nt) {
           const int e = nt * 8 + 2 * tq;
-          *reinterpret_cast<float2*>(S + d0 * KC_LDS + e) = make_float2(acc[mt][nt].x[0], acc[mt][nt].x[1]);
-          *reinterpret_cast<float2*>(S + d1 * KC_LDS + e) = make_float2(acc[mt][nt].x[2], acc[mt][nt].x[3]);
+          *reinterpret_cast<float2*>(S + d0 * kLDS + e) = make_float2(acc[mt][nt].x[0], acc[mt][nt].x[1]);
+          *reinterpret_cast<float2*>(S + d1 * kLDS + e) = make_float2(acc[mt][nt].x[2], acc[mt][nt].x[3]);
         }
       }
     }
@@ -198,9 +209,8 @@ extern "C" __global__ void __launch_bounds__(SW * 32) kda_chunk_state(
     XA = XB;
     XB = tmp;
   }
-  for (int idx = tid; idx < KC_KD * BV; idx += SW * 32) {
+  for (int idx = tid; idx < KC_KD * kBV; idx += kThreads) {
     const int e = idx / KC_KD, d = idx % KC_KD;
-    ht[((n * H + h) * KC_KD + v0 + e) * KC_KD + d] = S[d * KC_LDS + e];
+    ht[((n * H + h) * KC_KD + v0 + e) * KC_KD + d] = S[d * kLDS + e];
   }
 }
-#endif  // PREC < 2
