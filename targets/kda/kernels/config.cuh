@@ -178,6 +178,30 @@ struct KcElem<true> {
 };
 using kc_elem = KcElem<PREC == 2>::type;
 
+// The parameters as a type: the kernel bodies are templates over it (template <class C>,
+// C::ch, C::ua, ...), each entry file (targets/kda/kda_chunk_*.cu) names its template's
+// values, and the checks above hold for every instantiation. (Enumerators: under NVRTC's
+// -default-device static constexpr members become variables of the module.)
+template <int kCH, int kBV, int kSW, int kPREC, int kSTG, int kGM, int kTRN, int kSEG, int kUA, int kRC, int kPIPE>
+struct KcParams {
+  enum : int {
+    ch = kCH, bv = kBV, sw = kSW, prec = kPREC, stg = kSTG, gm = kGM, trn = kTRN, seg = kSEG, ua = kUA, rc = kRC,
+    pipe = kPIPE,
+  };
+  static_assert(kCH == 64 || (kCH == 32 && kGM == 2), "CH must be 64, or 32 with GM 2");
+  static_assert(kUA == 0 || (kUA == 1 && kCH == 32 && kSEG == 0), "UA must be 0, or 1 with CH 32 and SEG 0");
+  static_assert(kRC == 0 || ((kRC == 1 || kRC == 2) && kUA == 1), "RC must be 0, or 1 or 2 with UA 1");
+  static_assert(kPIPE == 0 || (kPIPE == 1 && kRC == 1 && kCH == 32 && kSEG == 0), "PIPE 1 needs RC 1, CH 32 and SEG 0");
+  static_assert(kSEG == 0 || kGM >= 1, "SEG needs GM 1 or 2");
+  static_assert(kTRN == 0 || kTRN == 1, "TRN must be 0 or 1");
+  static_assert(kGM >= 0 && kGM <= 2, "GM must be 0, 1 or 2");
+  static_assert(kGM == 0 || (kPREC == 2 && kBV == 128 && kSW == 8), "GM 1 and 2 need PREC 2, BV 128, SW 8");
+  static_assert(kSW == 4 || kSW == 8 || (kSW == 16 && kPREC == 2), "SW must be 4 or 8 (or 16 with PREC 2)");
+  static_assert(kBV == 32 || kBV == 64 || kBV == 128, "BV must be 32, 64 or 128");
+  static_assert(kPREC == 0 || kPREC == 1 || kPREC == 2, "PREC must be 0, 1 or 2");
+  static_assert(kSTG == 0 || (kSTG == 1 && kPREC == 2), "STG 1 is a layout of the PREC 2 state kernel");
+};
+
 #define KC_KD 128  // head dimension (K = V)
 #define KC_CH CH   // chunk length
 #define KC_LDK 132  // row stride of [CH][128] fp32 arrays (A row-major / B n-major)

@@ -1,7 +1,6 @@
 // targets/kda/kernels/seg.cuh — the sequence split: kda_chunk_seg and kda_chunk_fixup.
-// Included by the templates' entry files (targets/kda/kda_chunk_*.cu) after kernels/config.cuh;
-// its kernels exist where SEG > 0.
-#if SEG > 0
+// Their bodies (and that of kda_chunk_state with the split) as templates over the parameters;
+// the entry points are in targets/kda/kda_chunk_seg.cu. Included after kernels/state_wgmma.cuh.
 // ---- The sequence split (SEG > 0). A sequence's chunks form segments of SEG chunks.
 // The update is affine in the state, S <- A_c S + B_c with A_c = Diag(e^{G_last}) -
 // kd^T w, so (algebra checked in float64 by tests/kda,
@@ -19,39 +18,40 @@
 // grid ((NSEQ + floor(T/(CH SEG))) * H * 2, 1, 1): block x = (segment slot * H + head) * 2
 // + part; part 0 the end state E_j (hseg), part 1 the transition M_j (mseg, j > 0), both
 // [V][K] like h0 (M_j[d][d'] at d' * 128 + d). The last segment of a sequence is skipped.
-extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_seg(
+// (The body of kda_chunk_seg: block 256, one block per SM.)
+template <class C>
+__device__ __forceinline__ void kc_seg(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ kd,
     const __half* __restrict__ w, const __half* __restrict__ u, const float* __restrict__ gl,
     float* __restrict__ hseg, float* __restrict__ mseg, long long H, long long NSEQ) {
-  if (tile::dynamic_smem_bytes() < KC_STATE_SMEM) __trap();  // spec.json smem too small?
+  if (tile::dynamic_smem_bytes() < WgmmaSmem<C>::bytes) __trap();  // spec.json smem too small?
   const long long part = blockIdx.x & 1, sslot = (blockIdx.x >> 1) / H, h = (blockIdx.x >> 1) % H;
-  const long long unit = (long long)KC_CH * SEG;
+  const long long unit = (long long)C::ch * C::seg;
   long long n, seg;
   if (!kc_slot(cu, NSEQ, sslot, &n, &seg, unit)) return;
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   if (eos == cu[n + 1] || (part == 1 && seg == 0)) return;  // the last segment; segment 0 has no transition
   float* end = (part == 0 ? hseg : mseg) + (sslot * H + h) * KC_KD * KC_KD;
-  kc_chain<true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
-                 nullptr, end, bos0, eos, n + cu[n] / KC_CH + seg * SEG, H, h, 1.f);
+  kc_chain<C, true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
+                 nullptr, end, bos0, eos, n + cu[n] / C::ch + seg * C::seg, H, h, 1.f);
 }
 
-// grid (NSEQ*H, 8), block 256, smem KC_FIX_SMEM: the start states S_j (hstart, [V][K])
+// grid (NSEQ*H, 8), block 256, smem kc_fix_smem: the start states S_j (hstart, [V][K])
 // of a sequence's segments j >= 1, for the 16 value columns 16*blockIdx.y.. (columns are
 // independent); fp32 on CUDA cores, one K x K x 16 product per segment, M_{j+1} copied
 // to shared memory while M_j is applied.
-#define KC_FIX_SMEM (2 * KC_KD * KC_KD * 4 + KC_KD * 16 * 4)
-#define TESSERA_SMEM_kda_chunk_fixup KC_FIX_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(256) kda_chunk_fixup(const long long* __restrict__ cu,
-                                                                  const float* __restrict__ hseg,
-                                                                  const float* __restrict__ mseg,
-                                                                  float* __restrict__ hstart, long long H,
-                                                                  long long NSEQ) {
+// (The body of kda_chunk_fixup: block 256.)
+enum : int { kc_fix_smem = 2 * KC_KD * KC_KD * 4 + KC_KD * 16 * 4 };
+template <class C>
+__device__ __forceinline__ void kc_fixup(const long long* __restrict__ cu, const float* __restrict__ hseg,
+                                         const float* __restrict__ mseg, float* __restrict__ hstart, long long H,
+                                         long long NSEQ) {
   (void)NSEQ;
-  if (tile::dynamic_smem_bytes() < KC_FIX_SMEM) __trap();  // spec.json smem too small?
+  if (tile::dynamic_smem_bytes() < kc_fix_smem) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float smf[];
   float* Mb = smf;                               // two buffers of M_j [d'][d]
   float(*Sc)[16] = reinterpret_cast<float(*)[16]>(smf + 2 * KC_KD * KC_KD);  // S_j[d][e], the block's 16 columns
-  const long long n = blockIdx.x / H, h = blockIdx.x % H, unit = (long long)KC_CH * SEG;
+  const long long n = blockIdx.x / H, h = blockIdx.x % H, unit = (long long)C::ch * C::seg;
   const long long nseg = (cu[n + 1] - cu[n] + unit - 1) / unit;
   if (nseg <= 1) return;
   const long long s0 = n + cu[n] / unit;
@@ -106,4 +106,28 @@ extern "C" __global__ void __launch_bounds__(256) kda_chunk_fixup(const long lon
     __syncthreads();
   }
 }
-#endif  // SEG > 0
+
+// The body of kda_chunk_state with the sequence split: grid ((NSEQ + floor(T/(CH SEG))) * H, 1,
+// 1), one block (256 threads) per (segment slot, head): the segment's chunks from its start
+// state (h0 for segment 0, else hstart, written by kda_chunk_fixup), the final state by the
+// last segment; smem WgmmaSmem::bytes.
+template <class C>
+__device__ __forceinline__ void kc_state_seg(
+    const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
+    const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
+    const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
+    __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
+    long long NSEQ, float scale, const float* __restrict__ hstart) {
+  static_assert(C::seg > 0, "without the sequence split the state kernel is kc_state_wgmma");
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < WgmmaSmem<C>::bytes) __trap();  // spec.json smem too small?
+  (void)T;
+  (void)order;
+  const long long sslot = blockIdx.x / H, h = blockIdx.x % H, unit = (long long)C::ch * C::seg;
+  long long n, seg;
+  if (!kc_slot(cu, NSEQ, sslot, &n, &seg, unit, true)) return;
+  const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
+  const float* S0 = seg == 0 ? h0 + (n * H + h) * KC_KD * KC_KD : hstart + (sslot * H + h) * KC_KD * KC_KD;
+  float* end = eos == cu[n + 1] ? ht + (n * H + h) * KC_KD * KC_KD : nullptr;
+  kc_chain<C, false>(S0, true, false, qg, kd, w, u, P, gl, o, end, bos0, eos, n + cu[n] / C::ch + seg * C::seg, H, h,
+                     scale);
+}
