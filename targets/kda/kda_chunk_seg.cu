@@ -14,6 +14,19 @@
 
 using Kc = KcParams<CH, BV, SW, PREC, STG, GM, TRN, SEG, /*UA*/ 0, /*RC*/ 0, /*PIPE*/ 0>;
 
+// kda_chunk_intra: grid (NSEQ + floor(T/CH), H), block kc_intra_threads(CH) (kc_intra64, kc_intra32).
+enum : int { kIntraSmem = kc_intra_smem<Kc>() };
+#define TESSERA_SMEM_kda_chunk_intra kIntraSmem  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(kc_intra_threads(Kc::ch), kc_intra_min_blocks(Kc::ch, Kc::ua)) kda_chunk_intra(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
+    const __nv_bfloat16* __restrict__ g, const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, Kc::elem* __restrict__ qg,
+    Kc::elem* __restrict__ kd, Kc::elem* __restrict__ w, Kc::elem* __restrict__ u, Kc::elem* __restrict__ P,
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound) {
+  kc_intra<Kc>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound);
+}
+
 #define TESSERA_SMEM_kda_chunk_state WgmmaSmem<Kc>::bytes  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(256, 1) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,

@@ -13,6 +13,50 @@
 
 using Kc = KcParams<CH, BV, SW, PREC, STG, GM, TRN, /*SEG*/ 0, UA, RC, PIPE>;
 
+// kda_chunk_intra: grid (NSEQ + floor(T/CH), H), block kc_intra_threads(CH) (kc_intra64, kc_intra32).
+enum : int { kIntraSmem = kc_intra_smem<Kc>() };
+#define TESSERA_SMEM_kda_chunk_intra kIntraSmem  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(kc_intra_threads(Kc::ch), kc_intra_min_blocks(Kc::ch, Kc::ua)) kda_chunk_intra(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
+    const __nv_bfloat16* __restrict__ g, const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, Kc::elem* __restrict__ qg,
+    Kc::elem* __restrict__ kd, Kc::elem* __restrict__ w, Kc::elem* __restrict__ u, Kc::elem* __restrict__ P,
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound) {
+  kc_intra<Kc>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound);
+}
+// (The one preprocessor fork of this file: whether the module has the PIPE kernels at all; an
+// extern "C" kernel cannot be a template, and a kernel defined is a kernel compiled.)
+#if PIPE
+// PIPE: kda_chunk_intra_beside, the last gridDim.y chunk slots (all of them, or those after
+// kda_chunk_intra_lead's), chunk-major, each chunk's flag set once it is written; with LEAD > 0
+// kda_chunk_intra_lead, the intra kernel's head start, its first gridDim.y chunk slots alone
+// before the state kernel is forked beside the rest; kda_chunk_flags clears the flags.
+#define TESSERA_SMEM_kda_chunk_intra_beside kIntraSmem  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(kc_intra_threads(Kc::ch), kc_intra_min_blocks(Kc::ch, Kc::ua)) kda_chunk_intra_beside(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
+    const __nv_bfloat16* __restrict__ g, const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, Kc::elem* __restrict__ qg,
+    Kc::elem* __restrict__ kd, Kc::elem* __restrict__ w, Kc::elem* __restrict__ u, Kc::elem* __restrict__ P,
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound, int* flags) {
+  kc_intra32<Kc, true>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, flags, NSEQ + T / Kc::ch - gridDim.y);
+}
+#define TESSERA_SMEM_kda_chunk_intra_lead kIntraSmem  // checked against spec.json by tests/core/templates_test
+extern "C" __global__ void __launch_bounds__(kc_intra_threads(Kc::ch), kc_intra_min_blocks(Kc::ch, Kc::ua)) kda_chunk_intra_lead(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
+    const __nv_bfloat16* __restrict__ g, const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, Kc::elem* __restrict__ qg,
+    Kc::elem* __restrict__ kd, Kc::elem* __restrict__ w, Kc::elem* __restrict__ u, Kc::elem* __restrict__ P,
+    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
+    long long NSEQ, float lower_bound, int* flags) {
+  kc_intra32<Kc, true>(q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound, flags, 0);
+}
+extern "C" __global__ void kda_chunk_flags(int* flags, long long T, long long H, long long NSEQ) {
+  kc_flags<Kc>(flags, T, H, NSEQ);
+}
+#endif
+
 #define TESSERA_SMEM_kda_chunk_state WgmmaSmem<Kc>::bytes  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(kc_state_threads(RC), 1) kda_chunk_state(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,

@@ -43,24 +43,26 @@ __device__ __forceinline__ void kc_frag_to_f16(tile::u32 a0, tile::u32 a1, const
 // kd, w, u) and of (i, j) in its P block. GM 0: rows bos + i of [T, H, 128], P
 // row-major. GM 1: the chunk's sw128 images (tile/wgmma.cuh; 8192 and 4096 elements per
 // (slot, head)), which the wgmma state kernel copies whole, with one bulk copy each.
+template <class C>
 __device__ __forceinline__ long long kc_idx(long long bos, long long slot, long long H, long long h, int i, int d) {
-  if constexpr (GM >= 1)
-    return (slot * H + h) * (KC_CH * KC_KD) + (kda::sw128_off<KC_CH>(i, d) >> 1);
+  if constexpr (C::gm >= 1)
+    return (slot * H + h) * (C::ch * KC_KD) + (kda::sw128_off<C::ch>(i, d) >> 1);
   else
     return ((bos + i) * H + h) * KC_KD + d;
 }
+template <class C>
 __device__ __forceinline__ int kc_pidx(int i, int j) {
-  if constexpr (GM >= 1)
-    return (int)((KC_CH == 32 ? kda::sw_off<64>(i, j) : kda::sw128_off<KC_CH>(i, j)) >> 1);  // CH 32: [32][32] sw64
+  if constexpr (C::gm >= 1)
+    return (int)((C::ch == 32 ? kda::sw_off<64>(i, j) : kda::sw128_off<C::ch>(i, j)) >> 1);  // CH 32: [32][32] sw64
   else
-    return i * KC_CH + j;
+    return i * C::ch + j;
 }
 
 // Slot -> (sequence n, piece c) for pieces of `unit` tokens (chunks, or SEG-chunk
 // segments): sequence n owns slots n + floor(cu[n]/unit) + c. False for a slot past its
 // sequence's last piece; with first_if_empty, an empty sequence keeps its piece 0.
 __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, long long* n_out,
-                        long long* c_out, long long unit = KC_CH, bool first_if_empty = false) {
+                        long long* c_out, long long unit, bool first_if_empty = false) {
   long long lo = 0, hi = NSEQ - 1;
   if (slot < cu[0] / unit) return false;
   while (lo < hi) {
@@ -82,15 +84,16 @@ __device__ bool kc_slot(const long long* cu, long long NSEQ, long long slot, lon
 // chain per SM then starts in the first wave and the last wave holds short ones
 // (longest-processing-time-first list scheduling); in the grid's own order a long chain
 // could start last (h96_6var: 0.36 ms of state time against 0.30 for h96_1x8192).
+template <class C>
 __device__ void kc_order(const long long* __restrict__ cu, long long NSEQ, long long T, int* __restrict__ order,
                          int* cnt) {
   const int nt = blockDim.x, tid = threadIdx.x;
-  const int nb = (int)min(T / KC_CH + 2, 8192LL);  // keys: nb - 1 - chunks (clamped), longest first
+  const int nb = (int)min(T / C::ch + 2, 8192LL);  // keys: nb - 1 - chunks (clamped), longest first
   int* part = cnt + 8192;                           // [nt] per-thread bin-segment sums
   for (int b = tid; b < nb; b += nt) cnt[b] = 0;
   __syncthreads();
   for (long long n = tid; n < NSEQ; n += nt)
-    atomicAdd(&cnt[nb - 1 - (int)min((cu[n + 1] - cu[n] + KC_CH - 1) / KC_CH, (long long)nb - 1)], 1);
+    atomicAdd(&cnt[nb - 1 - (int)min((cu[n + 1] - cu[n] + C::ch - 1) / C::ch, (long long)nb - 1)], 1);
   __syncthreads();
   const int per = (nb + nt - 1) / nt, b0 = min(nb, tid * per), b1 = min(nb, b0 + per);
   int sum = 0;
@@ -111,7 +114,7 @@ __device__ void kc_order(const long long* __restrict__ cu, long long NSEQ, long 
   }
   __syncthreads();
   for (long long n = tid; n < NSEQ; n += nt)
-    order[atomicAdd(&cnt[nb - 1 - (int)min((cu[n + 1] - cu[n] + KC_CH - 1) / KC_CH, (long long)nb - 1)], 1)] = (int)n;
+    order[atomicAdd(&cnt[nb - 1 - (int)min((cu[n + 1] - cu[n] + C::ch - 1) / C::ch, (long long)nb - 1)], 1)] = (int)n;
   __syncthreads();  // the shared memory is the block's again
 }
 // This state block's (sequence, head, first value column) from its linear index.
@@ -144,12 +147,11 @@ __device__ __forceinline__ tile::u32 kc_hmul2(tile::u32 a, tile::u32 b) {
 // CUDA-core strips instead of tf32 mma.)
 #define KC_LDA16 72  // row stride (fp16 elements) of A16: conflict-free ldmatrix
 #define KC_LDX 40    // row stride (floats) of the inverse's level-1/2 scratch: conflict-free B fragments
-#undef KC_PSTAGE
-#define KC_PSTAGE (GM >= 1)  // P staged in shared memory, one bulk copy out
 // A tf32 operand: TRN 1 hands the tensor core the fp32 bits (it truncates the low 13),
 // TRN 0 rounds them first.
+template <class C>
 __device__ __forceinline__ tile::u32 kc_tf(float x) {
-  if constexpr (TRN == 1)
+  if constexpr (C::trn == 1)
     return __float_as_uint(x);
   else
     return kda::to_tf32_fast(x);

@@ -48,12 +48,6 @@
 #include "tile/bulk_copy.cuh"
 #include "tile/tma.cuh"
 
-#ifndef BV
-#define BV 64
-#endif
-#ifndef SW
-#define SW 4
-#endif
 // PREC 0: operands converted to tf32 (round to nearest) as fragments are loaded.
 // PREC 1: the intra kernel stores qg, kd, w, P already rounded to tf32 and the state
 //   kernel stores v' rounded, so fragments are loaded without conversion; only the
@@ -62,66 +56,42 @@
 //   tf32's 10-bit mantissa), and the state kernel is the fp16 one below (m16n8k16
 //   f16 mma, ldmatrix fragments, the state in fp32 registers with an fp16 copy in
 //   shared memory as the operand). Needs |v|, |S| (and so h0) well under 65504.
-#ifndef PREC
-#define PREC 0
-#endif
 // GM 1 (PREC 2, BV 128, SW 8): the state kernel's products on wgmma, sm_90a only (the
 // template chunk_wgmma of spec.json, whose arch list says so). GM 2: the same products on
 // the transposed state, S^T in registers as every product's A operand (no fp16 image of S
 // or tile of v' in shared memory, no barrier between the warpgroups inside a chunk; the
 // intra kernel writes e^{G_last} instead of G_last): ~9 % less time per chunk, which pays
 // where the chain and not DRAM is the limit (targets/kda/journal/, ninth session).
-#ifndef GM
-#define GM 0
-#endif
 // TRN 1: the intra kernel's within-block P/L products take their tf32 operands truncated
 // (the tensor core ignores the low 13 bits) instead of rounded to nearest: 12 integer
 // adds fewer per 4 elements of the A build, o's error 1.75e-3 -> 1.77e-3 on the
 // benchmark shapes (1.72e-3 -> 1.88e-3 with every gate at the lower bound), chain 0.5-0.8 % faster
 // (H200, targets/kda/journal/).
-#ifndef TRN
-#define TRN 0
-#endif
 // SEG > 0 (GM 1 or 2): sequences split into segments of SEG chunks whose state chains run
 // in parallel, joined by kda_chunk_seg and kda_chunk_fixup (the template
 // chunk_wgmma_seg of spec.json): for few long sequences, whose chains alone would leave
 // most SMs idle. 0: one chain per (sequence, head).
-#ifndef SEG
-#define SEG 0
-#endif
 // (The preprocessing (gate and its cumulative sum G, 1/|q|, 1/|k|, sigmoid(beta)) is fused
 // into the intra kernel's phases 0 and 1; a kernel of its own, kda_chunk_prep, measured 29 %
 // slower and was retired on 2026-12-03: targets/kda/journal/ names the commit that has it.)
 // CH: the chunk length, 64 or 32 (32: GM 2 only; its own intra kernel,
 // below). Shorter chunks halve the within-chunk work per token (P, L and the inverse grow
 // with CH) and double the state chain's steps.
-#ifndef CH
-#define CH 64
-#endif
-static_assert(CH == 64 || (CH == 32 && GM == 2), "CH must be 64, or 32 with GM 2");
 // UA 1 (CH 32, SEG 0): u = A diag(b) v is formed by the state kernel, not the intra kernel.
 // The intra kernel neither reads v nor forms u, and writes -A diag(b) (fp16 sw64 image,
 // 2 KB) where u's image was (8 KB); the state kernel reads v's rows (bf16, 8 KB) and adds
 // v^T (-A diag(b))^T to its first product (2 more k16 steps). Per chunk and head 16 KB
 // less DRAM traffic for the intra kernel, 2 KB more for the state kernel (-11 % of the
 // two kernels' bytes). 0: u from the intra kernel.
-#ifndef UA
-#define UA 0
-#endif
-static_assert(UA == 0 || (UA == 1 && CH == 32 && SEG == 0), "UA must be 0, or 1 with CH 32 and SEG 0");
 // RC 1 (UA 1): qg, kd and w are recomputed by the state kernel from q, k and g, which it
 // reads as inputs: a producer (the state block's third and fourth warpgroups) forms each chunk's gate,
 // its cumulative sum and the three images in shared memory two chunks ahead of the chain,
 // so none of them goes through DRAM. The intra kernel writes only P, -A diag(b) and the
 // row norms 1/|q|, 1/|k| (4.25 KB per chunk and head instead of 28.5 KB); the state kernel
 // reads q, k, g (24 KB) in place of qg, kd, w (24 KB). 0: the images from the intra kernel.
-#ifndef RC
-#define RC 0
-#endif
 // RC 2 (UA 1): the intra kernel's images as with RC 0, and the state kernel's chain as with
 // RC 1, fed by a ninth warp that only copies (bulk copies of the images, v by TMA), so that
 // no consumer thread issues a copy or waits for one it issued.
-static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 or 2 with UA 1");
 // PIPE (chunk_wgmma only; 1 needs RC 1 and CH 32): where the chains leave half the SMs free
 // (NSEQ * H <= SMS / 2, "beside"), the state kernel runs beside the intra kernel instead of
 // after it (spec.json: kda_chunk_state_beside on the side stream, launched first, then
@@ -143,18 +113,13 @@ static_assert(RC == 0 || ((RC == 1 || RC == 2) && UA == 1), "RC must be 0, or 1 
 // SMs this context may really use, else, with the chains on all of them, the intra blocks
 // would find none (the judge's timeout would end such a run).
 // targets/kda/journal/, seventeenth and eighteenth sessions.
-#ifndef PIPE
-#define PIPE 0
+// Whether this compilation has sm_90a's wgmma (true on the host). An architecture's features
+// are preprocessor macros only: the one conditional of the kernels that is not a parameter's.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+enum : bool { kc_wgmma = false };
+#else
+enum : bool { kc_wgmma = true };
 #endif
-static_assert(PIPE == 0 || (PIPE == 1 && RC == 1 && CH == 32 && SEG == 0), "PIPE 1 needs RC 1, CH 32 and SEG 0");
-static_assert(SEG == 0 || GM >= 1, "SEG needs GM 1 or 2");
-static_assert(TRN == 0 || TRN == 1, "TRN must be 0 or 1");
-#if GM >= 1 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && defined(__CUDA_ARCH__)
-#error "GM 1 and 2 (wgmma) need sm_90a"
-#endif
-static_assert(GM >= 0 && GM <= 2, "GM must be 0, 1 or 2");
-static_assert(GM == 0 || (PREC == 2 && BV == 128 && SW == 8), "GM 1 and 2 need PREC 2, BV 128, SW 8");
-#define KC_RND (PREC == 0)
 // An intermediate as stored: PREC 1 rounds it to tf32 here (the state kernel reads it as
 // is), PREC 0 and 2 store it as computed.
 template <int kPREC>
@@ -163,9 +128,6 @@ __device__ __forceinline__ float kc_out(float x) {
     return kda::round_tf32(x);
   else
     return x;
-}
-__device__ __forceinline__ float kc_out(float x) {
-  return kc_out<PREC>(x);
 }
 // The element type of the intermediates qg, kd, w, u, P: fp16 with PREC 2, else fp32.
 template <bool kF16>
@@ -176,11 +138,10 @@ template <>
 struct KcElem<true> {
   using type = __half;
 };
-using kc_elem = KcElem<PREC == 2>::type;
 
 // The parameters as a type: the kernel bodies are templates over it (template <class C>,
 // C::ch, C::ua, ...), each entry file (targets/kda/kda_chunk_*.cu) names its template's
-// values, and the checks above hold for every instantiation. (Enumerators: under NVRTC's
+// values, and the checks below hold for every instantiation. (Enumerators: under NVRTC's
 // -default-device static constexpr members become variables of the module.)
 template <int kCH, int kBV, int kSW, int kPREC, int kSTG, int kGM, int kTRN, int kSEG, int kUA, int kRC, int kPIPE>
 struct KcParams {
@@ -188,6 +149,7 @@ struct KcParams {
     ch = kCH, bv = kBV, sw = kSW, prec = kPREC, stg = kSTG, gm = kGM, trn = kTRN, seg = kSEG, ua = kUA, rc = kRC,
     pipe = kPIPE,
   };
+  using elem = typename KcElem<kPREC == 2>::type;  // the intermediates' element type
   static_assert(kCH == 64 || (kCH == 32 && kGM == 2), "CH must be 64, or 32 with GM 2");
   static_assert(kUA == 0 || (kUA == 1 && kCH == 32 && kSEG == 0), "UA must be 0, or 1 with CH 32 and SEG 0");
   static_assert(kRC == 0 || ((kRC == 1 || kRC == 2) && kUA == 1), "RC must be 0, or 1 or 2 with UA 1");
@@ -200,16 +162,12 @@ struct KcParams {
   static_assert(kBV == 32 || kBV == 64 || kBV == 128, "BV must be 32, 64 or 128");
   static_assert(kPREC == 0 || kPREC == 1 || kPREC == 2, "PREC must be 0, 1 or 2");
   static_assert(kSTG == 0 || (kSTG == 1 && kPREC == 2), "STG 1 is a layout of the PREC 2 state kernel");
+  static_assert(kGM == 0 || kc_wgmma, "GM 1 and 2 (wgmma) need sm_90a");
 };
 
 #define KC_KD 128  // head dimension (K = V)
-#define KC_CH CH   // chunk length
 #define KC_LDK 132  // row stride of [CH][128] fp32 arrays (A row-major / B n-major)
 #define KC_LDG 136  // row stride of the intra kernel's G [CH][128] (8-byte fragment loads conflict free)
 #define KC_LDL 68   // row stride of [CH][CH] arrays
-#define KC_LDS (BV + 8)  // row stride of [*][BV] arrays (B k-major)
 
-static_assert(SW == 4 || SW == 8 || (SW == 16 && PREC == 2), "SW must be 4 or 8 (or 16 with PREC 2)");
-static_assert(BV == 32 || BV == 64 || BV == 128, "BV must be 32, 64 or 128");
-static_assert(PREC == 0 || PREC == 1 || PREC == 2, "PREC must be 0, 1 or 2");
 

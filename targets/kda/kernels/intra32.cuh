@@ -1,8 +1,8 @@
 // targets/kda/kernels/intra32.cuh — the CH 32 intra kernels (kda_chunk_intra, and with PIPE the beside
 // and lead ones) and kda_chunk_flags.
-// Included by the templates' entry files (targets/kda/kda_chunk_*.cu) after kernels/config.cuh;
-// its kernels exist where KC_CH == 32.
-#if KC_CH == 32
+// Its body is a template over the parameters (template <class C>, C a KcParams); the entry
+// points are in targets/kda/kda_chunk_wgmma.cu and kda_chunk_seg.cu. Included after
+// kernels/config.cuh and kernels/common.cuh.
 // ---- The CH 32 intra kernel (GM 2 only): the same outputs as the CH 64 one above, for
 // 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps), smem KC_INTRA_SMEM
 // bytes: 44,416 with UA 1 (five blocks per SM: 5 x (44,416 + 1,024 reserved) <= 228 KB),
@@ -35,7 +35,6 @@
 //      fp16 into A16
 //   4  w = A diag(b) (k e^G), u = A diag(b) v on fp16 mma (warp = 32 columns; v converted
 //      bf16 -> fp16 in registers); w, u staged as images in Gc; P, w, u out by bulk copies
-#define KC_INTRA_THREADS 128
 #define KC_LDL32 36
 // (Phase 0's row addresses from 32-bit offsets: -6.8 % of the intra kernel's instructions
 // against the 64-bit code before, eighteenth session; the knob KC_I32 retired 2026-12-03.)
@@ -43,15 +42,15 @@
 #define KC_U32QK 8  // unroll of the qg/kd row loop (8 rows per thread)
 constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
 #define KC_XP32 2560  // the kh = 1 partial sums of P (bytes)
-#define KC_XR32 (UA ? KC_XP32 : 32 * KC_LDB * 2)
 static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
 // The shared-memory layout above, byte offsets (enumerators: see ChunkBuf in state_wgmma.cuh).
+template <class C>
 struct Intra32Smem {
   enum : int {
     gc = 0,                        // f32 [32][LDG]
     la = gc + 4 * 32 * KC_LDG,     // f32 [32][LDL32]
-    xr = la + 4 * 32 * KC_LDL32,   // Xp (phase 2), then v (UA 0, phases 3-4): KC_XR32 bytes
-    qs = xr + KC_XR32,             // bf16 [32][LDB] (then A16)
+    xr = la + 4 * 32 * KC_LDL32,   // Xp (phase 2), then v (UA 0, phases 3-4)
+    qs = xr + (C::ua ? KC_XP32 : 32 * KC_LDB * 2),             // bf16 [32][LDB] (then A16)
     ks = qs + 2 * 32 * KC_LDB,     // bf16 [32][LDB]
     ps = ks + 2 * 32 * KC_LDB,     // the P image, fp16 [32][32]
     rq = ps + 2 * 32 * 32,         // f32 [32]
@@ -59,27 +58,23 @@ struct Intra32Smem {
     bs = rk + 4 * 32,
     bytes = bs + 4 * 32,
   };
-  static_assert(bytes == (UA ? 44416 : 50560), "five blocks a SM with UA 1, four with UA 0");
+  static_assert(bytes == (C::ua ? 44416 : 50560), "five blocks a SM with UA 1, four with UA 0");
 };
-#define KC_INTRA_SMEM Intra32Smem::bytes
-#define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-#define KC_INTRA_MINB (UA ? 5 : 4)  // blocks per SM the registers are allocated for (shared memory allows as many)
-// The CH 32 intra kernel's parameters (its entry points' and its body's), and their names.
-#define KC_INTRA32_PARAMS \
-    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, \
-    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g, \
-    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log, \
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, kc_elem* __restrict__ qg, \
-    kc_elem* __restrict__ kd, kc_elem* __restrict__ w, kc_elem* __restrict__ u, kc_elem* __restrict__ P, \
-    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V, \
-    long long NSEQ, float lower_bound
-#define KC_INTRA32_ARGS q, k, v, g, beta, A_log, dt_bias, cu, qg, kd, w, u, P, gl, order, T, H, K, V, NSEQ, lower_bound
-// The CH 32 intra kernel's body; kBeside: kda_chunk_intra_beside (PIPE), flags set per chunk.
-template <bool kBeside>
-__device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long long slot_off) {
-  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
+// The CH 32 intra kernel's body (its entry points: kda_chunk_intra, and with PIPE
+// kda_chunk_intra_beside and kda_chunk_intra_lead; launch bounds 128 threads and
+// kc_intra_min_blocks); kBeside: flags set per chunk, blocks chunk-major from slot_off.
+template <class C, bool kBeside>
+__device__ __forceinline__ void kc_intra32(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
+    const __nv_bfloat16* __restrict__ g, const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, typename C::elem* __restrict__ qg,
+    typename C::elem* __restrict__ kd, typename C::elem* __restrict__ w, typename C::elem* __restrict__ u,
+    typename C::elem* __restrict__ P, float* __restrict__ gl, int* __restrict__ order, long long T, long long H,
+    long long K, long long V, long long NSEQ, float lower_bound, int* flags, long long slot_off) {
+  static_assert(C::ch == 32 && C::gm == 2, "the CH 32 intra kernel (GM 2)");
+  using L = Intra32Smem<C>;
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < L::bytes) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
-  using L = Intra32Smem;
   unsigned char* const sb = reinterpret_cast<unsigned char*>(sm);
   float* Gc = sm;
   float* LA = reinterpret_cast<float*>(sb + L::la);
@@ -96,11 +91,11 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
   float* tot = LA;  // phase 1 only
   // (beside: chunk-major, the order the state blocks consume chunks in)
   const long long slot = kBeside ? blockIdx.y + slot_off : blockIdx.x, h = kBeside ? blockIdx.x : blockIdx.y;
-  if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
+  if (slot == 0 && h == 0) kc_order<C>(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
   long long n, c;
-  if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
-  const long long bos = cu[n] + c * KC_CH;
-  const int len = (int)min((long long)KC_CH, cu[n + 1] - bos);
+  if (!kc_slot(cu, NSEQ, slot, &n, &c, C::ch)) return;
+  const long long bos = cu[n] + c * C::ch;
+  const int len = (int)min((long long)C::ch, cu[n + 1] - bos);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
 
   // ---- phase 0: g's rows of the gate's thread mapping (channel pair cpc, rows 16 qr + r)
@@ -135,7 +130,7 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
   reinterpret_cast<uint4*>(Ps)[tid] = make_uint4(0u, 0u, 0u, 0u);  // (rows 0..15 x columns 16..31 stay 0)
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
-  if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
+  if (tid < C::ch) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
 
   // ---- phase 1: gate, cumulative sum, norms. (No barrier before: the gate reads only
   // this thread's registers; Ps and bs are next touched after phase 1's barriers.)
@@ -197,19 +192,19 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
       const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
       const float2 k0 = kda::bf16x2_to_f32(Ks + i0 * KC_LDB + c), k1 = kda::bf16x2_to_f32(Ks + i1 * KC_LDB + c);
       kda::frag_a aq, ak;
-      aq.x[0] = kc_tf(q0.x * e00);
-      aq.x[1] = kc_tf(q1.x * e10);
-      aq.x[2] = kc_tf(q0.y * e01);
-      aq.x[3] = kc_tf(q1.y * e11);
-      ak.x[0] = kc_tf(k0.x * e00);
-      ak.x[1] = kc_tf(k1.x * e10);
-      ak.x[2] = kc_tf(k0.y * e01);
-      ak.x[3] = kc_tf(k1.y * e11);
+      aq.x[0] = kc_tf<C>(q0.x * e00);
+      aq.x[1] = kc_tf<C>(q1.x * e10);
+      aq.x[2] = kc_tf<C>(q0.y * e01);
+      aq.x[3] = kc_tf<C>(q1.y * e11);
+      ak.x[0] = kc_tf<C>(k0.x * e00);
+      ak.x[1] = kc_tf<C>(k1.x * e10);
+      ak.x[2] = kc_tf<C>(k0.y * e01);
+      ak.x[3] = kc_tf<C>(k1.y * e11);
       kda::frag_b b0, b1;
-      b0.x[0] = kc_tf(k0.x * kda::ex2(-d00));
-      b0.x[1] = kc_tf(k0.y * kda::ex2(-d01));
-      b1.x[0] = kc_tf(k1.x * kda::ex2(-d10));
-      b1.x[1] = kc_tf(k1.y * kda::ex2(-d11));
+      b0.x[0] = kc_tf<C>(k0.x * kda::ex2(-d00));
+      b0.x[1] = kc_tf<C>(k0.y * kda::ex2(-d01));
+      b1.x[0] = kc_tf<C>(k1.x * kda::ex2(-d10));
+      b1.x[1] = kc_tf<C>(k1.y * kda::ex2(-d11));
       kda::mma(accP[0], aq, b0);
       kda::mma(accL[0], ak, b0);
       kda::mma(accP[1], aq, b1);
@@ -221,8 +216,8 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
           const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDG + c);
           const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + c);
           kda::frag_b b;
-          b.x[0] = kc_tf(kj.x * kda::ex2(gr.x - gj.x));
-          b.x[1] = kc_tf(kj.y * kda::ex2(gr.y - gj.y));
+          b.x[0] = kc_tf<C>(kj.x * kda::ex2(gr.x - gj.x));
+          b.x[1] = kc_tf<C>(kj.y * kda::ex2(gr.y - gj.y));
           kda::mma(accP[2 + s], aq, b);
           kda::mma(accL[2 + s], ak, b);
         }
@@ -271,9 +266,9 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
           const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
           const float l00 = (accL[s].x[0] + xl.x) * kj.x, l01 = (accL[s].x[1] + xl.y) * kj.y;
           const float l10 = (accL[s].x[2] + xl.z) * kj.x, l11 = (accL[s].x[3] + xl.w) * kj.y;
-          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i0, j)) =
+          *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i0, j)) =
               kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
-          *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i1, j)) =
+          *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i1, j)) =
               kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
           *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) =
               make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
@@ -288,7 +283,7 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
   // loads and stores, a warp's store covering a whole image row (by channel pairs instead:
   // intra +2 %). Rows past the sequence hold q = k = 0 and a finite G: zeros.
   // RC 1: none of these; the row norms 1/|q| (gl[0..31]) and 1/|k| (gl[32..63]) instead.
-  if constexpr (RC == 1) {
+  if constexpr (C::rc == 1) {
     if (tid < 64) gl[(slot * H + h) * KC_KD + tid] = tid < 32 ? rq[tid] : rk[tid - 32];
     (void)qg;
     (void)kd;
@@ -297,12 +292,12 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
     {
       const int c4 = 4 * lane;
       const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
-      const long long gb = (slot * H + h) * (KC_CH * KC_KD);
+      const long long gb = (slot * H + h) * (C::ch * KC_KD);
       // (row i = warp + 4 it has swizzle i % 8, which alternates with it: the image offset is
       // that of row warp or warp + 4 plus (it / 2) 1024 bytes, an immediate of the store)
-      const int io0 = (int)(kda::sw128_off<KC_CH>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<KC_CH>(warp + 4, c4) >> 1);
-      kc_elem* const qg0 = qg + gb;
-      kc_elem* const kd0 = kd + gb;
+      const int io0 = (int)(kda::sw128_off<C::ch>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<C::ch>(warp + 4, c4) >> 1);
+      typename C::elem* const qg0 = qg + gb;
+      typename C::elem* const kd0 = kd + gb;
 #pragma unroll kU32QK
       for (int it = 0; it < 8; ++it) {
         const int i = warp + 4 * it;
@@ -332,7 +327,7 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
   __syncthreads();  // (the partial sums in Xp and LA and q in Qs are consumed)
 
   // ---- phase 3: UA 0: v into Xr (in flight during the inverse); A = (I+L)^-1 diag(b) into A16.
-  if constexpr (UA) {
+  if constexpr (C::ua) {
     (void)v;
     (void)Vs;
   } else {
@@ -364,8 +359,8 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
   // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31 (RC 1: neither).
   {
     __half* Ws = reinterpret_cast<__half*>(Gc);
-    __half* Us = Ws + KC_CH * KC_KD;
-    if constexpr (RC != 1) {
+    __half* Us = Ws + C::ch * KC_KD;
+    if constexpr (C::rc != 1) {
       kda::frag_c accW[2][4], accU[2][4];
 #pragma unroll
       for (int I = 0; I < 2; ++I)
@@ -384,7 +379,7 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
-          if (UA) continue;
+          if (C::ua) continue;
           kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
 #pragma unroll
           for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
@@ -401,7 +396,7 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
             for (int hh = 0; hh < 2; ++hh) {
               kda::mma_f16(accW[I][2 * hh], a, bk[hh][0], bk[hh][1]);
               kda::mma_f16(accW[I][2 * hh + 1], a, bk[hh][2], bk[hh][3]);
-              if (UA) continue;
+              if (C::ua) continue;
               kda::mma_f16(accU[I][2 * hh], a, bv[hh][0], bv[hh][1]);
               kda::mma_f16(accU[I][2 * hh + 1], a, bv[hh][2], bv[hh][3]);
             }
@@ -415,16 +410,16 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
 #pragma unroll
         for (int nt = 0; nt < 4; ++nt) {
           const int e = 32 * warp + 8 * nt + 2 * tq;
-          const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
+          const int x0 = (int)(kda::sw128_off<C::ch>(i0, e) >> 1), x1 = (int)(kda::sw128_off<C::ch>(i1, e) >> 1);
           *reinterpret_cast<tile::u32*>(Ws + x0) = z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
           *reinterpret_cast<tile::u32*>(Ws + x1) = z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
-          if (UA) continue;
+          if (C::ua) continue;
           *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
           *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
         }
       }
     }
-    if constexpr (UA) {
+    if constexpr (C::ua) {
       // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
       // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
       const int i = tid >> 2, c8 = 8 * (tid & 3);
@@ -441,11 +436,11 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
     kda::fence_async_shared();  // (also the P image written in phase 2)
     __syncthreads();
     if (tid == 0) {
-      const long long base = (slot * H + h) * (KC_CH * KC_KD);
-      if (RC != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);  // (RC 1: the state kernel forms w)
-      if (UA) tile::bulk_s2g(u + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Us), KC_CH * KC_CH * 2);
-      else tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
-      tile::bulk_s2g(P + (slot * H + h) * (KC_CH * KC_CH), tile::smem_addr(Ps), KC_CH * KC_CH * 2);
+      const long long base = (slot * H + h) * (C::ch * KC_KD);
+      if (C::rc != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), C::ch * KC_KD * 2);  // (RC 1: the state kernel forms w)
+      if (C::ua) tile::bulk_s2g(u + (slot * H + h) * (C::ch * C::ch), tile::smem_addr(Us), C::ch * C::ch * 2);
+      else tile::bulk_s2g(u + base, tile::smem_addr(Us), C::ch * KC_KD * 2);
+      tile::bulk_s2g(P + (slot * H + h) * (C::ch * C::ch), tile::smem_addr(Ps), C::ch * C::ch * 2);
       tile::bulk_commit();
       if (kBeside) {  // publish the chunk: its copies' writes complete, then the flag (release)
         asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
@@ -458,27 +453,34 @@ __device__ __forceinline__ void kc_intra32(KC_INTRA32_PARAMS, int* flags, long l
     }
   }
 }
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra(KC_INTRA32_PARAMS) {
-  kc_intra32<false>(KC_INTRA32_ARGS, nullptr, 0);
-}
-#if PIPE
-#define TESSERA_SMEM_kda_chunk_intra_beside KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_beside(KC_INTRA32_PARAMS, int* flags) {
-  // (the last gridDim.y chunk slots: all of them, or those after kda_chunk_intra_lead's)
-  kc_intra32<true>(KC_INTRA32_ARGS, flags, NSEQ + T / KC_CH - gridDim.y);
-}
-// PIPE with LEAD > 0: the intra kernel's head start, its first gridDim.y chunk slots alone,
-// before the state kernel is forked beside the rest (kda_chunk_intra_beside). Flags as there.
-#define TESSERA_SMEM_kda_chunk_intra_lead KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, KC_INTRA_MINB) kda_chunk_intra_lead(KC_INTRA32_PARAMS, int* flags) {
-  kc_intra32<true>(KC_INTRA32_ARGS, flags, 0);
-}
-#endif
-#if PIPE
-// PIPE: clears the intra kernel's flags, one per (chunk slot, head) (grid cdiv(n, 256) x 256)
-extern "C" __global__ void kda_chunk_flags(int* flags, long long T, long long H, long long NSEQ) {
+// PIPE: clears the intra kernel's flags, one per (chunk slot, head) (the body of
+// kda_chunk_flags, grid cdiv(n, 256) x 256).
+template <class C>
+__device__ __forceinline__ void kc_flags(int* flags, long long T, long long H, long long NSEQ) {
   const long long i = blockIdx.x * 256LL + threadIdx.x;
-  if (i < (NSEQ + T / KC_CH) * H) flags[i] = 0;
+  if (i < (NSEQ + T / C::ch) * H) flags[i] = 0;
 }
-#endif
-#endif  // KC_CH == 32
+
+// The intra kernel of either chunk length (kernels/intra64.cuh is included first): its body,
+// its threads and the blocks per SM its registers are allocated for (CH 32: shared memory
+// allows as many).
+template <class C, class... Args>
+__device__ __forceinline__ void kc_intra(Args... args) {
+  if constexpr (C::ch == 64)
+    kc_intra64<C>(args...);
+  else
+    kc_intra32<C, false>(args..., nullptr, 0);
+}
+constexpr int kc_intra_threads(int ch) {
+  return ch == 64 ? 256 : 128;
+}
+constexpr int kc_intra_min_blocks(int ch, int ua) {
+  return ch == 64 ? 2 : ua ? 5 : 4;
+}
+template <class C>
+constexpr int kc_intra_smem() {
+  if constexpr (C::ch == 64)
+    return Intra64Smem<C>::bytes;
+  else
+    return Intra32Smem<C>::bytes;
+}

@@ -1,7 +1,8 @@
 // targets/kda/kernels/intra64.cuh — the CH 64 intra kernel (kda_chunk_intra): one block per chunk slot and
 // head: P, L, (I+L)^-1 and the WY factors.
-// Included by the templates' entry files (targets/kda/kda_chunk_*.cu) after kernels/config.cuh;
-// its kernel exists where KC_CH == 64.
+// Its body is a template over the parameters (template <class C>, C a KcParams); the entry
+// points are in targets/kda/kda_chunk_*.cu. Included after kernels/config.cuh and
+// kernels/common.cuh.
 
 // grid (NSEQ + floor(T/64), H), block KC_INTRA_THREADS (256), smem KC_INTRA_SMEM bytes.
 // Shared memory (115,456 bytes: two blocks, 16 warps, per SM; the limit is 115,712):
@@ -33,38 +34,38 @@
 //   4  w = A (b k e^G), u = A (b v) on fp16 mma (A16 and Ks, Vs by ldmatrix; v
 //      converted bf16 -> fp16 in registers): warp = 16 output columns, 4 row blocks;
 //      PREC 2: w and u staged in Gc, then out by bulk copies (GM 1) or 16-byte row copies
-#if KC_CH == 64
-#define KC_INTRA_THREADS 256
 // The shared-memory layout above, byte offsets (enumerators: see ChunkBuf in state_wgmma.cuh).
+template <class C>
 struct Intra64Smem {
   enum : int {
     gc = 0,                          // f32 [CH][LDG]
-    la = gc + 4 * KC_CH * KC_LDG,    // f32 [CH][LDL]
-    qs = la + 4 * KC_CH * KC_LDL,    // bf16 [CH][LDB] (then Xs, A16)
-    ks = qs + 2 * KC_CH * KC_LDB,    // bf16 [CH][LDB]
-    vs = ks + 2 * KC_CH * KC_LDB,    // [CH][LDB] x 2 bytes
-    rq = vs + 2 * KC_CH * KC_LDB,    // f32 [CH]
-    rk = rq + 4 * KC_CH,
-    bs = rk + 4 * KC_CH,
-    xp = bs + 4 * KC_CH,             // f32 [20][32][4]
+    la = gc + 4 * C::ch * KC_LDG,    // f32 [CH][LDL]
+    qs = la + 4 * C::ch * KC_LDL,    // bf16 [CH][LDB] (then Xs, A16)
+    ks = qs + 2 * C::ch * KC_LDB,    // bf16 [CH][LDB]
+    vs = ks + 2 * C::ch * KC_LDB,    // [CH][LDB] x 2 bytes
+    rq = vs + 2 * C::ch * KC_LDB,    // f32 [CH]
+    rk = rq + 4 * C::ch,
+    bs = rk + 4 * C::ch,
+    xp = bs + 4 * C::ch,             // f32 [20][32][4]
     bytes = xp + 4 * 2560,
   };
   static_assert(bytes == 115456, "two blocks a SM: 2 x (115,456 + 1,024 reserved) <= 233,472");
 };
-#define KC_INTRA_SMEM Intra64Smem::bytes
-#define TESSERA_SMEM_kda_chunk_intra KC_INTRA_SMEM  // checked against spec.json by tests/core/templates_test
-extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intra(
-    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-    const __nv_bfloat16* __restrict__ v, const __nv_bfloat16* __restrict__ g,
-    const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
-    const float* __restrict__ dt_bias, const long long* __restrict__ cu, kc_elem* __restrict__ qg,
-    kc_elem* __restrict__ kd, kc_elem* __restrict__ w, kc_elem* __restrict__ u, kc_elem* __restrict__ P,
-    float* __restrict__ gl, int* __restrict__ order, long long T, long long H, long long K, long long V,
-    long long NSEQ, float lower_bound
-    ) {
-  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < KC_INTRA_SMEM) __trap();  // spec.json smem too small?
+// The body of the CH 64 intra kernel (its entry points: kda_chunk_intra in the entry files,
+// launch bounds 256 threads and two blocks per SM).
+template <class C>
+__device__ __forceinline__ void kc_intra64(
+    const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
+    const __nv_bfloat16* __restrict__ g, const __nv_bfloat16* __restrict__ beta, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, const long long* __restrict__ cu, typename C::elem* __restrict__ qg,
+    typename C::elem* __restrict__ kd, typename C::elem* __restrict__ w, typename C::elem* __restrict__ u,
+    typename C::elem* __restrict__ P, float* __restrict__ gl, int* __restrict__ order, long long T, long long H,
+    long long K, long long V, long long NSEQ, float lower_bound) {
+  static_assert(C::ch == 64, "the CH 64 intra kernel");
+  constexpr bool kPStage = C::gm >= 1;  // P staged in shared memory, one bulk copy out
+  using L = Intra64Smem<C>;
+  if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < L::bytes) __trap();  // spec.json smem too small?
   extern __shared__ __align__(16) float sm[];
-  using L = Intra64Smem;
   unsigned char* const sb = reinterpret_cast<unsigned char*>(sm);
   float* Gc = sm;
   float* LA = reinterpret_cast<float*>(sb + L::la);
@@ -78,13 +79,13 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   float* Xp = reinterpret_cast<float*>(sb + L::xp);  // phase 2: partial P sums of the kh = 1 warps (20 units x 32 lanes x 4)
   float* Xs = reinterpret_cast<float*>(Qs);  // phase 3 scratch (q no longer needed)
   const long long slot = blockIdx.x, h = blockIdx.y;
-  if (slot == 0 && h == 0) kc_order(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
+  if (slot == 0 && h == 0) kc_order<C>(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
   long long n, c;
-  if (!kc_slot(cu, NSEQ, slot, &n, &c)) return;
-  const long long bos = cu[n] + c * KC_CH;
-  const int len = (int)min((long long)KC_CH, cu[n + 1] - bos);
+  if (!kc_slot(cu, NSEQ, slot, &n, &c, C::ch)) return;
+  const long long bos = cu[n] + c * C::ch;
+  const int len = (int)min((long long)C::ch, cu[n + 1] - bos);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  kc_elem* Pc = P + (slot * H + h) * KC_CH * KC_CH;
+  typename C::elem* Pc = P + (slot * H + h) * C::ch * C::ch;
 
   // ---- phase 0: the chunk's q, k, v, g rows into shared memory, all in flight.
   // Thread = 16-byte piece lc8 of rows lr + 16 it; rows past the sequence are zero-filled by
@@ -97,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     const __nv_bfloat16* src = (tsr == 0 ? g : tsr == 1 ? k : q) + rbase;
     const tile::u32 dst = tile::smem_addr(tsr == 0 ? Gs : tsr == 1 ? Ks : Qs) + (lr * KC_LDB + lc8) * 2;
 #pragma unroll
-    for (int it = 0; it < KC_CH / 16; ++it) {
+    for (int it = 0; it < C::ch / 16; ++it) {
       const int i = lr + 16 * it;
       tile::cp_async16(dst + it * 16 * KC_LDB * 2, src + (i < len ? i * rstride : 0), i < len ? 16u : 0u);
     }
@@ -107,15 +108,15 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
   // Log-decays are kept in log2 units (G2 = G log2 e) so every e^(a-b) is ex2(a2-b2).
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
-  if (tid < KC_CH) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
+  if (tid < C::ch) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
   // P is 0 above the diagonal 16x16 blocks: rows 16I..16I+15, columns 16(I+1)..63 (staged
-  // with the rest of P instead, with KC_PSTAGE).
-  for (int idx = tid; idx < (KC_PSTAGE ? 0 : 384); idx += KC_INTRA_THREADS) {
+  // with the rest of P instead, with GM >= 1).
+  for (int idx = tid; idx < (kPStage ? 0 : 384); idx += 256) {
     int i, c4;
     if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
     else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
     else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
-    if (i < len) kc_st4(Pc + kc_pidx(i, 4 * c4), 0.f, 0.f, 0.f, 0.f);
+    if (i < len) kc_st4(Pc + kc_pidx<C>(i, 4 * c4), 0.f, 0.f, 0.f, 0.f);
   }
   kda::cp_async_wait_all();
   __syncthreads();
@@ -190,7 +191,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     }
   }
   // LA above the diagonal blocks is 0 (the blocked inverse sums over it).
-  for (int idx = tid; idx < 384; idx += KC_INTRA_THREADS) {
+  for (int idx = tid; idx < 384; idx += 256) {
     int i, c4;
     if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
     else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
@@ -243,19 +244,19 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         const float aq00 = q0.x * e00, aq01 = q0.y * e01, aq10 = q1.x * e10, aq11 = q1.y * e11;
         const float ak00 = k0.x * e00, ak01 = k0.y * e01, ak10 = k1.x * e10, ak11 = k1.y * e11;
         kda::frag_a aq, ak;
-        aq.x[0] = kc_tf(aq00);
-        aq.x[1] = kc_tf(aq10);
-        aq.x[2] = kc_tf(aq01);
-        aq.x[3] = kc_tf(aq11);
-        ak.x[0] = kc_tf(ak00);
-        ak.x[1] = kc_tf(ak10);
-        ak.x[2] = kc_tf(ak01);
-        ak.x[3] = kc_tf(ak11);
+        aq.x[0] = kc_tf<C>(aq00);
+        aq.x[1] = kc_tf<C>(aq10);
+        aq.x[2] = kc_tf<C>(aq01);
+        aq.x[3] = kc_tf<C>(aq11);
+        ak.x[0] = kc_tf<C>(ak00);
+        ak.x[1] = kc_tf<C>(ak10);
+        ak.x[2] = kc_tf<C>(ak01);
+        ak.x[3] = kc_tf<C>(ak11);
         kda::frag_b b0, b1;
-        b0.x[0] = kc_tf(k0.x * f00);
-        b0.x[1] = kc_tf(k0.y * f01);
-        b1.x[0] = kc_tf(k1.x * f10);
-        b1.x[1] = kc_tf(k1.y * f11);
+        b0.x[0] = kc_tf<C>(k0.x * f00);
+        b0.x[1] = kc_tf<C>(k0.y * f01);
+        b1.x[0] = kc_tf<C>(k1.x * f10);
+        b1.x[1] = kc_tf<C>(k1.y * f11);
         kda::mma(accP[0], aq, b0);
         kda::mma(accL[0], ak, b0);
         kda::mma(accP[1], aq, b1);
@@ -303,17 +304,17 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     __syncthreads();  // the kh = 1 partial sums are in Xp and LA; KB and Fv are consumed
     // v into Vs now (it held KB): in flight during the P/L epilogue and the qg/kd loop.
 #pragma unroll
-    for (int it = 0; it < KC_CH / 16; ++it) {
+    for (int it = 0; it < C::ch / 16; ++it) {
       const int i = lr + 16 * it;
       tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
                        i < len ? 16u : 0u);
     }
     kda::cp_async_commit();
-    // KC_PSTAGE: P goes out as its sw128 image, staged in Xp (Ps) once the kh = 0 warps have
+    // GM >= 1: P goes out as its sw128 image, staged in Xp (Ps) once the kh = 0 warps have
     // taken their partial sums from it (with zeros above the diagonal blocks), then one 8 KB
     // bulk copy (direct 4-byte stores touch 8 rows per warp instruction).
     __half* Ps = reinterpret_cast<__half*>(Xp);
-    if constexpr (KC_PSTAGE) {
+    if constexpr (kPStage) {
       if (kh == 0) {
 #pragma unroll
         for (int s = 0; s < 8; ++s) {
@@ -330,17 +331,17 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     }
     if (kh == 0) {
       const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
-      if constexpr (KC_PSTAGE) {
+      if constexpr (kPStage) {
         for (int idx = lane; idx < 16 * (6 - 2 * I); idx += 32) {  // 16-byte chunks right of block I
           const int i = 16 * I + idx / (6 - 2 * I), c8 = 8 * (2 * I + 2 + idx % (6 - 2 * I));
-          *reinterpret_cast<uint4*>(Ps + (kda::sw128_off<KC_CH>(i, c8) >> 1)) = make_uint4(0u, 0u, 0u, 0u);
+          *reinterpret_cast<uint4*>(Ps + (kda::sw128_off<C::ch>(i, c8) >> 1)) = make_uint4(0u, 0u, 0u, 0u);
         }
       }
 #pragma unroll
       for (int s = 0; s < 8; ++s) {
         if (s < cnt) {
           const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
-          const float4 xp = KC_PSTAGE ? make_float4(0.f, 0.f, 0.f, 0.f) : Xw[32 * s];
+          const float4 xp = kPStage ? make_float4(0.f, 0.f, 0.f, 0.f) : Xw[32 * s];
           const float2 l0 = *reinterpret_cast<const float2*>(LA + i0 * KC_LDL + j);
           const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL + j);
           const float2 kj = *reinterpret_cast<const float2*>(rk + j);
@@ -348,14 +349,14 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
           const float l00 = (accL[s].x[0] + l0.x) * kj.x, l01 = (accL[s].x[1] + l0.y) * kj.y;
           const float l10 = (accL[s].x[2] + l1.x) * kj.x, l11 = (accL[s].x[3] + l1.y) * kj.y;
-          if constexpr (KC_PSTAGE) {
-            *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i0, j)) =
+          if constexpr (kPStage) {
+            *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i0, j)) =
                 kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
-            *reinterpret_cast<tile::u32*>(Ps + kc_pidx(i1, j)) =
+            *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i1, j)) =
                 kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
           } else {
-            if (i0 < len) kc_st2(Pc + kc_pidx(i0, j), j <= i0 ? kc_out(p00) : 0.f, j + 1 <= i0 ? kc_out(p01) : 0.f);
-            if (i1 < len) kc_st2(Pc + kc_pidx(i1, j), j <= i1 ? kc_out(p10) : 0.f, j + 1 <= i1 ? kc_out(p11) : 0.f);
+            if (i0 < len) kc_st2(Pc + kc_pidx<C>(i0, j), j <= i0 ? kc_out<C::prec>(p00) : 0.f, j + 1 <= i0 ? kc_out<C::prec>(p01) : 0.f);
+            if (i1 < len) kc_st2(Pc + kc_pidx<C>(i1, j), j <= i1 ? kc_out<C::prec>(p10) : 0.f, j + 1 <= i1 ? kc_out<C::prec>(p11) : 0.f);
           }
           *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
               make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
@@ -363,11 +364,11 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
               make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
         }
       }
-      if constexpr (KC_PSTAGE) {
+      if constexpr (kPStage) {
         kda::fence_async_shared();
         kc_bar_kh0();  // P is staged
         if (tid == 0) {
-          tile::bulk_s2g(Pc, tile::smem_addr(Ps), KC_CH * KC_CH * 2);
+          tile::bulk_s2g(Pc, tile::smem_addr(Ps), C::ch * C::ch * 2);
           tile::bulk_commit();  // waited for with w and u's copies at the end
         }
       }
@@ -381,54 +382,70 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     // Thread = channels d..d+3 of a warp's rows. Branch-free: rows past the sequence hold
     // q = k = 0 (zero-filled copies) and a finite G, so they give zeros (the GM 1 images
     // need them); GM 0 does not store them (they belong to the next sequence).
-    // KC_PSTAGE: the kh = 1 warps come here while the kh = 0 ones finish P and L, so they
+    // GM >= 1 (P staged): the kh = 1 warps come here while the kh = 0 ones finish P and L, so they
     // take rows 0..43 (11 each, row j + 4 it for warp pair j) and the kh = 0 warps 44..63.
     const float* Gl = Gc + (len - 1) * KC_LDG;
     const int d = (tid & 31) * 4;
     const float4 GL = *reinterpret_cast<const float4*>(Gl + d);
-#if KC_PSTAGE
-    const int kh = warp & 1, r0 = (kh ? 0 : 44) + (warp >> 1), nit = kh ? 11 : 5;
-    if (kh) {
-      // Not needed for correctness: the kh = 1 warps pass as many barriers as the kh = 0
-      // ones did in the epilogue. compute-sanitizer's racecheck orders accesses by each
-      // warp's barrier count, and with the counts apart it reported phase 4's reads of A16
-      // as racing with level 2's writes (a false positive, gone with these two).
-      kc_bar_kh1();
-      kc_bar_kh1();
-    }
-#pragma unroll 1
-    for (int it = 0; it < nit; ++it) {
-      const int i = r0 + 4 * it;
-      const long long gi = kc_idx(bos, slot, H, h, i, d);
-#else  // (the loops differ: one rolled over a warp's share, one unrolled over 8 rows apart)
-    const int r0 = tid >> 5;
-#pragma unroll
-    for (int it = 0; it < KC_CH / 8; ++it) {
-      const int i = r0 + 8 * it;
-#endif
-      const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
-      float qv[4], kv[4];
-      kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
-      kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
-      const float a = rq[i], b = rk[i];
-      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
-      const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-#if !KC_PSTAGE
-      const long long gi = kc_idx(bos, slot, H, h, i, d);
-      if (i < len)  // (GM 0: the next sequence's rows are not stored)
-#endif
-      {
-        kc_st4(qg + gi, kc_out(qv[0] * a * e0), kc_out(qv[1] * a * e1), kc_out(qv[2] * a * e2), kc_out(qv[3] * a * e3));
-        kc_st4(kd + gi, kc_out(k0 * kda::ex2(GL.x - G.x)), kc_out(k1 * kda::ex2(GL.y - G.y)),
-               kc_out(k2 * kda::ex2(GL.z - G.z)), kc_out(k3 * kda::ex2(GL.w - G.w)));
+    // (The two loops differ in their headers: one rolled over a warp's share, one unrolled
+    // over rows 8 apart; their bodies are the same but for GM 0's row mask. One body shared by
+    // both as a lambda changed the GM 0 cubins, 2026-12-04.)
+    if constexpr (kPStage) {
+      const int kh = warp & 1, r0 = (kh ? 0 : 44) + (warp >> 1), nit = kh ? 11 : 5;
+      if (kh) {
+        // Not needed for correctness: the kh = 1 warps pass as many barriers as the kh = 0
+        // ones did in the epilogue. compute-sanitizer's racecheck orders accesses by each
+        // warp's barrier count, and with the counts apart it reported phase 4's reads of A16
+        // as racing with level 2's writes (a false positive, gone with these two).
+        kc_bar_kh1();
+        kc_bar_kh1();
       }
-      if constexpr (PREC == 2)
-        *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
-            make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+#pragma unroll 1
+      for (int it = 0; it < nit; ++it) {
+        const int i = r0 + 4 * it;
+        const long long gi = kc_idx<C>(bos, slot, H, h, i, d);
+        const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
+        float qv[4], kv[4];
+        kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
+        kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
+        const float a = rq[i], b = rk[i];
+        const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+        const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+        kc_st4(qg + gi, kc_out<C::prec>(qv[0] * a * e0), kc_out<C::prec>(qv[1] * a * e1),
+               kc_out<C::prec>(qv[2] * a * e2), kc_out<C::prec>(qv[3] * a * e3));
+        kc_st4(kd + gi, kc_out<C::prec>(k0 * kda::ex2(GL.x - G.x)), kc_out<C::prec>(k1 * kda::ex2(GL.y - G.y)),
+               kc_out<C::prec>(k2 * kda::ex2(GL.z - G.z)), kc_out<C::prec>(k3 * kda::ex2(GL.w - G.w)));
+        if constexpr (C::prec == 2)
+          *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
+              make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+      }
+    } else {
+      const int r0 = tid >> 5;
+#pragma unroll
+      for (int it = 0; it < C::ch / 8; ++it) {
+        const int i = r0 + 8 * it;
+        const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
+        float qv[4], kv[4];
+        kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
+        kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
+        const float a = rq[i], b = rk[i];
+        const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+        const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+        const long long gi = kc_idx<C>(bos, slot, H, h, i, d);
+        if (i < len) {  // (GM 0: the next sequence's rows are not stored)
+          kc_st4(qg + gi, kc_out<C::prec>(qv[0] * a * e0), kc_out<C::prec>(qv[1] * a * e1),
+                 kc_out<C::prec>(qv[2] * a * e2), kc_out<C::prec>(qv[3] * a * e3));
+          kc_st4(kd + gi, kc_out<C::prec>(k0 * kda::ex2(GL.x - G.x)), kc_out<C::prec>(k1 * kda::ex2(GL.y - G.y)),
+                 kc_out<C::prec>(k2 * kda::ex2(GL.z - G.z)), kc_out<C::prec>(k3 * kda::ex2(GL.w - G.w)));
+        }
+        if constexpr (C::prec == 2)
+          *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
+              make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+      }
     }
     if (tid < 32) {  // G_last in natural-log units (GM 2: the decay e^{G_last} itself)
       const float4 g2 = *reinterpret_cast<const float4*>(Gl + tid * 4);
-      if constexpr (GM == 2) {
+      if constexpr (C::gm == 2) {
         *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
             make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
       } else {
@@ -438,13 +455,13 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       }
     }
   }
-  if constexpr (PREC != 2) kda::cp_async_wait_all();
+  if constexpr (C::prec != 2) kda::cp_async_wait_all();
   __syncthreads();
 
   // ---- phase 3: A = (I+L)^-1 in place in LA (PREC 2: each block also as A diag(b) in fp16,
   // A16, after the phase-3 scratch Xs of 1536 floats).
   __half* A16 = reinterpret_cast<__half*>(Qs) + 3072;
-  if constexpr (PREC == 2) {
+  if constexpr (C::prec == 2) {
     if (warp < 4) kc_inv16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
   } else {
     if (warp < 4) kda::inv_unit_lower16<KC_LDL>(LA + 16 * warp * (KC_LDL + 1));
@@ -471,7 +488,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       const int j = Jb + n0 + 2 * tq;
       *reinterpret_cast<float2*>(LA + (Ib + gq) * KC_LDL + j) = make_float2(-acc[0].x[0], -acc[0].x[1]);
       *reinterpret_cast<float2*>(LA + (Ib + gq + 8) * KC_LDL + j) = make_float2(-acc[0].x[2], -acc[0].x[3]);
-      if constexpr (PREC == 2) {
+      if constexpr (C::prec == 2) {
         const float2 bb = *reinterpret_cast<const float2*>(bs + j);
         *reinterpret_cast<tile::u32*>(A16 + (Ib + gq) * KC_LDA16 + j) =
             kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
@@ -495,7 +512,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     const int i0 = 32 + m0 + gq, j = n0 + 2 * tq;
     *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) = make_float2(-acc[0].x[0], -acc[0].x[1]);
     *reinterpret_cast<float2*>(LA + (i0 + 8) * KC_LDL + j) = make_float2(-acc[0].x[2], -acc[0].x[3]);
-    if constexpr (PREC == 2) {
+    if constexpr (C::prec == 2) {
       const float2 bb = *reinterpret_cast<const float2*>(bs + j);
       *reinterpret_cast<tile::u32*>(A16 + i0 * KC_LDA16 + j) =
           kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
@@ -503,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
     }
   }
-  if constexpr (PREC == 2) kda::cp_async_wait_all();  // v (bf16, converted to fp16 as phase 4 loads it)
+  if constexpr (C::prec == 2) kda::cp_async_wait_all();  // v (bf16, converted to fp16 as phase 4 loads it)
   __syncthreads();
 
   // ---- phase 4: w = A (b k e^G), u = A (b v); warp = columns 16*warp .. +15.
@@ -516,7 +533,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         kda::zero(accW[I][nt]);
         kda::zero(accU[I][nt]);
       }
-    if constexpr (PREC == 2) {
+    if constexpr (C::prec == 2) {
       // fp16 m16n8k16: B (k = j, n = d) from the tiles Ks (fp16) and Vs (bf16, converted
       // in registers) (row stride 272 bytes: conflict-free ldmatrix.trans), A from A16 by
       // ldmatrix.
@@ -524,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       const tile::u32 vb = lb + (tile::u32)(Vs - Ks) * 2;
       const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
 #pragma unroll
-      for (int ks = 0; ks < KC_CH / 16; ++ks) {
+      for (int ks = 0; ks < C::ch / 16; ++ks) {
         tile::u32 bk[4], bv[4];
         kda::ldsm_x4_t(bk, lb + ks * 16 * KC_LDB * 2);
         kda::ldsm_x4_t(bv, vb + ks * 16 * KC_LDB * 2);
@@ -547,7 +564,7 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       }
     } else {
 #pragma unroll 4  // full unroll spills under NVRTC (128-register cap)
-      for (int ks = 0; ks < KC_CH / 8; ++ks) {
+      for (int ks = 0; ks < C::ch / 8; ++ks) {
         const int j0 = ks * 8 + tq, j1 = j0 + 4;
         const float bk0 = bs[j0] * rk[j0], bk1 = bs[j1] * rk[j1], bv0 = bs[j0], bv1 = bs[j1];
         kda::frag_b bw[2], bu[2];
@@ -573,19 +590,19 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
         }
       }
     }
-    if constexpr (GM >= 1) {
+    if constexpr (C::gm >= 1) {
       // w and u go out as whole sw128 images (zeros past len): staged in Gc (free since the
       // qg/kd loop; conflict-free 4-byte stores) and written by two 16 KB bulk copies, where
       // direct 4-byte global stores would touch 8 rows per warp instruction.
       __half* Ws = reinterpret_cast<__half*>(Gc);
-      __half* Us = Ws + KC_CH * KC_KD;
+      __half* Us = Ws + C::ch * KC_KD;
 #pragma unroll
       for (int I = 0; I < 4; ++I) {
         const int i0 = 16 * I + gq, i1 = i0 + 8;
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {
           const int e = 16 * warp + 8 * nt + 2 * tq;
-          const int x0 = (int)(kda::sw128_off<KC_CH>(i0, e) >> 1), x1 = (int)(kda::sw128_off<KC_CH>(i1, e) >> 1);
+          const int x0 = (int)(kda::sw128_off<C::ch>(i0, e) >> 1), x1 = (int)(kda::sw128_off<C::ch>(i1, e) >> 1);
           const bool z0 = i0 >= len, z1 = i1 >= len;
           *reinterpret_cast<tile::u32*>(Ws + x0) =
               z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
@@ -600,17 +617,17 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       kda::fence_async_shared();
       __syncthreads();
       if (tid == 0) {
-        const long long base = (slot * H + h) * (KC_CH * KC_KD);
-        if (RC != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), KC_CH * KC_KD * 2);
-        tile::bulk_s2g(u + base, tile::smem_addr(Us), KC_CH * KC_KD * 2);
+        const long long base = (slot * H + h) * (C::ch * KC_KD);
+        if (C::rc != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), C::ch * KC_KD * 2);
+        tile::bulk_s2g(u + base, tile::smem_addr(Us), C::ch * KC_KD * 2);
         tile::bulk_commit();
         tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
       }
-    } else if constexpr (PREC == 2) {
+    } else if constexpr (C::prec == 2) {
       // The same staging for the [T, H, 128] rows: [64][KC_LDB] fp16 tiles in Gc (conflict-free
       // 4-byte stores), then 16-byte copies of the rows of the sequence.
       __half* Ws = reinterpret_cast<__half*>(Gc);
-      __half* Us = Ws + KC_CH * KC_LDB;
+      __half* Us = Ws + C::ch * KC_LDB;
 #pragma unroll
       for (int I = 0; I < 4; ++I) {
         const int i0 = 16 * I + gq, i1 = i0 + 8;
@@ -625,10 +642,10 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
       }
       __syncthreads();
 #pragma unroll
-      for (int it = 0; it < KC_CH * 16 / KC_INTRA_THREADS; ++it) {
-        const int idx = it * KC_INTRA_THREADS + tid, i = idx >> 4, c8 = (idx & 15) * 8;
+      for (int it = 0; it < C::ch * 16 / 256; ++it) {
+        const int idx = it * 256 + tid, i = idx >> 4, c8 = (idx & 15) * 8;
         if (i < len) {
-          const long long gi = kc_idx(bos, slot, H, h, i, c8);
+          const long long gi = kc_idx<C>(bos, slot, H, h, i, c8);
           *reinterpret_cast<uint4*>(w + gi) = *reinterpret_cast<const uint4*>(Ws + i * KC_LDB + c8);
           *reinterpret_cast<uint4*>(u + gi) = *reinterpret_cast<const uint4*>(Us + i * KC_LDB + c8);
         }
@@ -642,13 +659,13 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
           const int e = 16 * warp + 8 * nt + 2 * tq;
           const bool z0 = i0 >= len, z1 = i1 >= len;  // rows of the next sequence: not written
           if (!z0) {
-            const long long g0 = kc_idx(bos, slot, H, h, i0, e);
-            kc_st2(w + g0, kc_out(accW[I][nt].x[0]), kc_out(accW[I][nt].x[1]));
+            const long long g0 = kc_idx<C>(bos, slot, H, h, i0, e);
+            kc_st2(w + g0, kc_out<C::prec>(accW[I][nt].x[0]), kc_out<C::prec>(accW[I][nt].x[1]));
             kc_st2(u + g0, accU[I][nt].x[0], accU[I][nt].x[1]);
           }
           if (!z1) {
-            const long long g1 = kc_idx(bos, slot, H, h, i1, e);
-            kc_st2(w + g1, kc_out(accW[I][nt].x[2]), kc_out(accW[I][nt].x[3]));
+            const long long g1 = kc_idx<C>(bos, slot, H, h, i1, e);
+            kc_st2(w + g1, kc_out<C::prec>(accW[I][nt].x[2]), kc_out<C::prec>(accW[I][nt].x[3]));
             kc_st2(u + g1, accU[I][nt].x[2], accU[I][nt].x[3]);
           }
         }
@@ -656,4 +673,3 @@ extern "C" __global__ void __launch_bounds__(KC_INTRA_THREADS, 2) kda_chunk_intr
     }
   }
 }
-#endif  // KC_CH == 64
