@@ -2,7 +2,8 @@
 """benchmarks/flash_attention/peers.py — issue 31's peers side by side, in one process, on the
 same inputs: tessera's exported champion (--tessera DIR, `tessera export flash_attention
 --per-shape --format torch`), PyTorch SDPA with its cuDNN and its FlashAttention-2 backends,
-and FlashInfer's ragged prefill where flashinfer imports. Every benchmark shape of
+and FlashInfer's ragged prefill where flashinfer imports (the GPU machine has none: carry
+the archive flashinfer_carry.sh builds, its FA3 modules prebuilt). Every benchmark shape of
 targets/flash_attention/spec.json; per shape and peer: the median time, TFLOP/s (the spec's
 per-shape FLOPs), the error of O (and of LSE, where the peer gives it) against a float64
 reference on a few query heads, tessera's speed ratio to each peer, and which exported
@@ -29,6 +30,7 @@ import json
 import math
 import os
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -221,28 +223,39 @@ def run_tessera(pkg, shape, t, reps, flush, ref, heads):
     return r
 
 
-def run_flashinfer(fi, shape, t, reps, flush, ref, heads):
+def run_flashinfer(fi, shape, t, reps, flush, ref, heads, backend="auto"):
     s = shape.symbols
     ws = torch.zeros(256 << 20, dtype=torch.uint8, device=DEVICE)
-    w = fi.BatchPrefillWithRaggedKVCacheWrapper(ws, "NHD")
+    w = fi.BatchPrefillWithRaggedKVCacheWrapper(ws, "NHD", backend=backend)
+    t0 = time.perf_counter()  # the first plan of a head dim loads its module (or JIT-compiles it: minutes)
     w.plan(t["cu_seqlens_q"], t["cu_seqlens_k"], s["HQ"], s["HKV"], s["D"], causal=shape.causal,
            sm_scale=shape.scale, q_data_type=torch.bfloat16)
+    plan_s = time.perf_counter() - t0
     fn = lambda: w.run(t["q"], t["k"], t["v"], return_lse=True)  # noqa: E731
     o, lse = fn()
     torch.cuda.synchronize()
-    r = {"how": "BatchPrefillWithRaggedKVCacheWrapper, NHD, one call", "ms": median_ms(fn, reps, flush)}
+    used = getattr(w, "_backend", backend)
+    r = {"how": f"BatchPrefillWithRaggedKVCacheWrapper backend {used}, NHD, one call (plan {plan_s:.1f} s)",
+         "backend": used, "plan_s": round(plan_s, 3), "ms": median_ms(fn, reps, flush)}
     if ref is not None:
         r.update(errors(o, lse, ref, heads))  # (LSE taken as base 2, FlashInfer's convention)
     return r
 
 
 def probe_flashinfer():
+    """flashinfer and a line about it: version, where it lies, the prebuilt (AOT) modules it carries."""
     try:
         import flashinfer
-        return flashinfer, "flashinfer " + getattr(flashinfer, "__version__", "?")
+        from flashinfer.jit import env as fi_env
     except Exception as e:
         return None, (f"flashinfer is not importable here ({type(e).__name__}: {str(e)[:100]}); "
-                      "install flashinfer-python to compare it")
+                      "install flashinfer-python (or carry it: flashinfer_carry.sh) to compare it")
+    aot = getattr(fi_env, "FLASHINFER_AOT_DIR", None)
+    mods = sorted(p.name for p in aot.iterdir() if p.is_dir()) if aot is not None and aot.is_dir() else []
+    heads = sorted({m.split("_head_dim_qk_")[1].split("_")[0] for m in mods if "_head_dim_qk_" in m}, key=int)
+    return flashinfer, (f"flashinfer {getattr(flashinfer, '__version__', '?')} from "
+                        f"{os.path.dirname(flashinfer.__file__)}, {len(mods)} prebuilt module(s)"
+                        + (f" (head dims {', '.join(heads)})" if heads else ", the rest JIT-compiled on first use"))
 
 
 # --- the report ---------------------------------------------------------------------------------------
@@ -282,7 +295,8 @@ def one_shape(a, shape, pkg, fi, fi_status, flush):
             if peer == "tessera":
                 r = run_tessera(pkg, shape, t, a.reps, flush, ref, heads) if pkg else {"not_run": "no --tessera DIR"}
             elif peer == "flashinfer":
-                r = run_flashinfer(fi, shape, t, a.reps, flush, ref, heads) if fi else {"not_run": fi_status}
+                r = (run_flashinfer(fi, shape, t, a.reps, flush, ref, heads, a.flashinfer_backend) if fi
+                     else {"not_run": fi_status})
             else:
                 r = run_sdpa(shape, t, peer, a.reps, flush, ref, heads, a.sdpa_layout)
         except Exception as e:  # one peer failing on one shape leaves the others' figures
@@ -322,6 +336,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-error", action="store_true", help="skip the float64 reference")
     ap.add_argument("--sdpa-layout", choices=("bhnd", "view"), default="bhnd",
                     help="SDPA's inputs: contiguous [B, H, N, D] copies (default) or strided views of the ragged tensors")
+    ap.add_argument("--flashinfer-backend", choices=("auto", "fa3", "fa2"), default="auto",
+                    help="FlashInfer's prefill backend (auto: FA3 on Hopper for bf16; a module that is not "
+                    "prebuilt is JIT-compiled with nvcc on first use, minutes)")
     ap.add_argument("--json", metavar="PATH", help="write the results there")
     ap.add_argument("--dry-run", action="store_true", help="print the plan (no GPU needed) and exit")
     a = ap.parse_args(argv)
@@ -354,6 +371,8 @@ def main(argv=None):
         print(f"tessera: {a.tessera}, candidates {', '.join(d['candidates'])}, commit {d['tessera_commit']}, "
               f"{d['installed_by']}")
     if a.dry_run:
+        if "flashinfer" in a.peers:
+            print("flashinfer:", probe_flashinfer()[1])
         dry_run(a.shape_list, pkg, a.heads)
         return 0
     if not torch.cuda.is_available():

@@ -4,13 +4,15 @@
 # format torch) from a database with the given tessera binary, then runs peers.py with the
 # export (tessera, SDPA cuDNN, SDPA FlashAttention-2, FlashInfer where it imports) on every
 # benchmark shape, writing the results as JSON to OUT_JSON.
+# FlashInfer on the GPU machine: carry .fi, built by flashinfer_carry.sh, whose header gives the
+# command's prefix (unpack, PYTHONPATH).
 #   benchmarks/flash_attention/side_by_side.sh TESSERA_BIN DB EXPORT_DIR OUT_JSON [peers.py flags...]
 # DB may be gzipped (runs/recorded/*.db.gz): it is unpacked into a temporary file first.
 # EXPORT_DIR is written anew: an earlier export there is removed, anything else is refused.
 # $PYTHON (default python3) runs peers.py; it needs torch, setuptools and pip (no network).
 set -euo pipefail
 if [ $# -lt 4 ]; then
-  sed -n '2,10p' "$0" >&2
+  sed -n '2,12p' "$0" >&2
   exit 2
 fi
 bin="$(realpath "$1")"
