@@ -102,6 +102,62 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 big, tile::u32 small, int
 //   -- wait for the copies, barrier --
 // (STG 1: Kd is copied at the top of the chunk and waited for before the first barrier;
 // the next chunk's W and Q are copied after it.)
+// Phase B of the fp16 state kernel: o = scale (qg Sh + P v') out (bf16, rows below len), onto
+// aq (qg Sh, from phase A); P at shared address pm, v' at sV. Warp = (16-row block wm, column
+// group wn).
+template <int kCH, int kBV, int kSW>
+__device__ __forceinline__ void kc_f16_out(__nv_bfloat16* __restrict__ o, const kda::frag_c (&aq)[kBV / 8 / (kSW / 4)],
+                                           tile::u32 pm, tile::u32 sV, long long bos, long long H, long long h, int v0,
+                                           int len, float scale, int wm, int wn, int i0, int i1, int tq) {
+  constexpr int NTW = kBV / 8 / (kSW / 4), kRBS = 2 * kBV;
+  kda::frag_c pv[1][NTW];
+#pragma unroll
+  for (int nt = 0; nt < NTW; ++nt) pv[0][nt] = aq[nt];
+  const tile::u32 a1[1] = {pm};
+  kda::mma_strip_f16<kCH, NTW, 1, 2 * kCH, kRBS>(pv, a1, 16 * wm, sV, wn * NTW * 8);
+#pragma unroll
+  for (int nt = 0; nt < NTW; ++nt) {
+    const int e = v0 + (wn * NTW + nt) * 8 + 2 * tq;
+    if (i0 < len)
+      *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i0) * H + h) * KC_KD + e) =
+          __floats2bfloat162_rn(scale * pv[0][nt].x[0], scale * pv[0][nt].x[1]);
+    if (i1 < len)
+      *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i1) * H + h) * KC_KD + e) =
+          __floats2bfloat162_rn(scale * pv[0][nt].x[2], scale * pv[0][nt].x[3]);
+  }
+}
+
+// Phase C of the fp16 state kernel: S <- e^{G_last} S + kd^T v' on the warp's block of S
+// (registers, rows sr0.., columns sc0..; G_last in Gs, kd at shared address kdh, v' at sV), then
+// Sh <- fp16(S) at sS.
+template <int kCH, int kBV, int kSW>
+__device__ __forceinline__ void kc_f16_update(kda::frag_c (&S)[16 / kSW][kBV / 16], const float* Gs, tile::u32 kdh,
+                                              tile::u32 sS, tile::u32 sV, int sr0, int sc0, int gq, int tq) {
+  constexpr int MTS = 16 / kSW, NS = kBV / 16, kRBS = 2 * kBV;
+#pragma unroll
+  for (int mt = 0; mt < MTS; ++mt) {
+    const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
+    const float f0 = __expf(Gs[d0]), f1 = __expf(Gs[d1]);
+#pragma unroll
+    for (int nt = 0; nt < NS; ++nt) {
+      S[mt][nt].x[0] *= f0;
+      S[mt][nt].x[1] *= f0;
+      S[mt][nt].x[2] *= f1;
+      S[mt][nt].x[3] *= f1;
+    }
+  }
+  kda::mma_tile_f16_kk<kCH, MTS, NS, 2 * KC_KD, kRBS>(S, kdh, sr0, sV, sc0);
+#pragma unroll
+  for (int mt = 0; mt < MTS; ++mt) {
+    const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < NS; ++nt) {
+      const int e = sc0 + nt * 8 + 2 * tq;
+      kc_frag_to_f16(sS + kda::sw_off<kRBS>(d0, e), sS + kda::sw_off<kRBS>(d1, e), S[mt][nt]);
+    }
+  }
+}
+
 // The body of kda_chunk_state for PREC 2, GM 0 (its entry point: kda_chunk_tf32.cu, launch
 // bounds SW * 32 threads and kc_state_f16_blocks): chunk length kCH, kBV value columns per
 // block, kSW warps, the operand buffering kSTG.
@@ -205,46 +261,9 @@ __device__ __forceinline__ void kc_state_f16(
       tile::cp_async_commit();
     }
     // B: o = scale (qg Sh + P v')
-    {
-      kda::frag_c pv[1][NTW];
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt) pv[0][nt] = acc[1][nt];
-      const tile::u32 a1[1] = {sm};
-      kda::mma_strip_f16<kCH, NTW, 1, 2 * kCH, kRBS>(pv, a1, 16 * wm, sV, wn * NTW * 8);
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt) {
-        const int e = v0 + (wn * NTW + nt) * 8 + 2 * tq;
-        if (i0 < len)
-          *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i0) * H + h) * KC_KD + e) =
-              __floats2bfloat162_rn(scale * pv[0][nt].x[0], scale * pv[0][nt].x[1]);
-        if (i1 < len)
-          *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i1) * H + h) * KC_KD + e) =
-              __floats2bfloat162_rn(scale * pv[0][nt].x[2], scale * pv[0][nt].x[3]);
-      }
-    }
+    kc_f16_out<kCH, kBV, kSW>(o, acc[1], sm, sV, bos, H, h, v0, len, scale, wm, wn, i0, i1, tq);
     // C: S <- e^{G_last} S + kd^T v'; Sh <- fp16(S)
-#pragma unroll
-    for (int mt = 0; mt < MTS; ++mt) {
-      const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
-      const float f0 = __expf(Gs[d0]), f1 = __expf(Gs[d1]);
-#pragma unroll
-      for (int nt = 0; nt < NS; ++nt) {
-        S[mt][nt].x[0] *= f0;
-        S[mt][nt].x[1] *= f0;
-        S[mt][nt].x[2] *= f1;
-        S[mt][nt].x[3] *= f1;
-      }
-    }
-    kda::mma_tile_f16_kk<kCH, MTS, NS, 2 * KC_KD, kRBS>(S, bb + L::kd, sr0, sV, sc0);
-#pragma unroll
-    for (int mt = 0; mt < MTS; ++mt) {
-      const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
-#pragma unroll
-      for (int nt = 0; nt < NS; ++nt) {
-        const int e = sc0 + nt * 8 + 2 * tq;
-        kc_frag_to_f16(sS + kda::sw_off<kRBS>(d0, e), sS + kda::sw_off<kRBS>(d1, e), S[mt][nt]);
-      }
-    }
+    kc_f16_update<kCH, kBV, kSW>(S, Gs, bb + L::kd, sS, sV, sr0, sc0, gq, tq);
     kda::cp_async_wait_all();
     __syncthreads();
   }

@@ -53,6 +53,76 @@ struct F32Smem {
   static_assert(xa % 4 == 0 && xb % 4 == 0 && glc % 4 == 0 && ps % 4 == 0 && us % 4 == 0,
                 "every buffer 16-byte aligned (cp.async16, float4 stores)");
 };
+// Phase B of the fp32 state kernel: o = scale (qg S + P v') out (bf16, rows below len); qg in
+// X [CH][LDK], P in Ps [CH][LDL], v' in Vn. Warp = (16-row block wm, column group wn).
+template <int kCH, int kBV, int kSW, bool kRnd>
+__device__ __forceinline__ void kc_f32_out(__nv_bfloat16* __restrict__ o, const float* X, const float* S,
+                                           const float* Ps, const float* Vn, long long bos, long long H, long long h,
+                                           int v0, int len, float scale, int wm, int wn, int i0, int i1, int tq) {
+  constexpr int kLDS = F32Smem<kCH, kBV>::lds, NTW = kBV / 8 / (kSW / 4);
+  kda::frag_c acc[NTW];
+#pragma unroll
+  for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[nt]);
+  kda::mma_strip_rm_km<KC_KD, NTW, 4, kRnd>(acc, X, KC_LDK, 16 * wm, S, kLDS, wn * NTW * 8);
+  kda::mma_strip_rm_km<kCH, NTW, kCH / 8, kRnd>(acc, Ps, KC_LDL, 16 * wm, Vn, kLDS, wn * NTW * 8);
+#pragma unroll
+  for (int nt = 0; nt < NTW; ++nt) {
+    const int e = v0 + (wn * NTW + nt) * 8 + 2 * tq;
+    if (i0 < len)
+      *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i0) * H + h) * KC_KD + e) =
+          __floats2bfloat162_rn(scale * acc[nt].x[0], scale * acc[nt].x[1]);
+    if (i1 < len)
+      *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i1) * H + h) * KC_KD + e) =
+          __floats2bfloat162_rn(scale * acc[nt].x[2], scale * acc[nt].x[3]);
+  }
+}
+
+// Phase C of the fp32 state kernel: S <- e^{G_last} S + kd^T v' (S [KD][LDS], kd in X [CH][LDK],
+// v' in Vn [CH][LDS], G_last in glc); warp w owns 16 (8 / SW) rows of S from 16 w MTS.
+template <int kCH, int kBV, int kSW, bool kRnd>
+__device__ __forceinline__ void kc_f32_update(float* S, const float* X, const float* Vn, const float* glc, int warp,
+                                              int gq, int tq) {
+  constexpr int kLDS = F32Smem<kCH, kBV>::lds, MTS = 8 / kSW;
+  kda::frag_c acc[MTS][kBV / 8];
+#pragma unroll
+  for (int mt = 0; mt < MTS; ++mt) {
+    const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+    const float f0 = __expf(glc[d0]), f1 = __expf(glc[d1]);
+#pragma unroll
+    for (int nt = 0; nt < kBV / 8; ++nt) {
+      const int e = nt * 8 + 2 * tq;
+      acc[mt][nt].x[0] = f0 * S[d0 * kLDS + e];
+      acc[mt][nt].x[1] = f0 * S[d0 * kLDS + e + 1];
+      acc[mt][nt].x[2] = f1 * S[d1 * kLDS + e];
+      acc[mt][nt].x[3] = f1 * S[d1 * kLDS + e + 1];
+    }
+  }
+#pragma unroll 2
+  for (int ks = 0; ks < kCH / 8; ++ks) {
+#pragma unroll
+    for (int mt = 0; mt < MTS; ++mt) {
+      kda::frag_a a;
+      kda::load_a_cm<kRnd>(a, X, KC_LDK, (warp * MTS + mt) * 16, ks * 8);
+#pragma unroll
+      for (int nt = 0; nt < kBV / 8; ++nt) {
+        kda::frag_b b;
+        kda::load_b_km<kRnd>(b, Vn, kLDS, ks * 8, nt * 8);
+        kda::mma(acc[mt][nt], a, b);
+      }
+    }
+  }
+#pragma unroll
+  for (int mt = 0; mt < MTS; ++mt) {
+    const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < kBV / 8; ++nt) {
+      const int e = nt * 8 + 2 * tq;
+      *reinterpret_cast<float2*>(S + d0 * kLDS + e) = make_float2(acc[mt][nt].x[0], acc[mt][nt].x[1]);
+      *reinterpret_cast<float2*>(S + d1 * kLDS + e) = make_float2(acc[mt][nt].x[2], acc[mt][nt].x[3]);
+    }
+  }
+}
+
 // The body of kda_chunk_state (PREC 0, 1): chunk length kCH, kBV value columns per block,
 // kSW warps, operand precision kPREC: 0 rounds the tf32 operands as they are loaded, 1 finds
 // them rounded (stores of v' rounded here too).
@@ -87,7 +157,6 @@ __device__ __forceinline__ void kc_state_f32(
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   constexpr int WN = kSW / 4;              // column groups in the [64 x BV] products
   constexpr int NTW = kBV / 8 / WN;        // n-tiles per warp there
-  constexpr int MTS = 8 / kSW;             // m-tiles (16 rows of d) per warp in the S update
   const int wm = warp & 3, wn = warp >> 2;
   const int i0 = 16 * wm + gq, i1 = i0 + 8;
 
@@ -111,7 +180,7 @@ __device__ __forceinline__ void kc_state_f32(
     kc_async_rows<kCH, kThreads>(XB, qg, bos, len, H, h);
     if (tid < 32) kda::cp_async16(glc + tid * 4, gl + (slot * H + h) * KC_KD + tid * 4);
     kda::cp_async_commit();
-    // A: v' = u - w S
+    // A: v' = u - w S (in the body: as a function of its own it changed the sm_90a code, 2026-12-04)
     {
       kda::frag_c acc[NTW];
 #pragma unroll
@@ -134,23 +203,7 @@ __device__ __forceinline__ void kc_state_f32(
     kc_async_rows<kCH, kThreads>(XA, kd, bos, len, H, h);
     kda::cp_async_commit();
     // B: o = scale (qg S + P v')
-    {
-      kda::frag_c acc[NTW];
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[nt]);
-      kda::mma_strip_rm_km<KC_KD, NTW, 4, kRnd>(acc, XB, KC_LDK, 16 * wm, S, kLDS, wn * NTW * 8);
-      kda::mma_strip_rm_km<kCH, NTW, kCH / 8, kRnd>(acc, Ps, KC_LDL, 16 * wm, Vn, kLDS, wn * NTW * 8);
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt) {
-        const int e = v0 + (wn * NTW + nt) * 8 + 2 * tq;
-        if (i0 < len)
-          *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i0) * H + h) * KC_KD + e) =
-              __floats2bfloat162_rn(scale * acc[nt].x[0], scale * acc[nt].x[1]);
-        if (i1 < len)
-          *reinterpret_cast<__nv_bfloat162*>(o + ((bos + i1) * H + h) * KC_KD + e) =
-              __floats2bfloat162_rn(scale * acc[nt].x[2], scale * acc[nt].x[3]);
-      }
-    }
+    kc_f32_out<kCH, kBV, kSW, kRnd>(o, XB, S, Ps, Vn, bos, H, h, v0, len, scale, wm, wn, i0, i1, tq);
     kda::cp_async_wait_all();
     __syncthreads();
     if (bos + kCH < eos) {
@@ -161,48 +214,9 @@ __device__ __forceinline__ void kc_state_f32(
       kc_async_tile<kCH, kThreads, kBV / 4>(Us, kLDS, u + ((bos + kCH) * H + h) * KC_KD + v0, H * KC_KD, len1);
       kda::cp_async_commit();
     }
-    // C: S <- e^{G_last} S + kd^T v'   (each warp owns rows of S; all reads of S
-    // by the products above finished before the barrier)
-    {
-      kda::frag_c acc[MTS][kBV / 8];
-#pragma unroll
-      for (int mt = 0; mt < MTS; ++mt) {
-        const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
-        const float f0 = __expf(glc[d0]), f1 = __expf(glc[d1]);
-#pragma unroll
-        for (int nt = 0; nt < kBV / 8; ++nt) {
-          const int e = nt * 8 + 2 * tq;
-          acc[mt][nt].x[0] = f0 * S[d0 * kLDS + e];
-          acc[mt][nt].x[1] = f0 * S[d0 * kLDS + e + 1];
-          acc[mt][nt].x[2] = f1 * S[d1 * kLDS + e];
-          acc[mt][nt].x[3] = f1 * S[d1 * kLDS + e + 1];
-        }
-      }
-#pragma unroll 2
-      for (int ks = 0; ks < kCH / 8; ++ks) {
-#pragma unroll
-        for (int mt = 0; mt < MTS; ++mt) {
-          kda::frag_a a;
-          kda::load_a_cm<kRnd>(a, XA, KC_LDK, (warp * MTS + mt) * 16, ks * 8);
-#pragma unroll
-          for (int nt = 0; nt < kBV / 8; ++nt) {
-            kda::frag_b b;
-            kda::load_b_km<kRnd>(b, Vn, kLDS, ks * 8, nt * 8);
-            kda::mma(acc[mt][nt], a, b);
-          }
-        }
-      }
-#pragma unroll
-      for (int mt = 0; mt < MTS; ++mt) {
-        const int d0 = (warp * MTS + mt) * 16 + gq, d1 = d0 + 8;
-#pragma unroll
-        for (int nt = 0; nt < kBV / 8; ++nt) {
-          const int e = nt * 8 + 2 * tq;
-          *reinterpret_cast<float2*>(S + d0 * kLDS + e) = make_float2(acc[mt][nt].x[0], acc[mt][nt].x[1]);
-          *reinterpret_cast<float2*>(S + d1 * kLDS + e) = make_float2(acc[mt][nt].x[2], acc[mt][nt].x[3]);
-        }
-      }
-    }
+    // C: S <- e^{G_last} S + kd^T v' (each warp owns rows of S; all reads of S by the
+    // products above finished before the barrier)
+    kc_f32_update<kCH, kBV, kSW, kRnd>(S, XA, Vn, glc, warp, gq, tq);
     kda::cp_async_wait_all();
     __syncthreads();
     float* tmp = XA;  // the next chunk's w is in XB
