@@ -25,7 +25,26 @@
 //   PERSIST    0: a block per query tile; 1: persistent, min(SMS, tiles) blocks, each
 //              taking every gridDim-th query tile of the same order, so that a block's
 //              next Q and K/V tiles load while it finishes the last one (the producer runs
-//              ahead across tiles; Q has its own empty barrier)
+//              ahead across tiles; Q has its own empty barrier); 2: persistent with the
+//              tiles handed out as blocks free up: after its first (blockIdx.x) a block
+//              takes gridDim.x + atomicAdd(sched) (its first consumer thread, for the
+//              producer) and the producer passes the number on to the consumers beside Q (a greedy list schedule of the longest-first order, as
+//              the hardware's for PERSIST 0: simulated balance 0.98 at B 8 N 2048 causal,
+//              where a snaking stride gives 0.90). The counter is zeroed by the plan's
+//              first step (fa3_sched_reset: the judge poisons scratch before each launch),
+//              and the kernel is its programmatic dependent: the thread that takes the
+//              numbers waits for it (griddepcontrol.wait) before its first atomicAdd, the
+//              block's first tile loads under the reset
+//   ORDER      bit 0: query tiles numbered heads fastest (0) or query tiles fastest within
+//              a head (1: the tiles running at once share few heads, whose K and V stay in
+//              L2; heads fastest, 132 tiles at once read the K and V of every head); bit 1
+//              (PERSIST 1 only): round k of gridDim tiles gives block b tile k G + b (0) or
+//              snakes, odd rounds from the other end, k G + G - 1 - b (2): causal tiles come
+//              longest first, so a stride gives the first blocks the longer tile of every
+//              round (simulated balance, ideal over the busiest block, B 1 N 8192 causal:
+//              0.94 by stride, 1.00 snaking; measured 4.4 % faster, 2026-12-04). Causal
+//              tiles by level across a batch (longest first over the batch) were tried and
+//              lost 13-20 % at B 4 and 8: every head's K and V wanted at once (journal)
 // Two entry points, one per head size, because the block size (and with it the register
 // budget a warpgroup gets) differs: fa3_wgmma for D 128 (CONSUMERS), fa3_wgmma_d64 for
 // D 64 (CONSUMERS64); the launch plan picks one by `when`. Launch: grid
@@ -34,8 +53,9 @@
 // bytes, C the entry's consumers; tensor maps of q, k and v with boxes of 64 channels x
 // 1 head x 64 tokens, 128-byte swizzle.
 //
-// Query tiles (one sequence, one query head, 64 * C rows) are numbered head fastest, then
-// as fa2_mma's within the batch (causal ones from a sequence's end: longest first). Per tile:
+// Query tiles (one sequence, one query head, 64 * C rows) are numbered head fastest (or, ORDER
+// odd, tile fastest), the tiles of a head as fa2_mma's within the batch (causal ones from a
+// sequence's end: longest first). Per tile:
 //   warpgroup 0, the producer: one thread loads the Q tile and every K and V tile through
 //     the rings (tile/pipeline.cuh), K and V on separate "full" barriers so S = Q K^T
 //     starts before V has landed; its registers go to the consumers (setmaxnreg).
@@ -53,6 +73,7 @@
 // belong to the next sequence (or are zeros past the tensor): masked keys, unwritten
 // query rows.
 #include "fa_common.cuh"
+#include "tile/grid_dependency.cuh"
 #include "tile/online_softmax.cuh"
 #include "tile/pipeline.cuh"
 #include "tile/tma.cuh"
@@ -60,6 +81,9 @@
 
 #ifndef LAZY
 #define LAZY 0  // (configurations written before the parameter, e.g. in tests)
+#endif
+#ifndef ORDER
+#define ORDER 0  // (likewise)
 #endif
 
 namespace fa3 {
@@ -79,7 +103,11 @@ template <int D, int BM, int BN, int NS>
 struct Layout {
   static constexpr u32 q_bytes = BM * D * 2, kv_bytes = BN * D * 2;
   static constexpr u32 barriers = q_bytes + 2 * NS * kv_bytes;  // Q's two barriers, K ring, V ring
-  static constexpr u32 bytes = barriers + 8 * (2 + 4 * NS);
+  // PERSIST 2: the number of the tile whose Q is in (for the consumers), the next tile's
+  // number (from the scheduling thread for the producer) and that number's two barriers
+  static constexpr u32 slot = barriers + 8 * (2 + 4 * NS), next = slot + 4, next_barriers = slot + 8;
+  static constexpr u32 bytes = next_barriers + 16;
+  static_assert(bytes - q_bytes - 2 * NS * kv_bytes <= 256, "barriers and slot within the plan's 256 bytes");
   static_assert(q_bytes % 1024 == 0 && kv_bytes % 1024 == 0, "sw128 tiles stay 1024-byte aligned");
   u32 base;
   __device__ __forceinline__ u32 q() const { return base; }
@@ -88,6 +116,15 @@ struct Layout {
   __device__ __forceinline__ tile::Ring<1> q_ring() const { return {base + barriers}; }
   __device__ __forceinline__ tile::Ring<NS> k_ring() const { return {base + barriers + 16}; }
   __device__ __forceinline__ tile::Ring<NS> v_ring() const { return {base + barriers + 16 + 16 * NS}; }
+  __device__ __forceinline__ tile::Ring<1> next_ring() const { return {base + next_barriers}; }
+  __device__ __forceinline__ void put_tile(int f, u32 at = slot) const {
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + at), "r"(f) : "memory");
+  }
+  __device__ __forceinline__ int tile(u32 at = slot) const {
+    int f;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(f) : "r"(base + at) : "memory");
+    return f;
+  }
 };
 
 // A query tile: its sequence, head and rows, and the key tiles its last row needs.
@@ -96,15 +133,30 @@ struct Work {
   int tiles;
 };
 
-// Query tile f (head fastest); false for the spare numbers past the batch's last tile.
+// A head's query tiles in the batch: the sum over the sequences of cdiv(lq, bm).
+__device__ __forceinline__ int head_tiles(const fa::Problem& p, int bm) {
+  int n = 0;
+  for (int s = 0; s < (int)p.B; ++s) n += (p.cu_q[s + 1] - p.cu_q[s] + bm - 1) / bm;
+  return n;
+}
+
+// Query tile f (in the order ORDER names); false for the spare numbers (the grid's tile count
+// has B more a head than there are tiles), all past HQ x head_tiles in either order.
 template <int BM, int BN>
 __device__ __forceinline__ bool work_of(const fa::Problem& p, int f, Work* w) {
   long long seq, row0;
-  if (!fa::find_tile(p.cu_q, p.B, f / (int)p.HQ, BM, p.causal, &seq, &row0)) return false;
+  int g = f / (int)p.HQ, h = f % (int)p.HQ;  // a tile of the batch, a query head
+  if constexpr (ORDER & 1) {
+    const int per_head = head_tiles(p, BM);
+    g = f % per_head;
+    h = f / per_head;
+    if (h >= (int)p.HQ) return false;
+  }
+  if (!fa::find_tile(p.cu_q, p.B, g, BM, p.causal, &seq, &row0)) return false;
   w->seq = (int)seq;
   w->row0 = (int)row0;
-  w->h = f % (int)p.HQ;
-  w->hk = w->h / (int)(p.HQ / p.HKV);
+  w->h = h;
+  w->hk = w->h / ((int)p.HQ / (int)p.HKV);  // (32-bit: a 64-bit division is a call, and registers)
   w->q_begin = p.cu_q[w->seq];
   w->lq = p.cu_q[w->seq + 1] - w->q_begin;
   w->k_begin = p.cu_k[w->seq];
@@ -115,9 +167,16 @@ __device__ __forceinline__ bool work_of(const fa::Problem& p, int f, Work* w) {
   return true;
 }
 
-// The block's query tiles: first, first + step, ... below end.
+// The block's query tiles: round k of `step` tiles gives it tile k step + first, or with
+// kSnake in odd rounds k step + step - 1 - first; `end` tiles in all. A block per tile:
+// first = its tile, step = end (one round).
+template <bool kSnake>
 struct Schedule {
   int first, step, end;
+  __device__ __forceinline__ int tile(int k) const {
+    return k * step + (kSnake && (k & 1) ? step - 1 - first : first);
+  }
+  __device__ __forceinline__ int rounds() const { return (end + step - 1) / step; }
 };
 
 // Loads ROWS rows from token `row` of head `head` as D/64 column blocks of ROWS rows.
@@ -130,39 +189,75 @@ __device__ __forceinline__ void load_rows(u32 dst, const tile::tmap* m, long lon
       tile::tma_load_3d(dst + cb * ROWS * 128 + i * kBoxBytes, m, cb * 64, (int)head, (int)(row + i * kBox), bar);
 }
 
-// The producer thread, per query tile: K of the first key tile (its ring buffer may be
-// free before the consumers are done with the previous tile's Q), Q once every consumer
-// released the last one, then V and every further K and V through the rings.
+// The producer thread's loads for query tile f (w): K of the first key tile (its ring
+// buffer may be free before the consumers are done with the previous tile's Q), Q once
+// every consumer released the last one (with f beside it, for PERSIST 2's consumers), then
+// V and every further K and V through the rings.
 template <int D, int BM, int BN, int NS>
-__device__ __forceinline__ void produce(const Layout<D, BM, BN, NS>& L, const Maps& m, const fa::Problem& p,
-                                        const Schedule& sc) {
+__device__ __forceinline__ void produce_tile(const Layout<D, BM, BN, NS>& L, const Maps& m, const Work& w, int f,
+                                             tile::RingPos& pos, const tile::RingPos& qpos) {
   using Lay = Layout<D, BM, BN, NS>;
-  tile::tma_prefetch_desc(m.k);
-  tile::tma_prefetch_desc(m.v);
   const auto qr = L.q_ring();
   const auto kr = L.k_ring(), vr = L.v_ring();
-  const auto load_q = [&](const Work& w, const tile::RingPos& qpos) {
+  const auto load_q = [&] {
     qr.acquire(qpos);
+    L.put_tile(f);
     qr.expect(qpos, Lay::q_bytes);
     load_rows<D, BM>(L.q(), m.q, w.q_begin + w.row0, w.h, qr.full(0));
   };
+  if (w.tiles == 0) load_q();  // (no keys: the consumers still take and release a Q)
+  for (int t = 0; t < w.tiles; ++t, pos.next<NS>()) {
+    const int key = w.k_begin + t * BN;
+    kr.acquire(pos);
+    kr.expect(pos, Lay::kv_bytes);
+    load_rows<D, BN>(L.k(pos.stage), m.k, key, w.hk, kr.full(pos.stage));
+    if (t == 0) load_q();
+    vr.acquire(pos);
+    vr.expect(pos, Lay::kv_bytes);
+    load_rows<D, BN>(L.v(pos.stage), m.v, key, w.hk, vr.full(pos.stage));
+  }
+}
+
+// The producer thread over the block's tiles of a fixed schedule (PERSIST 0, 1).
+template <int D, int BM, int BN, int NS, bool kSnake>
+__device__ __forceinline__ void produce(const Layout<D, BM, BN, NS>& L, const Maps& m, const fa::Problem& p,
+                                        const Schedule<kSnake>& sc) {
+  tile::tma_prefetch_desc(m.k);
+  tile::tma_prefetch_desc(m.v);
   tile::RingPos pos, qpos;
-  for (int f = sc.first; f < sc.end; f += sc.step) {
+  for (int k = 0; k < sc.rounds(); ++k) {
+    const int f = sc.tile(k);
     Work w;
-    if (!work_of<BM, BN>(p, f, &w)) continue;
-    if (w.tiles == 0) load_q(w, qpos);  // (no keys: the consumers still take and release a Q)
-    for (int t = 0; t < w.tiles; ++t, pos.next<NS>()) {
-      const int key = w.k_begin + t * BN;
-      kr.acquire(pos);
-      kr.expect(pos, Lay::kv_bytes);
-      load_rows<D, BN>(L.k(pos.stage), m.k, key, w.hk, kr.full(pos.stage));
-      if (t == 0) load_q(w, qpos);
-      vr.acquire(pos);
-      vr.expect(pos, Lay::kv_bytes);
-      load_rows<D, BN>(L.v(pos.stage), m.v, key, w.hk, vr.full(pos.stage));
-    }
+    if (f >= sc.end || !work_of<BM, BN>(p, f, &w)) continue;
+    produce_tile<D, BM, BN, NS>(L, m, w, f, pos, qpos);
     qpos.next<1>();
   }
+}
+
+// The producer thread taking its tiles from the next-tile slot (PERSIST 2): its first tile
+// is blockIdx.x, each next one what the first consumer thread put there; at the first number
+// past the last tile (HQ x head_tiles: every number below is a tile, which the consumers
+// must see, for they put the next number only when one begins), Q's slot says -1 and its
+// full barrier completes without bytes.
+template <int D, int BM, int BN, int NS>
+__device__ __forceinline__ void produce_dynamic(const Layout<D, BM, BN, NS>& L, const Maps& m, const fa::Problem& p) {
+  tile::tma_prefetch_desc(m.k);
+  tile::tma_prefetch_desc(m.v);
+  const auto nr = L.next_ring();
+  tile::RingPos pos, qpos, npos;
+  const int tiles = (int)p.HQ * head_tiles(p, BM);
+  for (int f = blockIdx.x; f < tiles; npos.next<1>()) {
+    Work w;
+    work_of<BM, BN>(p, f, &w);
+    produce_tile<D, BM, BN, NS>(L, m, w, f, pos, qpos);
+    qpos.next<1>();
+    nr.wait(npos);
+    f = L.tile(L.next);
+    nr.release(npos);
+  }
+  L.q_ring().acquire(qpos);
+  L.put_tile(-1);
+  tile::mbar_arrive(L.q_ring().full(0));
 }
 
 // S = Q K^T for the consumer's 64 rows: D/16 products over the column blocks.
@@ -204,8 +299,10 @@ __device__ __forceinline__ Rows rows_of(const fa::Problem& p, const Work& w, int
   r.ra = r.r0 + 16 * warp + (lane >> 2);
   const int kend = p.causal ? min(w.lk, min(r.r0 + 64, w.lq) + w.shift) : w.lk;
   r.mine = r.r0 < w.lq && kend > 0 ? (int)((kend + bn - 1) / bn) : 0;
-  r.lim[0] = p.causal ? r.ra + w.shift : w.lk - 1;
-  r.lim[1] = p.causal ? r.ra + 8 + w.shift : w.lk - 1;
+  // (min: a causal row past the sequence's end, never written, keeps the keys a row of it
+  // would; every other causal row's limit is below lk already)
+  r.lim[0] = p.causal ? min(r.ra + w.shift, w.lk - 1) : w.lk - 1;
+  r.lim[1] = p.causal ? min(r.ra + 8 + w.shift, w.lk - 1) : w.lk - 1;
   r.st.init();
   return r;
 }
@@ -219,10 +316,10 @@ __device__ __forceinline__ bool softmax_tile(Rows& r, rt_c (&s)[BN / 8], int t, 
   const int lane = threadIdx.x & 31;
   const int key0 = t * BN;
   if (key0 + BN > w.lk || (p.causal && key0 + BN - 1 > r.r0 + w.shift)) {
-    const auto keep = [&](int j, int e) {
-      const int key = key0 + j * 8 + 2 * (lane & 3) + (e & 1);
-      return key < w.lk && key <= r.lim[e >> 1];
-    };
+    // element (j, e) is key key0 + 2 (lane % 4) + 8 j + (e & 1): kept while that is at most
+    // the row's limit, one comparison with a constant per element
+    const int room[2] = {r.lim[0] - key0 - 2 * (lane & 3), r.lim[1] - key0 - 2 * (lane & 3)};
+    const auto keep = [&](int j, int e) { return j * 8 + (e & 1) <= room[e >> 1]; };
     return r.st.step<BN / 8, true, 0, LAZY == 1>(s, p.scale_log2, keep, alpha);
   }
   return r.st.step<BN / 8, false, POLY, LAZY == 1>(s, p.scale_log2, [](int, int) { return true; }, alpha);
@@ -244,8 +341,8 @@ __device__ __forceinline__ void store(const Rows& r, const rt_c (&o)[D / 8], con
   for (int h = 0; h < 2; ++h) {
     const int i = r.ra + 8 * h;
     if (i >= w.lq) continue;
-    const long long row = (long long)(w.q_begin + i) * p.HQ + w.h;
-    __nv_bfloat16* out = p.o + row * D + 2 * (lane & 3);
+    const int row = (w.q_begin + i) * (int)p.HQ + w.h;  // (32 bits: tokens x heads < 2^31)
+    __nv_bfloat16* out = p.o + (long long)row * D + 2 * (lane & 3);
 #pragma unroll
     for (int j = 0; j < D / 8; ++j)
       *reinterpret_cast<u32*>(out + j * 8) = tile::pack_bf16x2(o[j].x[2 * h] * inv[h], o[j].x[2 * h + 1] * inv[h]);
@@ -387,39 +484,50 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, 
 // 32 / 240). The producer's loop keeps 64-bit state (24 spilled it while the warpgroup
 // index came from threadIdx; 40 and 32 never did). Two consumers on key tiles of 192 take
 // 240 (at 232 ptxas spills 48 bytes and serializes the products), leaving the producer 24;
-// key tiles up to 128 keep the split they were measured with.
-template <int NC, int BN>
+// key tiles up to 128 keep the split they were measured with. The producer handing out
+// tiles (PERSIST 2) spilled at 24-40 (its loop holds the counter's address and the tile
+// count): it takes 56 beside two consumers of 224, 40 beside three of 152; key tiles of
+// 192 at D 128 leave it nothing (a constraint).
+template <int D, int NC, int BN, bool kDynamic>
 struct Registers {
-  static constexpr bool wide = NC == 2 && BN > 128;
-  static constexpr int producer = wide ? 24 : NC == 2 ? 40 : NC == 3 ? 32 : 0;
-  static constexpr int consumer = wide ? 240 : NC == 2 ? 232 : NC == 3 ? 160 : 0;
+  static constexpr bool wide = NC == 2 && BN > 128 && (D == 128 || !kDynamic);
+  static constexpr int producer = wide ? 24 : NC == 2 ? (kDynamic ? 56 : 40) : NC == 3 ? 32 : 0;
+  static constexpr int consumer = wide ? 240 : NC == 2 ? (kDynamic ? 224 : 232) : NC == 3 ? 160 : 0;
   static constexpr int launched = 65536 / (128 * (NC + 1)) / 8 * 8;
   static_assert(producer + NC * consumer <= (NC + 1) * launched, "setmaxnreg within the launch's registers");
 };
 
-template <int D, int BN, int NC, int NS, bool kIntra, bool kPingPong, bool kPersist>
-__device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long long TQ) {
+template <int D, int BN, int NC, int NS, bool kIntra, bool kPingPong, int kSched>
+__device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long long TQ, int* sched) {
+  constexpr bool kPersist = kSched == 1, kDynamic = kSched == 2;
   constexpr int BM = 64 * NC;
   extern __shared__ __align__(1024) unsigned char smem[];
   const Layout<D, BM, BN, NS> L{tile::smem_addr(smem)};
   if (tile::dynamic_smem_bytes() < Layout<D, BM, BN, NS>::bytes) __trap();
   const int tiles = (int)(p.HQ * ((TQ + BM - 1) / BM + p.B));  // (the grid when not persistent)
   const int mine = (int)(blockIdx.y * p.HQ + blockIdx.x);
-  const Schedule sc = kPersist ? Schedule{(int)blockIdx.x, (int)gridDim.x, tiles} : Schedule{mine, tiles, mine + 1};
+  constexpr bool kSnake = kPersist && (ORDER & 2) != 0;
+  const Schedule<kSnake> sc =
+      kPersist ? Schedule<kSnake>{(int)blockIdx.x, (int)gridDim.x, tiles} : Schedule<kSnake>{mine, tiles, tiles};
   if (threadIdx.x == 0) {
     L.q_ring().init(128 * NC);
     L.k_ring().init(128 * NC);
     L.v_ring().init(128 * NC);
+    if constexpr (kDynamic) L.next_ring().init(1);
   }
   __syncthreads();
   // (broadcast from lane 0 so that ptxas knows it is warp-uniform: the consumer's Q offset,
   // and with it every wgmma descriptor, then lives in uniform registers; from threadIdx it
   // took three R2UR a product, 82 in the D 128 entry's product region, 1 now)
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
-  using R = Registers<NC, BN>;
+  using R = Registers<D, NC, BN, kDynamic>;
   if (wg == 0) {
     if constexpr (R::producer > 0) tile::set_max_registers<false, R::producer>();
-    if (threadIdx.x == 0) produce<D, BM, BN, NS>(L, m, p, sc);
+    if constexpr (kDynamic) {
+      if (threadIdx.x == 0) produce_dynamic<D, BM, BN, NS>(L, m, p);
+    } else {
+      if (threadIdx.x == 0) produce<D, BM, BN, NS, kSnake>(L, m, p, sc);
+    }
     return;
   }
   if constexpr (R::producer > 0) tile::set_max_registers<true, R::consumer>();
@@ -437,8 +545,39 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long
       consume_overlapped<D, NC, BN, NS, kTurns>(L, p, w, wg - 1, pos, qpos);
     qpos.next<1>();
   };
-  if constexpr (kPersist) {
-    for (int f = blockIdx.x; f < tiles; f += gridDim.x) consume(f);
+  if constexpr (kDynamic) {  // the producer's numbers, beside each Q
+    // The first consumer thread takes the numbers (gridDim.x + atomicAdd(sched, 1)) and puts
+    // them in the next-tile slot for the producer, one ahead: at a tile's start the number
+    // taken at the last one's, so that the atomic's latency is never waited for. sched was
+    // zeroed by the plan's step before, which this launch depends on. (In the producer
+    // warpgroup, 32 registers a thread beside three consumers at D 64, the atomic spilled.)
+    // (__syncwarp: the warp's other lanes must not go on to the products, warp-wide
+    // .aligned instructions, while the fetcher waits: without it the kernel hung)
+    const bool fetcher = threadIdx.x == 128;
+    int next = 0;
+    if (fetcher) {
+      tile::grid_dependency_wait();
+      next = (int)gridDim.x + atomicAdd(sched, 1);
+    }
+    __syncwarp();
+    for (tile::RingPos npos;; npos.next<1>()) {
+      L.q_ring().wait(qpos);
+      const int f = L.tile();
+      if (f < 0) break;
+      if (fetcher) {
+        L.next_ring().acquire(npos);
+        L.put_tile(next, L.next);
+        tile::mbar_arrive(L.next_ring().full(0));
+        next = (int)gridDim.x + atomicAdd(sched, 1);  // (past the last tile: never read)
+      }
+      __syncwarp();
+      consume(f);
+    }
+  } else if constexpr (kPersist) {
+    for (int k = 0; k < (tiles + (int)gridDim.x - 1) / (int)gridDim.x; ++k) {
+      const int f = k * (int)gridDim.x + (kSnake && (k & 1) ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x);
+      if (f < tiles) consume(f);
+    }
   } else {
     consume(mine);
   }
@@ -449,10 +588,11 @@ template <int D, int NC>
 __device__ __forceinline__ void entry(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                                       const int* cu_q, const int* cu_k, __nv_bfloat16* o, float* lse, long long B,
                                       long long TQ, long long HQ, long long HKV, long long d, long long causal,
-                                      float scale, const tile::tmap* tq, const tile::tmap* tk, const tile::tmap* tv) {
+                                      float scale, const tile::tmap* tq, const tile::tmap* tk, const tile::tmap* tv,
+                                      int* sched) {
   if (d != D) __trap();
   const fa::Problem p{q, k, v, cu_q, cu_k, o, lse, B, HQ, HKV, causal != 0, scale * 1.4426950408889634f};
-  attend<D, BLOCK_N, NC, STAGES, INTRA == 1, PINGPONG == 1, PERSIST == 1>(p, Maps{tq, tk, tv}, TQ);
+  attend<D, BLOCK_N, NC, STAGES, INTRA == 1, PINGPONG == 1, PERSIST>(p, Maps{tq, tk, tv}, TQ, sched);
 }
 }  // namespace fa3
 
@@ -460,14 +600,21 @@ extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
     fa3_wgmma(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const int* cu_q, const int* cu_k,
               __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ, long long HKV,
               long long D, long long CAUSAL, float scale, const __grid_constant__ tile::tmap tq,
-              const __grid_constant__ tile::tmap tk, const __grid_constant__ tile::tmap tv) {
-  fa3::entry<128, CONSUMERS>(q, k, v, cu_q, cu_k, o, lse, B, TQ, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv);
+              const __grid_constant__ tile::tmap tk, const __grid_constant__ tile::tmap tv, int* sched) {
+  fa3::entry<128, CONSUMERS>(q, k, v, cu_q, cu_k, o, lse, B, TQ, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv, sched);
 }
 
 extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS64 + 1), 1)
     fa3_wgmma_d64(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const int* cu_q,
                   const int* cu_k, __nv_bfloat16* o, float* lse, long long B, long long TQ, long long TK, long long HQ,
                   long long HKV, long long D, long long CAUSAL, float scale, const __grid_constant__ tile::tmap tq,
-                  const __grid_constant__ tile::tmap tk, const __grid_constant__ tile::tmap tv) {
-  fa3::entry<64, CONSUMERS64>(q, k, v, cu_q, cu_k, o, lse, B, TQ, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv);
+                  const __grid_constant__ tile::tmap tk, const __grid_constant__ tile::tmap tv, int* sched) {
+  fa3::entry<64, CONSUMERS64>(q, k, v, cu_q, cu_k, o, lse, B, TQ, HQ, HKV, D, CAUSAL, scale, &tq, &tk, &tv, sched);
+}
+
+// PERSIST 2's first step: the tile counter zeroed; the attention kernel after it is its
+// programmatic dependent.
+extern "C" __global__ void fa3_sched_reset(int* sched) {
+  tile::allow_dependents();
+  if (threadIdx.x == 0) sched[0] = 0;
 }

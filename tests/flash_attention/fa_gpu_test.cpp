@@ -341,7 +341,8 @@ fa_test::Result result_of(const evaluator::OutputSet& outs, const fa_test::Probl
 // stages, exponentials on the FMA pipe (POLY), the lazy rescale of O (LAZY 1: P up to 2^8, through
 // exp2_poly too, and the LSE from the kept maxima), a block per tile and persistent blocks (a GPU of 132 SMs has fewer
 // blocks than the larger cases have tiles, so persistent blocks take several, the ring and Q barriers going on from
-// tile to tile).
+// tile to tile), in either order and schedule (ORDER: tiles fastest within a head, snaking rounds; PERSIST 2: tiles
+// handed out by a counter that the plan's first step zeroes, the attention kernel its programmatic dependent).
 TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
   std::string why;
   Gpu g;
@@ -420,7 +421,56 @@ TEST(FlashAttentionGpu, HopperTemplateMatchesTheReference) {
                                        {"PINGPONG", 0},
                                        {"CONSUMERS64", 2},
                                        {"POLY", 0},
-                                       {"PERSIST", 1}}}) {
+                                       {"PERSIST", 1}},
+                                      {{"BLOCK_N", 128},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 2},
+                                       {"INTRA", 1},
+                                       {"PINGPONG", 1},
+                                       {"CONSUMERS64", 3},
+                                       {"POLY", 0},
+                                       {"PERSIST", 1},
+                                       {"ORDER", 3},
+                                       {"LAZY", 1}},
+                                      {{"BLOCK_N", 192},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 2},
+                                       {"INTRA", 1},
+                                       {"PINGPONG", 1},
+                                       {"CONSUMERS64", 2},
+                                       {"POLY", 0},
+                                       {"PERSIST", 0},
+                                       {"ORDER", 1},
+                                       {"LAZY", 1}},
+                                      {{"BLOCK_N", 128},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 2},
+                                       {"INTRA", 1},
+                                       {"PINGPONG", 1},
+                                       {"CONSUMERS64", 2},
+                                       {"POLY", 0},
+                                       {"PERSIST", 2},
+                                       {"ORDER", 0},
+                                       {"LAZY", 1}},
+                                      {{"BLOCK_N", 128},
+                                       {"CONSUMERS", 2},
+                                       {"STAGES", 3},
+                                       {"INTRA", 1},
+                                       {"PINGPONG", 1},
+                                       {"CONSUMERS64", 3},
+                                       {"POLY", 0},
+                                       {"PERSIST", 2},
+                                       {"ORDER", 1},
+                                       {"LAZY", 1}},
+                                      {{"BLOCK_N", 64},
+                                       {"CONSUMERS", 1},
+                                       {"STAGES", 3},
+                                       {"INTRA", 0},
+                                       {"PINGPONG", 0},
+                                       {"CONSUMERS64", 2},
+                                       {"POLY", 0},
+                                       {"PERSIST", 2},
+                                       {"ORDER", 1}}}) {
     auto r = compiler.compile({codegen::render(source, p),
                                "fa3_wgmma.cu",
                                g.arch,
