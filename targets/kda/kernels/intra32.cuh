@@ -60,6 +60,223 @@ struct Intra32Smem {
   };
   static_assert(bytes == (C::ua ? 44416 : 50560), "five blocks a SM with UA 1, four with UA 0");
 };
+// The CH 32 intra kernel's qg = q e^G and kd = k e^{G_last - G} (normalized) as their images,
+// Ks <- k e^G (fp16, in place), and e^{G_last} (RC 0, 2). Thread = channels 4 lane .. 4 lane + 3
+// of rows warp + 4 it: 8-byte loads and stores, a warp's store covering a whole image row (by
+// channel pairs instead: intra +2 %). Rows past the sequence hold q = k = 0 and a finite G: zeros.
+template <class C>
+__device__ __forceinline__ void kc_intra32_qk(typename C::elem* __restrict__ qg, typename C::elem* __restrict__ kd,
+                                              float* __restrict__ gl, const float* Gc, const __nv_bfloat16* Qs,
+                                              __nv_bfloat16* Ks, const float* rq, const float* rk, long long slot,
+                                              long long H, long long h, int len, int tid, int warp, int lane) {
+  const int c4 = 4 * lane;
+  const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
+  const long long gb = (slot * H + h) * (C::ch * KC_KD);
+  // (row i = warp + 4 it has swizzle i % 8, which alternates with it: the image offset is
+  // that of row warp or warp + 4 plus (it / 2) 1024 bytes, an immediate of the store)
+  const int io0 = (int)(kda::sw128_off<C::ch>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<C::ch>(warp + 4, c4) >> 1);
+  typename C::elem* const qg0 = qg + gb;
+  typename C::elem* const kd0 = kd + gb;
+#pragma unroll kU32QK
+  for (int it = 0; it < 8; ++it) {
+    const int i = warp + 4 * it;
+    const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + c4);
+    float qv[4], kv[4];
+    kda::bf16x4_to_f32(Qs + i * KC_LDB + c4, qv);
+    kda::bf16x4_to_f32(Ks + i * KC_LDB + c4, kv);
+    const float a = rq[i], b = rk[i];
+    const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+    const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+    const int gi = ((it & 1) ? io1 : io0) + (it >> 1) * 512;
+    *reinterpret_cast<uint2*>(qg0 + gi) = make_uint2(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1),
+                                                     kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3));
+    *reinterpret_cast<uint2*>(kd0 + gi) =
+        make_uint2(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y)),
+                   kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)));
+    *reinterpret_cast<uint2*>(Ks + i * KC_LDB + c4) =
+        make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+  }
+  if (tid < 32) {
+    const float4 g2 = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + tid * 4);
+    *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
+        make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
+  }
+}
+
+// The CH 32 intra kernel's phase 4 (RC 0, 2): w = A16 (k e^G) and (UA 0) u = A16 v on fp16 mma
+// (A diag(b) from A16, k e^G from Ks, v from Vs, bf16 converted in registers), staged as the
+// sw128 images Ws, Us (zeros past len). Warp = columns 32 warp .. +31.
+template <class C>
+__device__ __forceinline__ void kc_intra32_wu(__half* Ws, __half* Us, const __nv_bfloat16* Ks, const __nv_bfloat16* Vs,
+                                              const __half* A16, int len, int warp, int lane, int gq, int tq) {
+  kda::frag_c accW[2][4], accU[2][4];
+#pragma unroll
+  for (int I = 0; I < 2; ++I)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) {
+      kda::zero(accW[I][nt]);
+      kda::zero(accU[I][nt]);
+    }
+  const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
+  const tile::u32 vb = tile::smem_addr(Vs) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
+  const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
+  (void)vb;
+#pragma unroll
+  for (int ks = 0; ks < 2; ++ks) {
+    tile::u32 bk[2][4], bv[2][4];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+      if (C::ua) continue;
+      kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
+        const float2 f = kda::bf16x2_bits_to_f32(bv[hh][e]);
+        bv[hh][e] = kda::pack_f16x2(f.x, f.y);
+      }
+    }
+#pragma unroll
+    for (int I = 0; I < 2; ++I) {
+      if (I >= ks) {
+        tile::u32 a[4];
+        kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          kda::mma_f16(accW[I][2 * hh], a, bk[hh][0], bk[hh][1]);
+          kda::mma_f16(accW[I][2 * hh + 1], a, bk[hh][2], bk[hh][3]);
+          if (C::ua) continue;
+          kda::mma_f16(accU[I][2 * hh], a, bv[hh][0], bv[hh][1]);
+          kda::mma_f16(accU[I][2 * hh + 1], a, bv[hh][2], bv[hh][3]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int I = 0; I < 2; ++I) {
+    const int i0 = 16 * I + gq, i1 = i0 + 8;
+    const bool z0 = i0 >= len, z1 = i1 >= len;
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) {
+      const int e = 32 * warp + 8 * nt + 2 * tq;
+      const int x0 = (int)(kda::sw128_off<C::ch>(i0, e) >> 1), x1 = (int)(kda::sw128_off<C::ch>(i1, e) >> 1);
+      *reinterpret_cast<tile::u32*>(Ws + x0) = z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+      *reinterpret_cast<tile::u32*>(Ws + x1) = z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+      if (C::ua) continue;
+      *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+      *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+    }
+  }
+}
+
+// The CH 32 intra kernel's inverse (phase 3): A = (I+L)^-1 diag(b) into A16 ([32][LDA16] fp16)
+// from L in LA ([32][LDL32]): the two diagonal blocks by forward substitution (warps 0, 1), then
+// A10 = -A11 (L10 A00) on CUDA cores, Gc's first 256 floats its scratch. All 128 threads
+// (barriers inside).
+template <class C>
+__device__ __forceinline__ void kc_intra32_inverse(float* LA, float* Gc, __half* A16, const float* bs, int warp, int tid) {
+  if (warp < 2) kc_inv16<KC_LDL32>(LA + 16 * warp * (KC_LDL32 + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
+  __syncthreads();
+  {  // A10 = -A11 (L10 A00); thread = row a, columns b, b + 1
+    const int a = tid >> 3, b = (tid & 7) * 2;
+    float* X = Gc;  // [16][16] (G is consumed)
+    float acc[2] = {0.f, 0.f};
+    kda::mm_strip<16, 2>(acc, LA + (16 + a) * KC_LDL32, LA + b, KC_LDL32);
+    *reinterpret_cast<float2*>(X + a * 16 + b) = make_float2(acc[0], acc[1]);
+    __syncthreads();
+    float acc2[2] = {0.f, 0.f};
+    kda::mm_strip<16, 2>(acc2, LA + (16 + a) * KC_LDL32 + 16, X + b, 16);
+    const float2 bb = *reinterpret_cast<const float2*>(bs + b);
+    *reinterpret_cast<tile::u32*>(A16 + (16 + a) * KC_LDA16 + b) = kda::pack_f16x2(-acc2[0] * bb.x, -acc2[1] * bb.y);
+  }
+}
+
+// The CH 32 intra kernel's P and L products (phase 2) over the warp's channel half kh, reference
+// row r = 16 I, into accP, accL: units 0, 1 the diagonal block's column halves (columns 16I + 8s +
+// g: the lane's own rows i0, i1), 2, 3 (I = 1) the columns 8s + g of row block 0. Lane t takes
+// the channel pair c, c+1 (c = 8 st + 2t) as k = t, t+4 of the m16n8k8 step.
+template <class C>
+__device__ __forceinline__ void kc_intra32_pl(kda::frag_c (&accP)[4], kda::frag_c (&accL)[4], const float* Gc,
+                                              const __nv_bfloat16* Qs, const __nv_bfloat16* Ks, int I, int kh, int gq,
+                                              int tq) {
+  const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    kda::zero(accP[s]);
+    kda::zero(accL[s]);
+  }
+#pragma unroll kU32PL
+  for (int st = 0; st < 8; ++st) {
+    const int c = 64 * kh + 8 * st + 2 * tq;
+    const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDG + c);
+    const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDG + c);
+    const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDG + c);
+    const float d00 = g0.x - gr.x, d01 = g0.y - gr.y, d10 = g1.x - gr.x, d11 = g1.y - gr.y;
+    const float e00 = kda::ex2(d00), e01 = kda::ex2(d01), e10 = kda::ex2(d10), e11 = kda::ex2(d11);
+    const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
+    const float2 k0 = kda::bf16x2_to_f32(Ks + i0 * KC_LDB + c), k1 = kda::bf16x2_to_f32(Ks + i1 * KC_LDB + c);
+    kda::frag_a aq, ak;
+    aq.x[0] = kc_tf<C>(q0.x * e00);
+    aq.x[1] = kc_tf<C>(q1.x * e10);
+    aq.x[2] = kc_tf<C>(q0.y * e01);
+    aq.x[3] = kc_tf<C>(q1.y * e11);
+    ak.x[0] = kc_tf<C>(k0.x * e00);
+    ak.x[1] = kc_tf<C>(k1.x * e10);
+    ak.x[2] = kc_tf<C>(k0.y * e01);
+    ak.x[3] = kc_tf<C>(k1.y * e11);
+    kda::frag_b b0, b1;
+    b0.x[0] = kc_tf<C>(k0.x * kda::ex2(-d00));
+    b0.x[1] = kc_tf<C>(k0.y * kda::ex2(-d01));
+    b1.x[0] = kc_tf<C>(k1.x * kda::ex2(-d10));
+    b1.x[1] = kc_tf<C>(k1.y * kda::ex2(-d11));
+    kda::mma(accP[0], aq, b0);
+    kda::mma(accL[0], ak, b0);
+    kda::mma(accP[1], aq, b1);
+    kda::mma(accL[1], ak, b1);
+    if (I == 1) {
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+        const int j = 8 * s + gq;
+        const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDG + c);
+        const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + c);
+        kda::frag_b b;
+        b.x[0] = kc_tf<C>(kj.x * kda::ex2(gr.x - gj.x));
+        b.x[1] = kc_tf<C>(kj.y * kda::ex2(gr.y - gj.y));
+        kda::mma(accP[2 + s], aq, b);
+        kda::mma(accL[2 + s], ak, b);
+      }
+    }
+  }
+}
+
+// The CH 32 intra kernel's phase 0: g's rows of the gate's thread mapping (channel pair cpc,
+// rows 16 qr + r) into graw; cp.async of thread piece lc8 of rows lr + 8 it of k and q into Ks,
+// Qs (rows past len read nothing, from the chunk's first row; their copies zero-fill).
+// (row offsets within the chunk in 32 bits: 32 rows of H x 128 elements; one 64-bit base
+// per tensor, so that each row's address is one wide multiply-add, not 64-bit arithmetic)
+template <class C>
+__device__ __forceinline__ void kc_intra32_load(tile::u32 (&graw)[16], __nv_bfloat16* Ks, __nv_bfloat16* Qs,
+                                                const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+                                                const __nv_bfloat16* __restrict__ g, long long bos, long long H,
+                                                long long h, long long rstride, long long rbase, int len, int cpc, int qr,
+                                                int lr, int lc8) {
+  const unsigned rb = (unsigned)rstride * 2u;  // a row's bytes (H x 128 bf16)
+  const char* const gp = reinterpret_cast<const char*>(g + (bos * H + h) * KC_KD + cpc) + (size_t)(16u * qr * rb);
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    graw[r] = 16 * qr + r < len ? __ldg(reinterpret_cast<const unsigned*>(gp + (size_t)(rb * (unsigned)r))) : 0u;
+  const char* const kb = reinterpret_cast<const char*>(k + rbase);
+  const char* const qb = reinterpret_cast<const char*>(q + rbase);
+  const tile::u32 dk = tile::smem_addr(Ks) + (lr * KC_LDB + lc8) * 2, dq = tile::smem_addr(Qs) + (lr * KC_LDB + lc8) * 2;
+#pragma unroll
+  for (int it = 0; it < 4; ++it) {
+    const bool in = lr + 8 * it < len;
+    const size_t off = in ? (size_t)(rb * (unsigned)(lr + 8 * it)) : 0;
+    tile::cp_async16(dk + it * 8 * KC_LDB * 2, kb + off, in ? 16u : 0u);
+    tile::cp_async16(dq + it * 8 * KC_LDB * 2, qb + off, in ? 16u : 0u);
+  }
+  kda::cp_async_commit();
+}
+
 // The CH 32 intra kernel's body (its entry points: kda_chunk_intra, and with PIPE
 // kda_chunk_intra_beside and kda_chunk_intra_lead; launch bounds 128 threads and
 // kc_intra_min_blocks); kBeside: flags set per chunk, blocks chunk-major from slot_off.
@@ -107,26 +324,7 @@ __device__ __forceinline__ void kc_intra32(
   tile::u32 graw[16];
   const int lr = tid >> 4, lc8 = (tid & 15) * 8;
   const long long rbase = (bos * H + h) * KC_KD + lc8;
-  // (row offsets within the chunk in 32 bits: 32 rows of H x 128 elements; one 64-bit base
-  // per tensor, so that each row's address is one wide multiply-add, not 64-bit arithmetic)
-  {
-    const unsigned rb = (unsigned)rstride * 2u;  // a row's bytes (H x 128 bf16)
-    const char* const gp = reinterpret_cast<const char*>(g + (bos * H + h) * KC_KD + cpc) + (size_t)(16u * qr * rb);
-#pragma unroll
-    for (int r = 0; r < 16; ++r)
-      graw[r] = 16 * qr + r < len ? __ldg(reinterpret_cast<const unsigned*>(gp + (size_t)(rb * (unsigned)r))) : 0u;
-    const char* const kb = reinterpret_cast<const char*>(k + rbase);
-    const char* const qb = reinterpret_cast<const char*>(q + rbase);
-    const tile::u32 dk = tile::smem_addr(Ks) + (lr * KC_LDB + lc8) * 2, dq = tile::smem_addr(Qs) + (lr * KC_LDB + lc8) * 2;
-#pragma unroll
-    for (int it = 0; it < 4; ++it) {
-      const bool in = lr + 8 * it < len;
-      const size_t off = in ? (size_t)(rb * (unsigned)(lr + 8 * it)) : 0;
-      tile::cp_async16(dk + it * 8 * KC_LDB * 2, kb + off, in ? 16u : 0u);
-      tile::cp_async16(dq + it * 8 * KC_LDB * 2, qb + off, in ? 16u : 0u);
-    }
-    kda::cp_async_commit();
-  }
+  kc_intra32_load<C>(graw, Ks, Qs, q, k, g, bos, H, h, rstride, rbase, len, cpc, qr, lr, lc8);
   reinterpret_cast<uint4*>(Ps)[tid] = make_uint4(0u, 0u, 0u, 0u);  // (rows 0..15 x columns 16..31 stay 0)
   const float ga2 = expf(A_log[h]) * 1.4426950408889634f;
   const float lb2 = lower_bound * 1.4426950408889634f;
@@ -176,53 +374,7 @@ __device__ __forceinline__ void kc_intra32(
     const int I = warp >> 1, kh = warp & 1;
     const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
     kda::frag_c accP[4], accL[4];
-#pragma unroll
-    for (int s = 0; s < 4; ++s) {
-      kda::zero(accP[s]);
-      kda::zero(accL[s]);
-    }
-#pragma unroll kU32PL
-    for (int st = 0; st < 8; ++st) {
-      const int c = 64 * kh + 8 * st + 2 * tq;
-      const float2 gr = *reinterpret_cast<const float2*>(Gc + r * KC_LDG + c);
-      const float2 g0 = *reinterpret_cast<const float2*>(Gc + i0 * KC_LDG + c);
-      const float2 g1 = *reinterpret_cast<const float2*>(Gc + i1 * KC_LDG + c);
-      const float d00 = g0.x - gr.x, d01 = g0.y - gr.y, d10 = g1.x - gr.x, d11 = g1.y - gr.y;
-      const float e00 = kda::ex2(d00), e01 = kda::ex2(d01), e10 = kda::ex2(d10), e11 = kda::ex2(d11);
-      const float2 q0 = kda::bf16x2_to_f32(Qs + i0 * KC_LDB + c), q1 = kda::bf16x2_to_f32(Qs + i1 * KC_LDB + c);
-      const float2 k0 = kda::bf16x2_to_f32(Ks + i0 * KC_LDB + c), k1 = kda::bf16x2_to_f32(Ks + i1 * KC_LDB + c);
-      kda::frag_a aq, ak;
-      aq.x[0] = kc_tf<C>(q0.x * e00);
-      aq.x[1] = kc_tf<C>(q1.x * e10);
-      aq.x[2] = kc_tf<C>(q0.y * e01);
-      aq.x[3] = kc_tf<C>(q1.y * e11);
-      ak.x[0] = kc_tf<C>(k0.x * e00);
-      ak.x[1] = kc_tf<C>(k1.x * e10);
-      ak.x[2] = kc_tf<C>(k0.y * e01);
-      ak.x[3] = kc_tf<C>(k1.y * e11);
-      kda::frag_b b0, b1;
-      b0.x[0] = kc_tf<C>(k0.x * kda::ex2(-d00));
-      b0.x[1] = kc_tf<C>(k0.y * kda::ex2(-d01));
-      b1.x[0] = kc_tf<C>(k1.x * kda::ex2(-d10));
-      b1.x[1] = kc_tf<C>(k1.y * kda::ex2(-d11));
-      kda::mma(accP[0], aq, b0);
-      kda::mma(accL[0], ak, b0);
-      kda::mma(accP[1], aq, b1);
-      kda::mma(accL[1], ak, b1);
-      if (I == 1) {
-#pragma unroll
-        for (int s = 0; s < 2; ++s) {
-          const int j = 8 * s + gq;
-          const float2 gj = *reinterpret_cast<const float2*>(Gc + j * KC_LDG + c);
-          const float2 kj = kda::bf16x2_to_f32(Ks + j * KC_LDB + c);
-          kda::frag_b b;
-          b.x[0] = kc_tf<C>(kj.x * kda::ex2(gr.x - gj.x));
-          b.x[1] = kc_tf<C>(kj.y * kda::ex2(gr.y - gj.y));
-          kda::mma(accP[2 + s], aq, b);
-          kda::mma(accL[2 + s], ak, b);
-        }
-      }
-    }
+    kc_intra32_pl<C>(accP, accL, Gc, Qs, Ks, I, kh, gq, tq);
     // P's partial sums (bytes): I = 0 unit 0 at 0 (float4 per lane), unit 1 at 512 (float2:
     // its rows 0..7, x[0] and x[1], lie above the diagonal); I = 1 units 0, 1, 2, 3 at 768,
     // 1280 (float2), 1536, 2048. L's go to LA where kh = 0 then writes L.
@@ -289,40 +441,7 @@ __device__ __forceinline__ void kc_intra32(
     (void)kd;
     (void)kU32QK;
   } else {
-    {
-      const int c4 = 4 * lane;
-      const float4 GL = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + c4);
-      const long long gb = (slot * H + h) * (C::ch * KC_KD);
-      // (row i = warp + 4 it has swizzle i % 8, which alternates with it: the image offset is
-      // that of row warp or warp + 4 plus (it / 2) 1024 bytes, an immediate of the store)
-      const int io0 = (int)(kda::sw128_off<C::ch>(warp, c4) >> 1), io1 = (int)(kda::sw128_off<C::ch>(warp + 4, c4) >> 1);
-      typename C::elem* const qg0 = qg + gb;
-      typename C::elem* const kd0 = kd + gb;
-#pragma unroll kU32QK
-      for (int it = 0; it < 8; ++it) {
-        const int i = warp + 4 * it;
-        const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + c4);
-        float qv[4], kv[4];
-        kda::bf16x4_to_f32(Qs + i * KC_LDB + c4, qv);
-        kda::bf16x4_to_f32(Ks + i * KC_LDB + c4, kv);
-        const float a = rq[i], b = rk[i];
-        const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
-        const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-        const int gi = ((it & 1) ? io1 : io0) + (it >> 1) * 512;
-        *reinterpret_cast<uint2*>(qg0 + gi) = make_uint2(kda::pack_f16x2(qv[0] * a * e0, qv[1] * a * e1),
-                                                         kda::pack_f16x2(qv[2] * a * e2, qv[3] * a * e3));
-        *reinterpret_cast<uint2*>(kd0 + gi) =
-            make_uint2(kda::pack_f16x2(k0 * kda::ex2(GL.x - G.x), k1 * kda::ex2(GL.y - G.y)),
-                       kda::pack_f16x2(k2 * kda::ex2(GL.z - G.z), k3 * kda::ex2(GL.w - G.w)));
-        *reinterpret_cast<uint2*>(Ks + i * KC_LDB + c4) =
-            make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
-      }
-      if (tid < 32) {
-        const float4 g2 = *reinterpret_cast<const float4*>(Gc + (len - 1) * KC_LDG + tid * 4);
-        *reinterpret_cast<float4*>(gl + (slot * H + h) * KC_KD + tid * 4) =
-            make_float4(kda::ex2(g2.x), kda::ex2(g2.y), kda::ex2(g2.z), kda::ex2(g2.w));
-      }
-    }
+    kc_intra32_qk<C>(qg, kd, gl, Gc, Qs, Ks, rq, rk, slot, H, h, len, tid, warp, lane);
   }
   __syncthreads();  // (the partial sums in Xp and LA and q in Qs are consumed)
 
@@ -339,20 +458,7 @@ __device__ __forceinline__ void kc_intra32(
     }
     kda::cp_async_commit();
   }
-  if (warp < 2) kc_inv16<KC_LDL32>(LA + 16 * warp * (KC_LDL32 + 1), A16 + 16 * warp * (KC_LDA16 + 1), bs + 16 * warp);
-  __syncthreads();
-  {  // A10 = -A11 (L10 A00); thread = row a, columns b, b + 1
-    const int a = tid >> 3, b = (tid & 7) * 2;
-    float* X = Gc;  // [16][16] (G is consumed)
-    float acc[2] = {0.f, 0.f};
-    kda::mm_strip<16, 2>(acc, LA + (16 + a) * KC_LDL32, LA + b, KC_LDL32);
-    *reinterpret_cast<float2*>(X + a * 16 + b) = make_float2(acc[0], acc[1]);
-    __syncthreads();
-    float acc2[2] = {0.f, 0.f};
-    kda::mm_strip<16, 2>(acc2, LA + (16 + a) * KC_LDL32 + 16, X + b, 16);
-    const float2 bb = *reinterpret_cast<const float2*>(bs + b);
-    *reinterpret_cast<tile::u32*>(A16 + (16 + a) * KC_LDA16 + b) = kda::pack_f16x2(-acc2[0] * bb.x, -acc2[1] * bb.y);
-  }
+  kc_intra32_inverse<C>(LA, Gc, A16, bs, warp, tid);
   kda::cp_async_wait_all();  // v (this thread's copies)
   __syncthreads();
 
@@ -360,65 +466,7 @@ __device__ __forceinline__ void kc_intra32(
   {
     __half* Ws = reinterpret_cast<__half*>(Gc);
     __half* Us = Ws + C::ch * KC_KD;
-    if constexpr (C::rc != 1) {
-      kda::frag_c accW[2][4], accU[2][4];
-#pragma unroll
-      for (int I = 0; I < 2; ++I)
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          kda::zero(accW[I][nt]);
-          kda::zero(accU[I][nt]);
-        }
-      const tile::u32 lb = tile::smem_addr(Ks) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
-      const tile::u32 vb = tile::smem_addr(Vs) + ((lane & 15) * KC_LDB + 32 * warp + (lane >> 4) * 8) * 2;
-      const tile::u32 a16l = tile::smem_addr(A16) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * KC_LDA16 * 2 + (lane >> 4) * 16;
-      (void)vb;
-#pragma unroll
-      for (int ks = 0; ks < 2; ++ks) {
-        tile::u32 bk[2][4], bv[2][4];
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          kda::ldsm_x4_t(bk[hh], lb + (ks * 16 * KC_LDB + 16 * hh) * 2);
-          if (C::ua) continue;
-          kda::ldsm_x4_t(bv[hh], vb + (ks * 16 * KC_LDB + 16 * hh) * 2);
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {  // bf16 pairs -> fp16 pairs (exact: v in fp16 range)
-            const float2 f = kda::bf16x2_bits_to_f32(bv[hh][e]);
-            bv[hh][e] = kda::pack_f16x2(f.x, f.y);
-          }
-        }
-#pragma unroll
-        for (int I = 0; I < 2; ++I) {
-          if (I >= ks) {
-            tile::u32 a[4];
-            kda::ldsm_x4(a, a16l + (16 * I * KC_LDA16 + 16 * ks) * 2);
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              kda::mma_f16(accW[I][2 * hh], a, bk[hh][0], bk[hh][1]);
-              kda::mma_f16(accW[I][2 * hh + 1], a, bk[hh][2], bk[hh][3]);
-              if (C::ua) continue;
-              kda::mma_f16(accU[I][2 * hh], a, bv[hh][0], bv[hh][1]);
-              kda::mma_f16(accU[I][2 * hh + 1], a, bv[hh][2], bv[hh][3]);
-            }
-          }
-        }
-      }
-#pragma unroll
-      for (int I = 0; I < 2; ++I) {
-        const int i0 = 16 * I + gq, i1 = i0 + 8;
-        const bool z0 = i0 >= len, z1 = i1 >= len;
-#pragma unroll
-        for (int nt = 0; nt < 4; ++nt) {
-          const int e = 32 * warp + 8 * nt + 2 * tq;
-          const int x0 = (int)(kda::sw128_off<C::ch>(i0, e) >> 1), x1 = (int)(kda::sw128_off<C::ch>(i1, e) >> 1);
-          *reinterpret_cast<tile::u32*>(Ws + x0) = z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-          *reinterpret_cast<tile::u32*>(Ws + x1) = z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
-          if (C::ua) continue;
-          *reinterpret_cast<tile::u32*>(Us + x0) = z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
-          *reinterpret_cast<tile::u32*>(Us + x1) = z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
-        }
-      }
-    }
+    if constexpr (C::rc != 1) kc_intra32_wu<C>(Ws, Us, Ks, Vs, A16, len, warp, lane, gq, tq);
     if constexpr (C::ua) {
       // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
       // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
