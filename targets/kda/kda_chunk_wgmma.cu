@@ -1,7 +1,8 @@
 // targets/kda/kda_chunk_wgmma.cu — template chunk_wgmma (spec.json, sm_90a): kda_chunk_intra
 // (CH 64: kernels/intra64.cuh; CH 32: kernels/intra32.cuh, with PIPE also
 // kda_chunk_intra_beside, kda_chunk_intra_lead and kda_chunk_flags) and kda_chunk_state on
-// wgmma (kernels/state_wgmma.cuh, with PIPE also kda_chunk_state_beside). Parameters GM, TRN,
+// wgmma (kernels/state_wgmma.cuh, kernels/state_rc.cuh; with PIPE also kda_chunk_state_beside).
+// Parameters GM, TRN,
 // CH, UA, RC, PIPE, LEAD (BV 128, SW 8, PREC 2, STG 0 fixed); the design and every parameter:
 // kernels/config.cuh. The entry points of the state kernels are here; their bodies are
 // templates over the parameters (Kc, the renderer's values).
@@ -10,6 +11,7 @@
 #include "kernels/intra64.cuh"
 #include "kernels/intra32.cuh"
 #include "kernels/state_wgmma.cuh"
+#include "kernels/state_rc.cuh"
 
 using Kc = KcParams<CH, BV, SW, PREC, STG, GM, TRN, /*SEG*/ 0, UA, RC, PIPE>;
 
