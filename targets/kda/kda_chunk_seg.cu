@@ -3,8 +3,7 @@
 // kda_chunk_fixup (kernels/seg.cuh), then kda_chunk_state per segment of SEG chunks
 // (kernels/state_wgmma.cuh, kernels/seg.cuh). Parameters TRN, SEG, CH (GM 2, BV 128, SW 8,
 // PREC 2, STG 0 fixed); the design and every parameter: kernels/config.cuh. The entry points
-// of the state, seg and fixup kernels are here; their bodies are templates over the parameters
-// (Kc, the renderer's values).
+// are here; the kernel bodies are templates over the parameters (Kc, the renderer's values).
 #include "kernels/config.cuh"
 #include "kernels/common.cuh"
 #include "kernels/intra64.cuh"

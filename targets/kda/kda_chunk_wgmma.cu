@@ -2,9 +2,8 @@
 // (CH 64: kernels/intra64.cuh; CH 32: kernels/intra32.cuh, with PIPE also
 // kda_chunk_intra_beside, kda_chunk_intra_lead and kda_chunk_flags) and kda_chunk_state on
 // wgmma (kernels/state_wgmma.cuh, kernels/state_rc.cuh; with PIPE also kda_chunk_state_beside).
-// Parameters GM, TRN,
-// CH, UA, RC, PIPE, LEAD (BV 128, SW 8, PREC 2, STG 0 fixed); the design and every parameter:
-// kernels/config.cuh. The entry points of the state kernels are here; their bodies are
+// Parameters GM, TRN, CH, UA, RC, PIPE, LEAD (BV 128, SW 8, PREC 2, STG 0 fixed); the design
+// and every parameter: kernels/config.cuh. The entry points are here; the kernel bodies are
 // templates over the parameters (Kc, the renderer's values).
 #include "kernels/config.cuh"
 #include "kernels/common.cuh"
