@@ -484,10 +484,10 @@ __device__ __forceinline__ void consume_overlapped(const Layout<D, 64 * NC, BN, 
 // 32 / 240). The producer's loop keeps 64-bit state (24 spilled it while the warpgroup
 // index came from threadIdx; 40 and 32 never did). Two consumers on key tiles of 192 take
 // 240 (at 232 ptxas spills 48 bytes and serializes the products), leaving the producer 24;
-// key tiles up to 128 keep the split they were measured with. The producer handing out
-// tiles (PERSIST 2) spilled at 24-40 (its loop holds the counter's address and the tile
-// count): it takes 56 beside two consumers of 224, 40 beside three of 152; key tiles of
-// 192 at D 128 leave it nothing (a constraint).
+// key tiles up to 128 keep the split they were measured with. PERSIST 2's producer takes 56
+// beside two consumers of 224 (set while it took the tile numbers itself and spilled at
+// 40; kept as measured since the first consumer thread took that over) and 32 beside three
+// of 160; key tiles of 192 at D 128 leave it nothing (a constraint).
 template <int D, int NC, int BN, bool kDynamic>
 struct Registers {
   static constexpr bool wide = NC == 2 && BN > 128 && (D == 128 || !kDynamic);
