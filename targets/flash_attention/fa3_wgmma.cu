@@ -104,7 +104,7 @@ struct Layout {
   static constexpr u32 q_bytes = BM * D * 2, kv_bytes = BN * D * 2;
   static constexpr u32 barriers = q_bytes + 2 * NS * kv_bytes;  // Q's two barriers, K ring, V ring
   // PERSIST 2: the number of the tile whose Q is in (for the consumers), the next tile's
-  // number (from the scheduling thread for the producer) and that number's two barriers
+  // number (from the first consumer thread, for the producer) and that number's two barriers
   static constexpr u32 slot = barriers + 8 * (2 + 4 * NS), next = slot + 4, next_barriers = slot + 8;
   static constexpr u32 bytes = next_barriers + 16;
   static_assert(bytes - q_bytes - 2 * NS * kv_bytes <= 256, "barriers and slot within the plan's 256 bytes");
