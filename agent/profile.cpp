@@ -360,7 +360,7 @@ int profile_on_worker(const ProfileOptions& o, const spec::Operator& op, const S
                    {"template", s.info.template_name},
                    {"params", s.params}};
       if (!s.from_spec) cand["program"] = spec::program_to_json(s.program);
-      json req = {{"type", "profile"},      {"operator_dir", op.dir.string()},
+      json req = {{"type", "profile"},      {"operator_dir", op.spec_dir.string()},
                   {"shape", shape.label()}, {"candidate", cand},
                   {"runs", o.runs},         {"seed", evaluator::JudgeSettings{}.bench_seed}};
       auto rep = worker.request(req, o.timeout_s);

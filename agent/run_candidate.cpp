@@ -133,7 +133,7 @@ int run_candidate(const RunOptions& o) {
     if (!t.output) inputs[t.name] = fs::absolute(fs::path(o.inputs_dir) / (t.name + ".npy")).string();
   json req = {
       {"type", "run"},
-      {"operator_dir", op.dir.string()},
+      {"operator_dir", op.spec_dir.string()},
       {"reference_cubin", cubin_of(ref_src, "reference")},
       {"baseline_cubin", cubin_of(base_src, "baseline")},
       {"candidate",

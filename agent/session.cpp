@@ -33,7 +33,8 @@ namespace fs = std::filesystem;
 namespace st = evaluator::status;
 
 std::string spec_hash(const spec::Operator& op) {
-  std::string all = codegen::read_file((op.dir / "spec.json").string());
+  std::string all = codegen::read_file((op.spec_dir / "spec.json").string());
+  if (op.spec_dir != op.dir) all += codegen::read_file((op.dir / "spec.json").string());  // a suite's base
   if (!op.reference.source.empty()) all += codegen::read_file(op.reference.source.string());
   if (!op.baseline.source.empty()) all += codegen::read_file(op.baseline.source.string());
   for (auto* py : {&op.reference.python, &op.baseline.python})

@@ -61,7 +61,7 @@ void Session::judge_on_workers(const spec::Program& tpl, WorkQueue& queue, std::
       js.stopping_rule = o_.stopping_rule;
       js.baseline_prior_ms = baseline_prior_;
       json req = {{"type", "evaluate"},
-                  {"operator_dir", op_.dir.string()},
+                  {"operator_dir", op_.spec_dir.string()},
                   {"reference_cubin", ref_cubin_},
                   {"baseline_cubin", base_cubin_},
                   {"candidate", {{"cubin", p.cubin_path}, {"template", tpl.name}, {"params", p.params}}},

@@ -606,21 +606,55 @@ double Operator::bytes_at(const Shape& s) const {
   return bytes.empty() ? 0 : eval(bytes, bindings(s));
 }
 
-Operator load_operator(const fs::path& dir_in) {
-  fs::path dir = fs::absolute(dir_in);
-  fs::path file = dir / "spec.json";
+namespace {
+
+json read_spec_json(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw SpecError(fmt::format("{}: cannot be read (does the operator exist?)", file.string()));
-  json j;
   try {
-    j = json::parse(in);
+    return json::parse(in);
   } catch (json::parse_error& e) {
     throw SpecError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
   }
+}
+
+// A suite's spec.json (`"extends"` present) over the spec it extends: the base's JSON with
+// the suite's name, description and benchmark shapes. Sets *base_dir to the base's folder.
+json apply_extends(const json& j, const fs::path& file, fs::path* base_dir) {
   Reader r(j, file.string(), "");
-  if (!j.is_object()) r.fail("(top level)", "an object");
+  for (auto& [key, v] : j.items())
+    if (key != "extends" && key != "name" && key != "description" && key != "benchmark_shapes")
+      r.fail(key, "only extends, name, description and benchmark_shapes in a suite (the rest is the base's)");
+  const std::string rel = r.str("extends");
+  *base_dir = fs::weakly_canonical(file.parent_path() / rel);
+  const fs::path base_file = *base_dir / "spec.json";
+  if (!fs::exists(base_file)) r.fail("extends", "an operator's folder (" + base_file.string() + " not found)");
+  json merged = read_spec_json(base_file);
+  if (!merged.is_object() || merged.contains("extends"))
+    r.fail("extends", "an operator that extends none (" + base_file.string() + " does)");
+  merged["name"] = r.str("name");
+  merged["description"] = r.str("description", std::string());
+  if (!r.has("benchmark_shapes")) r.fail("benchmark_shapes", "the suite's shapes (a suite is its shapes)");
+  merged["benchmark_shapes"] = j.at("benchmark_shapes");
+  return merged;
+}
+
+}  // namespace
+
+Operator load_operator(const fs::path& dir_in) {
+  const fs::path spec_dir = fs::absolute(dir_in);
+  fs::path dir = spec_dir;  // where the sources are: the base's folder for a suite
+  fs::path file = spec_dir / "spec.json";
+  json j = read_spec_json(file);
+  if (!j.is_object()) Reader(j, file.string(), "").fail("(top level)", "an object");
   Operator op;
+  if (j.contains("extends")) {
+    j = apply_extends(j, file, &dir);
+    op.extends = dir.filename().string();
+  }
+  Reader r(j, op.extends.empty() ? file.string() : fmt::format("{} (extending {})", file.string(), op.extends), "");
   op.dir = dir;
+  op.spec_dir = spec_dir;
   op.name = r.str("name");
   op.description = r.str("description", std::string());
   op.symbols = r.str_list("symbols");

@@ -153,7 +153,14 @@ struct Program {
 struct Operator {
   std::string name;
   std::string description;
+  // Where the sources, the includes and the files a spec names lie. For a suite that
+  // extends another operator (`"extends"` in spec.json: another operator's everything with
+  // its own benchmark shapes) that is the operator it extends; spec_dir is its own folder.
   std::filesystem::path dir;
+  // The folder of this spec.json: what a worker loads the operator from (its
+  // `operator_dir`), and the spec whose content names what the evaluations were judged under.
+  std::filesystem::path spec_dir;
+  std::string extends;  // the operator a suite extends ("" for an operator of its own)
   std::vector<std::string> symbols;
   std::vector<Scalar> scalars;
   std::vector<Tensor> tensors;
@@ -183,7 +190,9 @@ struct Operator {
 };
 
 // Reads and checks targets/<dir>/spec.json. Errors (SpecError) name the file,
-// the field (JSON path) and what was expected.
+// the field (JSON path) and what was expected. A spec with `"extends": "../OTHER"` is a
+// suite of another operator: OTHER's spec (which may not extend one itself) with this
+// one's name, description and benchmark shapes, and nothing else (docs/spec-format.md).
 Operator load_operator(const std::filesystem::path& dir);
 
 // A launch program from JSON (same form as a template in spec.json). With

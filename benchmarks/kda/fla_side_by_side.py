@@ -18,10 +18,14 @@ errors for o and the final state.
 
   python3 benchmarks/kda/fla_side_by_side.py --tessera build/tessera --db runs/tessera.db --candidate 104
   python3 benchmarks/kda/fla_side_by_side.py ... --workloads long --candidates h16_1x32768=7,h16_1x131072=7 --candidate 18
+  python3 benchmarks/kda/fla_side_by_side.py --db kl.db --workloads long --champions --no-error
 
 --candidates NAME=ID,... serves a workload by its own candidate (the per-shape
 champions: `tessera leaderboard kda --per-shape`, or a sequence-split candidate
-for the long sequences), --candidate the others. The float64 reference of the
+for the long sequences), --candidate the others; --champions takes each workload's per-shape
+champion from `tessera leaderboard --per-shape` (of kda, or of kda_long, the long-context
+suite's operator, targets/kda_long, whose candidates are judged on these very shapes).
+The float64 reference of the
 131072-token shapes takes a while; --no-error skips it (times only).
 
 Needs torch, triton and fla-core (pip install fla-core einops).
@@ -78,7 +82,7 @@ def rel_l2(got, ref):
 
 
 def tessera_run(args, flag, inputs, outputs, repeat):
-    cmd = [args.tessera, "run", "kda", *flag, "--inputs", inputs, "--outputs", outputs, "--db", args.db, "--json"]
+    cmd = [args.tessera, "run", args.operator, *flag, "--inputs", inputs, "--outputs", outputs, "--db", args.db, "--json"]
     if repeat:
         cmd += ["--repeat", str(repeat)]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -94,6 +98,10 @@ def main():
     ap.add_argument("--candidate", type=int, default=None, help="the candidate that serves every workload "
                     "not named in --candidates")
     ap.add_argument("--candidates", default="", help="NAME=ID,... a candidate per workload")
+    ap.add_argument("--champions", action="store_true", help="serve each workload by its per-shape champion "
+                    "(`tessera leaderboard OPERATOR --per-shape`); --candidate and --candidates serve the rest")
+    ap.add_argument("--operator", default=None, help="whose candidates: kda, or kda_long (its long-context "
+                    "suite: targets/kda_long); default kda_long when every workload is a long one, else kda")
     ap.add_argument("--no-error", action="store_true", help="skip the float64 reference (times only)")
     ap.add_argument("--spec", default="targets/kda/spec.json")
     ap.add_argument("--repeat", type=int, default=30)
@@ -112,7 +120,14 @@ def main():
     chosen = [w for w in known if w[0] in names] if args.workloads else WORKLOADS
     if not chosen:
         sys.exit(f"no workload among {args.workloads}; known: {', '.join(w[0] for w in known)}, long")
+    if args.operator is None:
+        long_names = {w[0] for w in LONG_CONTEXT}
+        args.operator = "kda_long" if all(w[0] in long_names for w in chosen) else "kda"
     per = {}
+    if args.champions:
+        lb = subprocess.run([args.tessera, "leaderboard", args.operator, "--per-shape", "--json", "--db", args.db],
+                            capture_output=True, text=True, check=True)
+        per = {r["shape"]: r["candidate"] for r in json.loads(lb.stdout)}
     for item in filter(None, args.candidates.split(",")):
         name, _, cid = item.partition("=")
         if name not in {w[0] for w in known} or not cid.isdigit():

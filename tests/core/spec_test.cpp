@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "agent/session.h"
 #include "tests/support/hostile_targets.h"
 
 using namespace tessera::spec;
@@ -310,6 +311,84 @@ TEST(Spec, DerivesTAndNseqFromSeqlens) {
   Operator op = load_operator(t.dir);
   EXPECT_EQ(op.validation_shapes[0].symbols.at("T"), 8);
   EXPECT_EQ(op.validation_shapes[0].symbols.at("NSEQ"), 3);
+}
+
+// A suite (`extends`): another operator's spec with its own name, description and benchmark
+// shapes; the sources stay the base's, the spec's folder is the suite's own, and the
+// evaluations' spec hash covers both files.
+TEST(Spec, ASuiteIsItsBaseWithItsOwnBenchmarkShapes) {
+  TempOp base(kGood);
+  const fs::path suite_dir = base.dir.parent_path() / (base.dir.filename().string() + "-long");
+  fs::create_directories(suite_dir);
+  auto write_suite = [&](const std::string& text) { std::ofstream(suite_dir / "spec.json") << text; };
+  const std::string extends = "\"extends\": \"../" + base.dir.filename().string() + "\"";
+  write_suite("{" + extends +
+              R"J(, "name": "toy_long", "benchmark_shapes": [{"name": "huge", "N": 4194304}, {"N": 8}]})J");
+  Operator op = load_operator(suite_dir);
+  EXPECT_EQ(op.name, "toy_long");
+  EXPECT_EQ(op.extends, base.dir.filename().string());
+  EXPECT_EQ(op.dir, fs::weakly_canonical(base.dir)) << "the sources' folder";
+  EXPECT_EQ(op.spec_dir, fs::absolute(suite_dir));
+  ASSERT_EQ(op.benchmark_shapes.size(), 2u);
+  EXPECT_EQ(op.benchmark_shapes[0].label(), "huge");
+  EXPECT_EQ(op.validation_shapes.size(), 2u) << "the base's";
+  ASSERT_EQ(op.templates.size(), 1u);
+  EXPECT_EQ(op.templates[0].source, fs::weakly_canonical(base.dir) / "k.cu");
+  const Operator b = load_operator(base.dir);
+  EXPECT_EQ(b.spec_dir, b.dir);
+  EXPECT_TRUE(b.extends.empty());
+  const std::string hash = tessera::agent::spec_hash(op);
+  EXPECT_NE(hash, tessera::agent::spec_hash(b));
+  std::ofstream(base.dir / "spec.json") << replace(kGood, R"J("rel_l2": 1e-5)J", R"J("rel_l2": 1e-4)J");
+  EXPECT_NE(tessera::agent::spec_hash(load_operator(suite_dir)), hash) << "a change of the base's spec counts";
+
+  auto error = [&](const std::string& text) {
+    write_suite(text);
+    try {
+      load_operator(suite_dir);
+    } catch (SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string err = error("{" + extends + R"J(, "name": "x", "benchmark_shapes": [{"N": 8}], "templates": []})J");
+  EXPECT_NE(err.find("'templates'"), std::string::npos) << err;
+  EXPECT_NE(err.find("only extends, name, description and benchmark_shapes"), std::string::npos) << err;
+  err = error("{" + extends + R"J(, "name": "x"})J");
+  EXPECT_NE(err.find("'benchmark_shapes'"), std::string::npos) << err;
+  err = error(R"J({"extends": "../no-such-operator", "name": "x", "benchmark_shapes": [{"N": 8}]})J");
+  EXPECT_NE(err.find("'extends'"), std::string::npos) << err;
+  err = error("{" + extends + R"J(, "name": "x", "benchmark_shapes": [{"M": 8}]})J");
+  EXPECT_NE(err.find("extending " + base.dir.filename().string()), std::string::npos) << "names the suite: " << err;
+  // a suite of a suite
+  const fs::path second = base.dir.parent_path() / (base.dir.filename().string() + "-longer");
+  fs::create_directories(second);
+  std::ofstream(second / "spec.json") << R"J({"extends": "../)J" + suite_dir.filename().string() +
+                                              R"J(", "name": "y", "benchmark_shapes": [{"N": 8}]})J";
+  write_suite("{" + extends + R"J(, "name": "toy_long", "benchmark_shapes": [{"N": 8}]})J");
+  try {
+    load_operator(second);
+    ADD_FAILURE() << "a suite of a suite loaded";
+  } catch (SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("an operator that extends none"), std::string::npos) << e.what();
+  }
+  fs::remove_all(suite_dir);
+  fs::remove_all(second);
+}
+
+// kda_long is kda's long-context suite (issue 32): kda's templates on one long sequence.
+TEST(Spec, KdaLongIsKdasLongContextSuite) {
+  Operator op = load_operator(targets() / "kda_long");
+  const Operator kda = load_operator(targets() / "kda");
+  EXPECT_EQ(op.extends, "kda");
+  EXPECT_EQ(op.dir, kda.dir);
+  ASSERT_EQ(op.templates.size(), kda.templates.size());
+  for (size_t i = 0; i < op.templates.size(); ++i) EXPECT_EQ(op.templates[i].name, kda.templates[i].name);
+  ASSERT_EQ(op.benchmark_shapes.size(), 4u);
+  for (auto& s : op.benchmark_shapes) {
+    EXPECT_EQ(s.seqlens.size(), 1u) << s.label();
+    EXPECT_GE(s.symbols.at("T"), 32768) << s.label();
+  }
 }
 
 TEST(Spec, EveryShippedOperatorLoads) {

@@ -12,8 +12,8 @@
 //   24  its reply, then a second one                25  announces a 0.5 s step, then hangs
 // the rest are wrong. Each evaluate announces a 10 s validation step first.
 // Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind", and its candidate
-// (template, params and the program it carries, if any; not the cubin's path) to
-// $FAKE_WORKER_REQUEST_LOG as one JSON line. A profile request
+// (template, params and the program it carries, if any; not the cubin's path), with the
+// request's operator_dir, to $FAKE_WORKER_REQUEST_LOG as one JSON line. A profile request
 // (`tessera profile`) is answered as the real worker answers it, with the plan's kernel
 // "hostile" (KIND 4, which writes past its output, as written outside "y"), and appended
 // to $FAKE_WORKER_PROFILE_LOG as one JSON line.
@@ -163,6 +163,7 @@ int main(int argc, char** argv) {
       if (const char* p = std::getenv("FAKE_WORKER_REQUEST_LOG")) {
         json cand = req["candidate"];
         cand.erase("cubin");
+        cand["operator_dir"] = req["operator_dir"];
         std::ofstream(p, std::ios::app) << cand.dump() << "\n";
       }
       reply = evaluate(kind, id, secret, channel);

@@ -291,3 +291,33 @@ TEST(Pipeline, ACandidateIsLaunchedWithThePlanItWasJudgedWith) {
   EXPECT_NE(launcher.find("tessera_count(256.0, &steps[0].block[0])"), std::string::npos) << ex;
   EXPECT_EQ(launcher.find("tessera_count(128.0, &steps[0].block[0])"), std::string::npos);
 }
+
+// A suite (`extends`) is judged as an operator of its own: the worker loads the suite's
+// folder (whose benchmark shapes it times), and the candidates and their leaderboard are
+// the suite's, not its base's.
+TEST(Pipeline, ASuiteIsJudgedFromItsOwnFolder) {
+  fs::path targets = make_targets();
+  fs::create_directories(targets / "hostile_rmsnorm_wide");
+  std::ofstream(targets / "hostile_rmsnorm_wide" / "spec.json")
+      << R"J({"extends": "../hostile_rmsnorm", "name": "hostile_rmsnorm_wide",
+              "benchmark_shapes": [{"name": "wide", "M": 64, "N": 65536}]})J";
+  std::string db = (targets / "suite.db").string();
+  std::string requests = (targets / "suite-requests.log").string();
+  std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
+                    " TESSERA_WORKER_GPUS=1 FAKE_WORKER_REQUEST_LOG=" + requests + " ";
+  std::string out = run(env + TESSERA_BINARY +
+                        " optimize hostile_rmsnorm_wide --strategy exhaustive --budget 1 --gpus all --timeout 3 "
+                        "--quiet --db " +
+                        db);
+  SCOPED_TRACE(out);
+  auto reqs = json_lines(requests);
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(fs::path(reqs[0]["operator_dir"].get<std::string>()), fs::absolute(targets / "hostile_rmsnorm_wide"));
+  EXPECT_EQ(reqs[0]["template"], "hostile");
+  const std::string suite = run(env + TESSERA_BINARY + " leaderboard hostile_rmsnorm_wide --json --db " + db);
+  const std::string base = run(env + TESSERA_BINARY + " leaderboard hostile_rmsnorm --json --db " + db);
+  auto rows = nlohmann::json::parse(suite);
+  ASSERT_TRUE(rows.is_array()) << suite;
+  EXPECT_EQ(rows.size(), 1u) << suite;
+  EXPECT_EQ(nlohmann::json::parse(base).size(), 0u) << base;
+}
