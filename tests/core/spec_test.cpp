@@ -364,7 +364,7 @@ TEST(Spec, ASuiteIsItsBaseWithItsOwnBenchmarkShapes) {
   const fs::path second = base.dir.parent_path() / (base.dir.filename().string() + "-longer");
   fs::create_directories(second);
   std::ofstream(second / "spec.json") << R"J({"extends": "../)J" + suite_dir.filename().string() +
-                                              R"J(", "name": "y", "benchmark_shapes": [{"N": 8}]})J";
+                                             R"J(", "name": "y", "benchmark_shapes": [{"N": 8}]})J";
   write_suite("{" + extends + R"J(, "name": "toy_long", "benchmark_shapes": [{"N": 8}]})J");
   try {
     load_operator(second);
