@@ -112,6 +112,35 @@ TEST_F(GemmGpu, HopperTemplateMatchesTheReference) {
   judge_all(*tpl, configs);
 }
 
+// SPLITK < 0: the split sums added in the kernel by each tile's last split, its counters
+// zeroed by the step before it (scratch, counters included, is NaN-poisoned before each launch).
+// Shapes that split: decode widths (one row: one warp of a consumer counts; 16 rows), M 128
+// with few tiles, N % 4 != 0 (the element-wise path: 127 x 129 x 72 among the validation
+// shapes, 3 x 77 x 4104 here), an empty last split (2 x 198 x 320: 5 k-tiles, SPLITK -4 gives
+// 2, 2, 1, 0); and, where SPLITS is 1 (2048 x 6144 x 4096 and 4096^3 among the validation
+// shapes), the same build writing C itself.
+TEST_F(GemmGpu, HopperTemplateAddsTheSplitsInTheKernel) {
+  for (auto [m, n, k] : std::vector<std::tuple<long long, long long, long long>>{
+           {1, 6144, 4096}, {16, 4096, 14336}, {128, 6144, 4096}, {3, 77, 4104}, {2, 198, 320}, {2, 200, 320}})
+    op.validation_shapes.push_back({"", {{"M", m}, {"N", n}, {"K", k}}});
+  const spec::Program* tpl = op.find_template("wgmma");
+  ASSERT_NE(tpl, nullptr);
+  // ping-pong (64 and 128 rows), two consumers sharing a tile (two counter parts), one
+  // consumer, two blocks a SM; up to 2 to 8 splits
+  const char* names[] = {"BM", "BN", "CONSUMERS", "PINGPONG", "OCC", "STAGES", "GROUP_M", "SPLITK"};
+  const std::vector<std::vector<long long>> rows = {
+      {128, 128, 2, 1, 1, 6, 8, -4}, {64, 192, 2, 1, 1, 5, 1, -8}, {128, 256, 2, 0, 1, 4, 16, -8},
+      {64, 128, 1, 0, 2, 4, 8, -4},  {128, 64, 1, 0, 1, 3, 1, -2},
+  };
+  std::vector<Params> configs;
+  for (const auto& r : rows) {
+    Params p;
+    for (size_t i = 0; i < r.size(); ++i) p[names[i]] = r[i];
+    configs.push_back(p);
+  }
+  judge_all(*tpl, configs);
+}
+
 // The fp16 build (F16 1, what `tessera import` gives fp16 gemm definitions): the shipped
 // operator with fp16 tensors, the fp16 float64 reference and the `_f16` kernels in the plan,
 // as the importer writes them, judged the same way on the validation shapes and a decode
@@ -139,5 +168,14 @@ TEST_F(GemmGpu, HopperTemplateInFp16MatchesTheReference) {
                    {"STAGES", 5},
                    {"GROUP_M", 16},
                    {"SPLITK", 8},
+                   {"F16", 1}},
+                  {{"BM", 128},
+                   {"BN", 128},
+                   {"CONSUMERS", 2},
+                   {"PINGPONG", 1},
+                   {"OCC", 1},
+                   {"STAGES", 6},
+                   {"GROUP_M", 8},
+                   {"SPLITK", -8},
                    {"F16", 1}}});
 }

@@ -2,20 +2,30 @@
 // (targets/gemm/gemm_wgmma.cu, issue 33):
 //   * its launch plan: at every validation and benchmark shape and on 114, 132 and 148 SMs,
 //     K % 8 == 0 runs gemm_wgmma (TMA needs 16-byte row strides) and anything else the
-//     SIMT fallback, never both; the reduce step runs exactly where the kernel splits k
-//     (the spec's let SPLITS against the kernel's splits_of, written out again here), the
-//     grid is min(OCC x SMS, tiles x splits) and the scratch holds every split's partials;
+//     SIMT fallback, never both; a second step runs exactly where the kernel splits k
+//     (the spec's let SPLITS against the kernel's splits_of, written out again here): with
+//     SPLITK > 0 the reduce step after the kernel, its programmatic dependent, with SPLITK < 0
+//     the counters' reset before it, the kernel its programmatic dependent; the grid is
+//     min(OCC x SMS, tiles x splits) and the scratch holds every split's partials (and with
+//     SPLITK < 0 a counter per tile, consumer part and warp after them);
 //   * the template space: the constraints keep exactly the 18 tile shapes (12 with the
 //     consumers sharing a tile, 6 ping-pong) whose accumulators fit (at most 128 registers a
 //     thread) and the stages that fit in shared memory, and two blocks a SM (OCC 2) only with
 //     one consumer, at most 64 accumulators a thread and half the shared memory;
-//   * NVRTC compiles each tile shape (at its deepest ring, and at OCC 2 where allowed) for
-//     sm_90a with the three kernels, nothing spilled and no wgmma serialized by ptxas.
+//   * NVRTC compiles each tile shape (at its deepest ring, and at OCC 2 where allowed, with
+//     SPLITK 8 and -8) for sm_90a with the three kernels, nothing spilled and no wgmma
+//     serialized by ptxas; with SPLITK < 0 the kernel waits for the step before it and counts
+//     with an atomic between fences, with SPLITK > 0 it does neither.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <set>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "agent/template_space.h"
 #include "codegen/compiler.h"
@@ -37,20 +47,23 @@ const spec::Program& wgmma(const spec::Operator& op) {
   return *t;
 }
 
-// gemm_wgmma.cu's splits_of: every tile split SPLITK ways at decode widths (32 M SPLITK <= K),
-// otherwise only where the tiles are fewer than the block slots (OCC x SMS); never more than
-// the k-tiles of 64.
+// gemm_wgmma.cu's splits_of: every tile split |SPLITK| ways at decode widths (32 M |SPLITK| <=
+// K), otherwise only where the tiles are fewer than the block slots (OCC x SMS); never more
+// than the k-tiles of 64.
 long long kernel_splits(long long M, long long N, long long K, long long bm, long long bn, long long splitk,
                         long long slots) {
+  splitk = std::abs(splitk);
   const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
   const long long s = std::min({32 * M * splitk <= K ? splitk : slots / tiles, splitk, (K + 63) / 64});
   return std::max(1LL, s);
 }
 
-size_t step_of(const spec::Program& t, const std::string& kernel) {
-  for (size_t i = 0; i < t.launch.size(); ++i)
-    if (t.launch[i].kernel == kernel) return i;
-  throw std::runtime_error("no launch step " + kernel);
+// The steps that launch at bindings b: (kernel, pdl) in plan order.
+std::vector<std::pair<std::string, bool>> launched_steps(const spec::Program& t, const spec::Bindings& b) {
+  std::vector<std::pair<std::string, bool>> steps;
+  for (const auto& k : t.launch)
+    if (spec::launched(k, b)) steps.emplace_back(k.kernel, k.pdl);
+  return steps;
 }
 
 }  // namespace
@@ -58,22 +71,18 @@ size_t step_of(const spec::Program& t, const std::string& kernel) {
 TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
   auto op = spec::load_operator(targets() / "gemm");
   const spec::Program& t = wgmma(op);
-  ASSERT_EQ(t.launch.size(), 3u);
   ASSERT_EQ(t.scratch.size(), 1u);
-  const auto& main = t.launch[step_of(t, "gemm_wgmma")];
-  const auto& reduce = t.launch[step_of(t, "gemm_wgmma_reduce")];
-  const auto& fallback = t.launch[step_of(t, "gemm_wgmma_unaligned")];
-  // the reduce step is a programmatic dependent of the main kernel, the step right before it
-  // (which runs wherever the reduce does: checked below), and nothing else is
-  EXPECT_EQ(step_of(t, "gemm_wgmma_reduce"), step_of(t, "gemm_wgmma") + 1);
-  EXPECT_TRUE(reduce.pdl);
-  EXPECT_FALSE(main.pdl);
-  EXPECT_FALSE(fallback.pdl);
+  using Steps = std::vector<std::pair<std::string, bool>>;
+  const Steps unsplit = {{"gemm_wgmma", false}}, fallback = {{"gemm_wgmma_unaligned", false}};
+  // SPLITK > 0: the reduce step after the kernel, its programmatic dependent; SPLITK < 0: the
+  // counters' reset first, the kernel its programmatic dependent
+  const Steps reduce = {{"gemm_wgmma", false}, {"gemm_wgmma_reduce", true}};
+  const Steps fold = {{"gemm_wgmma_reduce", false}, {"gemm_wgmma", true}};
   std::vector<spec::Shape> shapes = op.validation_shapes;
   shapes.insert(shapes.end(), op.benchmark_shapes.begin(), op.benchmark_shapes.end());
-  for (long long k : {8LL, 4104LL, 4095LL, 100LL}) shapes.push_back({"extra", {{"M", 3}, {"N", 77}, {"K", k}}});
+  for (long long k : {8LL, 4104LL, 4095LL, 100LL, 320LL}) shapes.push_back({"extra", {{"M", 3}, {"N", 77}, {"K", k}}});
   auto space = agent::template_space(t);
-  int split_cases = 0, fallback_cases = 0;
+  std::map<std::string, int> cases;
   for (const auto& c : space.valid_configs()) {
     auto params = agent::config_params(t, c);
     if (params.at("GROUP_M") != 1) continue;  // (GROUP_M is in no launch expression)
@@ -84,29 +93,39 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
         b[spec::kSmCountSymbol] = sms;
         const long long M = s.symbols.at("M"), N = s.symbols.at("N"), K = s.symbols.at("K");
         SCOPED_TRACE(s.label() + " SMS " + std::to_string(sms) + " " + space.key(c));
-        const bool aligned = K % 8 == 0;
-        EXPECT_EQ(spec::launched(main, b), aligned);
-        EXPECT_EQ(spec::launched(fallback, b), !aligned);
-        fallback_cases += !aligned;
-        if (!aligned) {
-          EXPECT_FALSE(spec::launched(reduce, b));
+        const Steps steps = launched_steps(t, b);
+        if (K % 8 != 0) {
+          EXPECT_EQ(steps, fallback);
+          ++cases["fallback"];
           continue;
         }
         const long long bm = params.at("BM"), bn = params.at("BN");
         const long long slots = params.at("OCC") * static_cast<long long>(sms);
         const long long splits = kernel_splits(M, N, K, bm, bn, params.at("SPLITK"), slots);
         const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
-        EXPECT_EQ(spec::launched(reduce, b), splits > 1);
-        if (spec::launched(reduce, b)) EXPECT_TRUE(spec::launched(main, b));
-        split_cases += splits > 1;
-        EXPECT_EQ(spec::eval_int(main.grid[0], b), std::min(slots, tiles * splits));
+        const bool folded = params.at("SPLITK") < 0;
+        EXPECT_EQ(steps, splits == 1 ? unsplit : folded ? fold : reduce);
+        ++cases[splits == 1 ? "unsplit" : folded ? "fold" : "reduce"];
+        // the counters: one a tile, consumer part (two consumers sharing a tile) and warp
+        const long long counters = tiles * (params.at("PINGPONG") == 1 ? 1 : params.at("CONSUMERS")) * 4;
+        for (const auto& k : t.launch) {
+          if (!spec::launched(k, b)) continue;
+          const long long grid = spec::eval_int(k.grid[0], b);
+          if (k.kernel == "gemm_wgmma") {
+            EXPECT_EQ(grid, std::min(slots, tiles * splits));
+          } else {
+            EXPECT_GE(grid * (folded ? 256 : 1024), folded ? counters : M * N);
+          }
+        }
         if (splits > 1) {
-          EXPECT_GE(spec::eval_int(t.scratch[0].size, b), splits * M * N);
+          EXPECT_EQ(spec::eval_int(t.scratch[0].size, b), splits * M * N + (folded ? counters : 0));
         }
       }
   }
-  EXPECT_GT(split_cases, 500);  // the split path is exercised by the validation shapes too
-  EXPECT_GT(fallback_cases, 0);
+  EXPECT_GT(cases["reduce"], 500);  // the split path is exercised by the validation shapes too
+  EXPECT_GT(cases["fold"], 500);
+  EXPECT_GT(cases["unsplit"], 500);
+  EXPECT_GT(cases["fallback"], 0);
 }
 
 TEST(GemmWgmma, SpaceKeepsTheTileShapesWhoseAccumulatorsFit) {
@@ -148,15 +167,18 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
   const spec::Program& t = wgmma(op);
   auto space = agent::template_space(t);
   // the deepest ring of each tile shape (the most shared memory, the longest unrolled code)
-  std::map<std::tuple<long long, long long, long long, long long, long long>, std::map<std::string, long long>> deepest;
+  // and the most splits, their sums added by the reduce step (SPLITK > 0) and in the kernel (< 0)
+  using Key = std::tuple<long long, long long, long long, long long, long long, long long>;
+  std::map<Key, std::map<std::string, long long>> deepest;
   for (const auto& c : space.valid_configs()) {
     auto p = agent::config_params(t, c);
-    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG"), p.at("OCC")}];
+    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG"), p.at("OCC"), p.at("SPLITK") < 0}];
     if (d.empty() || p.at("STAGES") > d.at("STAGES") ||
-        (p.at("STAGES") == d.at("STAGES") && p.at("SPLITK") > d.at("SPLITK")))
+        (p.at("STAGES") == d.at("STAGES") && std::abs(p.at("SPLITK")) > std::abs(d.at("SPLITK"))))
       d = p;
   }
-  ASSERT_EQ(deepest.size(), 21u);  // the 18 tile shapes, and 3 of them also at two blocks a SM
+  // the 18 tile shapes, and 3 of them also at two blocks a SM, each with SPLITK > 0 and < 0
+  ASSERT_EQ(deepest.size(), 42u);
   static codegen::Compiler compiler;
   const std::string source = codegen::read_file(t.source.string());
   for (const auto& [tile, params] : deepest) {
@@ -171,5 +193,40 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
     EXPECT_FALSE(r.spills()) << r.log;
     EXPECT_EQ(r.log.find("C7518"), std::string::npos) << r.log;
     EXPECT_EQ(r.log.find("serialized"), std::string::npos) << r.log;
+  }
+}
+
+// With SPLITK < 0 the kernel (the split sums added by each tile's last split) waits for the
+// counters' reset before it (a programmatic dependent) and counts itself in with an atomic
+// between fences at GPU scope; with SPLITK > 0 it does none of that (its reduce step waits).
+TEST(GemmWgmma, FoldedReduceCountsArrivalsBetweenFences) {
+  auto op = spec::load_operator(targets() / "gemm");
+  const spec::Program& t = wgmma(op);
+  const std::string source = codegen::read_file(t.source.string());
+  std::map<std::string, long long> params = {{"BM", 128}, {"BN", 128},   {"CONSUMERS", 2}, {"PINGPONG", 1},
+                                             {"OCC", 1},  {"STAGES", 6}, {"GROUP_M", 8}};
+  for (long long splitk : {4LL, -4LL}) {
+    params["SPLITK"] = splitk;
+    SCOPED_TRACE("SPLITK " + std::to_string(splitk));
+    auto r = codegen::compile_ptx(
+        {codegen::render(source, params), "gemm_wgmma.cu", "compute_90a", {op.dir, targets() / "common"}, {}});
+    ASSERT_TRUE(r.ok) << r.log;
+    const std::string& ptx = r.cubin;
+    const size_t main = ptx.find(".entry gemm_wgmma("), next = ptx.find(".entry", main + 1);
+    ASSERT_NE(main, std::string::npos);
+    const std::string body = ptx.substr(main, next - main);
+    const size_t wait = body.find("griddepcontrol.wait"), atom = body.find("atom.global.add.u32");
+    if (splitk > 0) {
+      EXPECT_EQ(wait, std::string::npos);
+      EXPECT_EQ(atom, std::string::npos);
+      EXPECT_EQ(body.find("st.global.v4."), std::string::npos) << "8-byte partial stores, as before";
+      continue;
+    }
+    ASSERT_NE(atom, std::string::npos);
+    EXPECT_LT(wait, atom) << "the counters are read only after their reset";
+    EXPECT_NE(body.rfind("membar.gl", atom), std::string::npos) << "the partials' stores before the arrival";
+    EXPECT_NE(body.find("membar.gl", atom), std::string::npos) << "the partials' loads after it";
+    EXPECT_NE(body.find("ld.global.cg.v4.f32", atom), std::string::npos) << "16-byte loads past L1";
+    EXPECT_NE(body.find("st.global.v4."), std::string::npos) << "16-byte partial stores";
   }
 }
