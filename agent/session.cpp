@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include "agent/recorded.h"
@@ -561,6 +562,12 @@ double Session::close_run() {
   return wall;
 }
 
+static size_t distinct_candidates(const std::vector<store::ShapeChampion>& champions) {
+  std::set<long long> ids;
+  for (const auto& c : champions) ids.insert(c.candidate_id);
+  return ids.size();
+}
+
 int Session::finish() {
   double wall = close_run();
   std::string counts;
@@ -586,9 +593,17 @@ int Session::finish() {
                              speculator_ ? fmt::format(" ({} compiled ahead by the speculator, {} offered)",
                                                        speculator_->compiled(), speculator_->offered())
                                          : std::string(" (speculator off)"));
-  if (best_id_)
+  if (best_id_) {
     std::cout << fmt::format("best: candidate #{} at {:.3f}x the baseline (geomean)\n", best_id_, best_);
-  else
+    // Both figures (issue 33): a shape's champion may not be the best over all shapes, and
+    // `export --per-shape` serves each shape by its own (over every run in the database).
+    const auto champions = store::per_shape_champions(db_.leaderboard(op_.name, "ok", 1 << 30));
+    if (champions.size() > 1)
+      std::cout << fmt::format(
+          "per-shape champions: {:.3f}x geomean over {} shapes, from {} candidates of this database "
+          "(`leaderboard --per-shape`; served by `export --per-shape`)\n",
+          store::per_shape_geomean(champions), champions.size(), distinct_candidates(champions));
+  } else
     std::cout << "no candidate passed validation\n";
   return 0;
 }

@@ -174,20 +174,17 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool
   }
   std::cout << fmt::format("{:<28} {:>6} {:>8} {:>11} {:>11} {:>8}  {}\n", "shape", "id", "speedup", "median ms",
                            "base ms", "roofline", "params");
-  double log_sum = 0;
-  for (const auto& b : best) {
+  for (const auto& b : best)
     std::cout << fmt::format("{:<28} {:>6} {:>7.3f}x {:>11.4f} {:>11.4f} {:>7.1f}%  {}\n", b.shape, b.candidate_id,
                              b.speedup, b.row.cand_median_ms, b.baseline_ms, 100 * b.row.roofline_fraction,
                              b.params_json);
-    log_sum += std::log(b.speedup);
-  }
   std::cout << "(speedup and base ms: the baseline's median over the run's candidates at the shape, so that one\n"
                " candidate's baseline timing a few per cent off does not crown a slower kernel)\n";
   // Both figures: what `export --per-shape` serves (each shape's champion), and the one
   // candidate that is best over all shapes together.
   std::cout << fmt::format(
       "geomean of the per-shape champions: {:.3f}x over {} shapes (served by export --per-shape)\n",
-      std::exp(log_sum / static_cast<double>(best.size())), best.size());
+      store::per_shape_geomean(best), best.size());
   auto lead = st->leaderboard(op, "ok", 1);
   if (!lead.empty())
     std::cout << fmt::format("the champion over all shapes: #{} {:.3f}x\n", lead[0].candidate_id,

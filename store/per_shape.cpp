@@ -1,6 +1,7 @@
 // store/per_shape.cpp — each benchmark shape's champion among leaderboard rows, judged
 // against its run's steady baseline (store.h says why).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -42,6 +43,13 @@ std::vector<ShapeChampion> per_shape_champions(const std::vector<LeaderboardRow>
         c = {s.shape, r.candidate_id, r.run_id, r.params_json, s, b, speedup};
     }
   return out;
+}
+
+double per_shape_geomean(const std::vector<ShapeChampion>& champions) {
+  if (champions.empty()) return 0;
+  double log_sum = 0;
+  for (const auto& c : champions) log_sum += std::log(c.speedup);
+  return std::exp(log_sum / static_cast<double>(champions.size()));
 }
 
 }  // namespace tessera::store

@@ -129,6 +129,8 @@ struct ShapeChampion {
   double speedup = 0;      // baseline_ms / row.cand_median_ms
 };
 std::vector<ShapeChampion> per_shape_champions(const std::vector<LeaderboardRow>& rows);
+// The geomean of the champions' speedups (what `export --per-shape` serves); 0 for none.
+double per_shape_geomean(const std::vector<ShapeChampion>& champions);
 
 struct DeviceCeilings {
   std::string name, driver, host, measured;

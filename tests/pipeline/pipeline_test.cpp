@@ -49,6 +49,16 @@ TEST(Pipeline, TwoFakeGpusSurviveCrashesHangsAndCheatsAndRankTheRest) {
   EXPECT_NE(out.find("GPU 0 (Fake GPU)"), std::string::npos);
   EXPECT_NE(out.find("GPU 1 (Fake GPU)"), std::string::npos);
   EXPECT_NE(out.find("best: candidate"), std::string::npos);
+  // ... and the per-shape champions' geomean beside it (issue 33), the figure that
+  // `leaderboard --per-shape` shows for what `export --per-shape` serves.
+  {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(per-shape champions: ([0-9.]+)x geomean over 2 shapes)")));
+    const std::string table = run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY +
+                                  " leaderboard hostile_rmsnorm --per-shape --db " + db);
+    EXPECT_NE(table.find("geomean of the per-shape champions: " + m[1].str() + "x over 2 shapes"), std::string::npos)
+        << table;
+  }
   // A GPU that finished its part of a batch waits for the other (whose hanging
   // candidates take the 3 s timeout): that idle is counted apart from the compile wait.
   {
