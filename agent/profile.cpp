@@ -154,6 +154,7 @@ int load_stored(const ProfileOptions& o, const spec::Operator& op, Stored* s) {
     return fail(1, fmt::format("candidate #{}: template '{}' is not in {}'s spec and no plan is stored with it",
                                o.candidate, c->template_name, o.op));
   }
+  s->params = spec::complete_params(s->program, s->params.get<std::map<std::string, long long>>());
   return 0;
 }
 

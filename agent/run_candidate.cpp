@@ -97,6 +97,8 @@ int run_candidate(const RunOptions& o) {
     source = st.source(c->source_hash).value_or("");
     tpl_name = c->template_name;
     params = json::parse(c->params_json.empty() ? "{}" : c->params_json);
+    if (const spec::Program* t = op.find_template(tpl_name))  // (parameters the template gained since)
+      params = spec::complete_params(*t, params.get<std::map<std::string, long long>>());
   } else if (o.role == "reference" || o.role == "baseline") {
     const spec::Program& p = o.role == "reference" ? op.reference : op.baseline;
     if (p.builtin.empty() && p.python.empty()) source = codegen::read_file(p.source.string());

@@ -85,6 +85,7 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
       continue;
     }
     if (!c->params_json.empty()) params[i] = json::parse(c->params_json).get<std::map<std::string, long long>>();
+    params[i] = spec::complete_params(*tpls[i], params[i]);  // (parameters the template gained since)
     reqs.push_back({*src, fmt::format("{}_{}.cu", op_.name, tpls[i]->name), arch_, includes_, {}});
     slots.push_back(i);
   }

@@ -165,6 +165,7 @@ ExportPackage build_package(const ExportOptions& o, const spec::Operator& op) {
     json params = json::parse(c->params_json.empty() ? "{}" : c->params_json);
     for (auto& [k, v] : params.items()) pc.params[k] = v.get<long long>();
     pc.program = program_of(op, *c);
+    pc.params = spec::complete_params(pc.program, pc.params);  // (parameters the template gained since)
     pc.source = db.source(c->source_hash).value_or("");
     if (pc.source.empty()) throw std::runtime_error(fmt::format("candidate #{}: its source is not in {}", id, o.db));
     if (pc.program.launch.size() > static_cast<size_t>(kMaxKernelsPerCandidate))

@@ -555,6 +555,12 @@ json judged_plan(const Program& t, const std::map<std::string, long long>& value
   return j;
 }
 
+std::map<std::string, long long> complete_params(const Program& t, std::map<std::string, long long> values) {
+  for (auto& [name, listed] : t.params)
+    if (!listed.empty()) values.emplace(name, listed.front());
+  return values;
+}
+
 bool same_launches(const Program& a, const Program& b) {
   auto launches = [](const Program& p) {
     json j = program_to_json(p);

@@ -209,6 +209,11 @@ nlohmann::json program_to_json(const Program& p, const std::filesystem::path& di
 // program_to_json of `t` without its source and constraints, each parameter narrowed to the
 // candidate's value.
 nlohmann::json judged_plan(const Program& t, const std::map<std::string, long long>& values);
+// A stored candidate's parameter values completed for template `t`: each parameter the
+// template has gained since the candidate was recorded takes its first listed value, so a
+// spec that adds a parameter lists first the value that launches as before it existed
+// (docs/spec-format.md). Values `t` does not know are kept.
+std::map<std::string, long long> complete_params(const Program& t, std::map<std::string, long long> values);
 // Whether two programs launch alike: the same steps (kernels, grids, blocks, shared memory,
 // arguments, streams, conditions), scratch buffers and architectures.
 bool same_launches(const Program& a, const Program& b);

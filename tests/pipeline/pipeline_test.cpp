@@ -17,6 +17,8 @@
 #include <set>
 #include <vector>
 
+#include <sqlite3.h>
+
 #include "tests/support/hostile_targets.h"
 #include "tests/support/shell.h"
 
@@ -330,4 +332,43 @@ TEST(Pipeline, ASuiteIsJudgedFromItsOwnFolder) {
   ASSERT_TRUE(rows.is_array()) << suite;
   EXPECT_EQ(rows.size(), 1u) << suite;
   EXPECT_EQ(nlohmann::json::parse(base).size(), 0u) << base;
+}
+
+// A candidate recorded before its template gained a parameter (no plan stored with it, as
+// candidates of before 2026-12-02 have none) is launched with that parameter's first listed
+// value, which a spec lists first because it launches as before (docs/spec-format.md):
+// re-checks and exports of old history keep working when a template grows.
+TEST(Pipeline, ACandidateOlderThanAParameterTakesItsFirstValue) {
+  fs::path targets = make_targets();
+  std::string db = (targets / "grown.db").string();
+  std::string requests = (targets / "grown-requests.log").string();
+  std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
+                    " TESSERA_WORKER_GPUS=1 FAKE_WORKER_REQUEST_LOG=" + requests + " ";
+  run(env + TESSERA_BINARY +
+      " optimize hostile_rmsnorm --strategy exhaustive --budget 1 --gpus all --timeout 3 --quiet --db " + db);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(h, "UPDATE candidates SET plan = NULL", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(h);
+  // the template grows a parameter that its launch uses, 0 (as before) listed first
+  fs::path spec_path = targets / "hostile_rmsnorm" / "spec.json";
+  auto spec = nlohmann::json::parse(std::ifstream(spec_path));
+  spec["templates"][0]["params"]["EXTRA"] = {0, 32};
+  spec["templates"][0]["launch"][0]["block"][0] = "256 + EXTRA";
+  std::ofstream(spec_path) << spec.dump(1);
+
+  const std::string again =
+      run(env + TESSERA_BINARY + " recheck hostile_rmsnorm --candidate 1 --gpus all --quiet --json --db " + db);
+  auto reqs = json_lines(requests);
+  ASSERT_EQ(reqs.size(), 2u) << again;
+  EXPECT_FALSE(reqs[1].contains("program")) << "the spec's template";
+  EXPECT_EQ(reqs[1]["params"]["EXTRA"], 0) << reqs[1].dump();
+  EXPECT_EQ(reqs[1]["params"]["KIND"], reqs[0]["params"]["KIND"]);
+
+  fs::path pkg = targets / "grown-export";
+  std::string ex = run(std::string("TESSERA_TARGETS=") + targets.string() + " " + TESSERA_BINARY +
+                       " export hostile_rmsnorm --candidate 1 --format cpp --out " + pkg.string() + " --db " + db);
+  std::ifstream gen(pkg / "cpp" / "src" / "tessera_hostile_rmsnorm.cpp");
+  std::string launcher((std::istreambuf_iterator<char>(gen)), std::istreambuf_iterator<char>());
+  EXPECT_NE(launcher.find("tessera_count((256.0 + (0.0)), &steps[0].block[0])"), std::string::npos) << ex;
 }
