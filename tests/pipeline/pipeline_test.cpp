@@ -4,6 +4,7 @@
 // context, a dead worker and a hang, re-measure and reject an impossible speed,
 // compute roofline fractions from the measured ceilings, and rank the rest.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <array>
@@ -16,8 +17,6 @@
 #include <regex>
 #include <set>
 #include <vector>
-
-#include <sqlite3.h>
 
 #include "tests/support/hostile_targets.h"
 #include "tests/support/shell.h"
