@@ -26,8 +26,8 @@
 //              the schedule then has SLOTS = OCC * SMS blocks
 //   GROUP_M    tile-rows per group of the tile order (L2 reuse of B across a group)
 //   F16        0 (default): bf16 a, b and c; 1: fp16
-//   SPLITK     |SPLITK| is the most k-splits of a tile: a tile's k-tiles are shared among
-//              SPLITS units, each writing fp32 partial sums ws[split][M][N], where (S = |SPLITK|)
+//   SPLITK     the most k-splits of a tile: a tile's k-tiles are shared among
+//              SPLITS units, each writing fp32 partial sums ws[split][M][N], where (S = SPLITK)
 //                SPLITS = min(S, k-tiles)                     if 32 M S <= K,
 //                         max(1, min(S, SLOTS / tiles, k-tiles))  otherwise:
 //              at decode widths (the partials' traffic 8 M N SPLITS bytes at most 1/8 of
@@ -35,11 +35,11 @@
 //              round of the persistent grid; at larger M only where the tiles are fewer
 //              than the block slots. With SPLITS 1 (every shape with at least SLOTS / 2 tiles and
 //              M > K / 32) the kernel writes C itself and no second step runs: one
-//              configuration serves large and small M alike. The sign says who adds the
-//              partials (where SPLITS > 1):
-//                SPLITK > 0: gemm_wgmma_reduce, a second step (the module is byte for byte
-//                  what it was before negative values existed);
-//                SPLITK < 0: gemm_wgmma itself. Each consumer warp stores its rows' partials
+//              configuration serves large and small M alike.
+//   FOLD       who adds the partials (where SPLITS > 1; FOLD 1 only with SPLITK > 1):
+//                FOLD 0: gemm_wgmma_reduce, a second step (the module is byte for byte what
+//                  it was before FOLD existed, and candidates stored before it take FOLD 0);
+//                FOLD 1: gemm_wgmma itself. Each consumer warp stores its rows' partials
 //                  (16 bytes a lane where N % 4 == 0), then counts itself in at its tile's
 //                  arrival counter (one a tile, consumer part and warp, after the partials
 //                  in ws; fences at GPU scope on both sides of the atomic); the warp of the
@@ -48,19 +48,16 @@
 //                  (gemm_wgmma_reduce, built for that: the judge poisons scratch before each
 //                  launch, the export does not initialise it), gemm_wgmma its programmatic
 //                  dependent (it waits, griddepcontrol.wait, only before its first atomic).
-//                  (A sign rather than a parameter of its own: candidates stored without
-//                  their plans take the template's plan of today, which could not name a
-//                  parameter they lack.)
 //
 // Entry points (the launch plan picks by `when`, spec.json):
 //   gemm_wgmma(a, b, c, ws, M, N, K, SMS, tmap a, tmap b)    K % 8 == 0 (TMA needs 16-byte
 //       row strides); grid min(SLOTS, tiles * SPLITS), block 128 * (CONSUMERS + 1), dynamic
 //       shared memory STAGES * (BM + BN) * 128 + 256; tensor maps over a and b with boxes of
 //       64 x 64 elements, 128-byte swizzle
-//   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1; SPLITK > 0: a
+//   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1; FOLD 0: a
 //       programmatic dependent of gemm_wgmma ("pdl" in the plan): launched while the main
 //       kernel's last units run, it waits (tile::grid_dependency_wait) before reading the
-//       partial sums, which hides its launch behind the main kernel's tail. SPLITK < 0: the
+//       partial sums, which hides its launch behind the main kernel's tail. FOLD 1: the
 //       plan's first step, the arrival counters zeroed; gemm_wgmma its programmatic dependent
 //   gemm_wgmma_unaligned(a, b, c, M, N, K)                   K % 8 != 0: a plain fp32
 //       SIMT kernel (correct at any shape, not fast; only such K reach it)
@@ -133,10 +130,9 @@ static_assert(!kPingPong || CONSUMERS == 2, "ping-pong takes two consumers");
 static_assert(OCC == 1 || (OCC == 2 && CONSUMERS == 1 && kRows * BN <= 8192), "two blocks a SM: 128 registers");
 static_assert(kRows == 64 || kRows == 128, "a consumer warpgroup owns 64 or 128 rows");
 static_assert(kRows * BN <= 16384, "at most 128 accumulator registers a thread");
-static_assert(STAGES >= 2 && GROUP_M >= 1 && SPLITK != 0, "parameters");
-constexpr long long kSplitKSigned = SPLITK;
-constexpr long long kSplitK = kSplitKSigned < 0 ? -kSplitKSigned : kSplitKSigned;  // the most k-splits of a tile
-constexpr bool kFold = kSplitKSigned < 0;  // the split-K sums added in gemm_wgmma by each tile's last split
+static_assert(STAGES >= 2 && GROUP_M >= 1 && SPLITK >= 1 && (FOLD == 0 || FOLD == 1), "parameters");
+constexpr long long kSplitK = SPLITK;  // the most k-splits of a tile
+constexpr bool kFold = FOLD == 1;      // the split-K sums added in gemm_wgmma by each tile's last split
 constexpr int kParts = BM / kRows;   // the consumer parts of a tile (two consumers sharing it: 2)
 
 // The block's shared memory: STAGES pairs of A [BM][64] and B [BN][64] sw128 tiles
@@ -297,7 +293,7 @@ __device__ __forceinline__ void store(const rt_c (&acc)[kMI][kFrags], const Prob
     }
 }
 
-// ---- SPLITK < 0: the split-K sums folded into gemm_wgmma (each tile's last split adds them)
+// ---- FOLD 1: the split-K sums folded into gemm_wgmma (each tile's last split adds them)
 
 // The arrival counters, one a (tile, consumer part, warp), after the partials ws[SPLITS][M][N].
 __device__ __forceinline__ int counter_count(const Problem& p) { return p.tiles_m * p.tiles_n * kParts * 4; }
@@ -508,8 +504,8 @@ extern "C" __global__ void __launch_bounds__(128 * (CONSUMERS + 1), OCC)
 }
 
 
-// SPLITK > 0: c = sum over the splits of ws[split], 4 consecutive elements a thread.
-// SPLITK < 0 (the sums added in gemm_wgmma): the plan's first step where the kernel splits k,
+// FOLD 0: c = sum over the splits of ws[split], 4 consecutive elements a thread.
+// FOLD 1 (the sums added in gemm_wgmma): the plan's first step where the kernel splits k,
 // the arrival counters zeroed (grid cdiv(counters, 256)), gemm_wgmma its programmatic
 // dependent. (One entry point for both, so that every build has the same three kernels.)
 extern "C" __global__ void __launch_bounds__(256)

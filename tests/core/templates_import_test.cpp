@@ -182,8 +182,9 @@ TEST(ImportTemplates, Fp16HopperGemmCompilesAndIssuesFp16Wgmma) {
     ASSERT_TRUE(rb.ok) << rb.log;
     EXPECT_EQ(r.kernels["gemm_wgmma_f16"].registers, rb.kernels["gemm_wgmma"].registers);
   }
-  std::map<std::string, long long> params = {{"BM", 128}, {"BN", 128},   {"CONSUMERS", 2}, {"PINGPONG", 1},
-                                             {"OCC", 1},  {"STAGES", 4}, {"GROUP_M", 8},   {"SPLITK", 4}};
+  std::map<std::string, long long> params = {{"BM", 128},     {"BN", 128},   {"CONSUMERS", 2},
+                                             {"PINGPONG", 1}, {"OCC", 1},    {"STAGES", 4},
+                                             {"GROUP_M", 8},  {"SPLITK", 4}, {"FOLD", 0}};
   for (int half : {1, 0}) {
     auto p = params;
     if (half) p["F16"] = 1;

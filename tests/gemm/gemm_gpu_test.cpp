@@ -66,7 +66,8 @@ class GemmGpu : public ::testing::Test {
       std::string label = tpl.name;
       for (auto& [name, v] : p) label += " " + name + "=" + std::to_string(v);
       SCOPED_TRACE(label);
-      const auto cand = load(*dev, op, tpl, p, arch);
+      // (a parameter a configuration leaves out takes its first value, as for a stored candidate)
+      const auto cand = load(*dev, op, tpl, spec::complete_params(tpl, p), arch);
       ASSERT_TRUE(cand.module);
       const auto rep = judge.evaluate(cand, st);
       EXPECT_EQ(rep.status, "ok") << rep.message;
@@ -112,11 +113,11 @@ TEST_F(GemmGpu, HopperTemplateMatchesTheReference) {
   judge_all(*tpl, configs);
 }
 
-// SPLITK < 0: the split sums added in the kernel by each tile's last split, its counters
+// FOLD 1: the split sums added in the kernel by each tile's last split, its counters
 // zeroed by the step before it (scratch, counters included, is NaN-poisoned before each launch).
 // Shapes that split: decode widths (one row: one warp of a consumer counts; 16 rows), M 128
 // with few tiles, N % 4 != 0 (the element-wise path: 127 x 129 x 72 among the validation
-// shapes, 3 x 77 x 4104 here), an empty last split (2 x 198 x 320: 5 k-tiles, SPLITK -4 gives
+// shapes, 3 x 77 x 4104 here), an empty last split (2 x 198 x 320: 5 k-tiles, SPLITK 4 gives
 // 2, 2, 1, 0); and, where SPLITS is 1 (2048 x 6144 x 4096 and 4096^3 among the validation
 // shapes), the same build writing C itself.
 TEST_F(GemmGpu, HopperTemplateAddsTheSplitsInTheKernel) {
@@ -127,10 +128,10 @@ TEST_F(GemmGpu, HopperTemplateAddsTheSplitsInTheKernel) {
   ASSERT_NE(tpl, nullptr);
   // ping-pong (64 and 128 rows), two consumers sharing a tile (two counter parts), one
   // consumer, two blocks a SM; up to 2 to 8 splits
-  const char* names[] = {"BM", "BN", "CONSUMERS", "PINGPONG", "OCC", "STAGES", "GROUP_M", "SPLITK"};
+  const char* names[] = {"BM", "BN", "CONSUMERS", "PINGPONG", "OCC", "STAGES", "GROUP_M", "SPLITK", "FOLD"};
   const std::vector<std::vector<long long>> rows = {
-      {128, 128, 2, 1, 1, 6, 8, -4}, {64, 192, 2, 1, 1, 5, 1, -8}, {128, 256, 2, 0, 1, 4, 16, -8},
-      {64, 128, 1, 0, 2, 4, 8, -4},  {128, 64, 1, 0, 1, 3, 1, -2},
+      {128, 128, 2, 1, 1, 6, 8, 4, 1}, {64, 192, 2, 1, 1, 5, 1, 8, 1}, {128, 256, 2, 0, 1, 4, 16, 8, 1},
+      {64, 128, 1, 0, 2, 4, 8, 4, 1},  {128, 64, 1, 0, 1, 3, 1, 2, 1},
   };
   std::vector<Params> configs;
   for (const auto& r : rows) {
@@ -176,6 +177,7 @@ TEST_F(GemmGpu, HopperTemplateInFp16MatchesTheReference) {
                    {"OCC", 1},
                    {"STAGES", 6},
                    {"GROUP_M", 8},
-                   {"SPLITK", -8},
+                   {"SPLITK", 8},
+                   {"FOLD", 1},
                    {"F16", 1}}});
 }

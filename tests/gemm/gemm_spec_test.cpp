@@ -4,18 +4,18 @@
 //     K % 8 == 0 runs gemm_wgmma (TMA needs 16-byte row strides) and anything else the
 //     SIMT fallback, never both; a second step runs exactly where the kernel splits k
 //     (the spec's let SPLITS against the kernel's splits_of, written out again here): with
-//     SPLITK > 0 the reduce step after the kernel, its programmatic dependent, with SPLITK < 0
-//     the counters' reset before it, the kernel its programmatic dependent; the grid is
+//     FOLD 0 the reduce step after the kernel, its programmatic dependent, with FOLD 1 the
+//     counters' reset before it, the kernel its programmatic dependent; the grid is
 //     min(OCC x SMS, tiles x splits) and the scratch holds every split's partials (and with
-//     SPLITK < 0 a counter per tile, consumer part and warp after them);
+//     FOLD 1 a counter per tile, consumer part and warp after them);
 //   * the template space: the constraints keep exactly the 18 tile shapes (12 with the
 //     consumers sharing a tile, 6 ping-pong) whose accumulators fit (at most 128 registers a
 //     thread) and the stages that fit in shared memory, and two blocks a SM (OCC 2) only with
 //     one consumer, at most 64 accumulators a thread and half the shared memory;
 //   * NVRTC compiles each tile shape (at its deepest ring, and at OCC 2 where allowed, with
-//     SPLITK 8 and -8) for sm_90a with the three kernels, nothing spilled and no wgmma
-//     serialized by ptxas; with SPLITK < 0 the kernel waits for the step before it and counts
-//     with an atomic between fences, with SPLITK > 0 it does neither.
+//     SPLITK 8, FOLD 0 and 1) for sm_90a with the three kernels, nothing spilled and no wgmma
+//     serialized by ptxas; with FOLD 1 the kernel waits for the step before it and counts
+//     with an atomic between fences, with FOLD 0 it does neither.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,12 +47,11 @@ const spec::Program& wgmma(const spec::Operator& op) {
   return *t;
 }
 
-// gemm_wgmma.cu's splits_of: every tile split |SPLITK| ways at decode widths (32 M |SPLITK| <=
-// K), otherwise only where the tiles are fewer than the block slots (OCC x SMS); never more
-// than the k-tiles of 64.
+// gemm_wgmma.cu's splits_of: every tile split SPLITK ways at decode widths (32 M SPLITK <= K),
+// otherwise only where the tiles are fewer than the block slots (OCC x SMS); never more than
+// the k-tiles of 64.
 long long kernel_splits(long long M, long long N, long long K, long long bm, long long bn, long long splitk,
                         long long slots) {
-  splitk = std::abs(splitk);
   const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
   const long long s = std::min({32 * M * splitk <= K ? splitk : slots / tiles, splitk, (K + 63) / 64});
   return std::max(1LL, s);
@@ -74,7 +73,7 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
   ASSERT_EQ(t.scratch.size(), 1u);
   using Steps = std::vector<std::pair<std::string, bool>>;
   const Steps unsplit = {{"gemm_wgmma", false}}, fallback = {{"gemm_wgmma_unaligned", false}};
-  // SPLITK > 0: the reduce step after the kernel, its programmatic dependent; SPLITK < 0: the
+  // FOLD 0: the reduce step after the kernel, its programmatic dependent; FOLD 1: the
   // counters' reset first, the kernel its programmatic dependent
   const Steps reduce = {{"gemm_wgmma", false}, {"gemm_wgmma_reduce", true}};
   const Steps fold = {{"gemm_wgmma_reduce", false}, {"gemm_wgmma", true}};
@@ -103,7 +102,7 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
         const long long slots = params.at("OCC") * static_cast<long long>(sms);
         const long long splits = kernel_splits(M, N, K, bm, bn, params.at("SPLITK"), slots);
         const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
-        const bool folded = params.at("SPLITK") < 0;
+        const bool folded = params.at("FOLD") == 1;
         EXPECT_EQ(steps, splits == 1 ? unsplit : folded ? fold : reduce);
         ++cases[splits == 1 ? "unsplit" : folded ? "fold" : "reduce"];
         // the counters: one a tile, consumer part (two consumers sharing a tile) and warp
@@ -167,17 +166,17 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
   const spec::Program& t = wgmma(op);
   auto space = agent::template_space(t);
   // the deepest ring of each tile shape (the most shared memory, the longest unrolled code)
-  // and the most splits, their sums added by the reduce step (SPLITK > 0) and in the kernel (< 0)
+  // and the most splits, their sums added by the reduce step (FOLD 0) and in the kernel (FOLD 1)
   using Key = std::tuple<long long, long long, long long, long long, long long, long long>;
   std::map<Key, std::map<std::string, long long>> deepest;
   for (const auto& c : space.valid_configs()) {
     auto p = agent::config_params(t, c);
-    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG"), p.at("OCC"), p.at("SPLITK") < 0}];
+    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG"), p.at("OCC"), p.at("FOLD")}];
     if (d.empty() || p.at("STAGES") > d.at("STAGES") ||
-        (p.at("STAGES") == d.at("STAGES") && std::abs(p.at("SPLITK")) > std::abs(d.at("SPLITK"))))
+        (p.at("STAGES") == d.at("STAGES") && p.at("SPLITK") > d.at("SPLITK")))
       d = p;
   }
-  // the 18 tile shapes, and 3 of them also at two blocks a SM, each with SPLITK > 0 and < 0
+  // the 18 tile shapes, and 3 of them also at two blocks a SM, each with FOLD 0 and 1
   ASSERT_EQ(deepest.size(), 42u);
   static codegen::Compiler compiler;
   const std::string source = codegen::read_file(t.source.string());
@@ -196,18 +195,18 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
   }
 }
 
-// With SPLITK < 0 the kernel (the split sums added by each tile's last split) waits for the
+// With FOLD 1 the kernel (the split sums added by each tile's last split) waits for the
 // counters' reset before it (a programmatic dependent) and counts itself in with an atomic
-// between fences at GPU scope; with SPLITK > 0 it does none of that (its reduce step waits).
+// between fences at GPU scope; with FOLD 0 it does none of that (its reduce step waits).
 TEST(GemmWgmma, FoldedReduceCountsArrivalsBetweenFences) {
   auto op = spec::load_operator(targets() / "gemm");
   const spec::Program& t = wgmma(op);
   const std::string source = codegen::read_file(t.source.string());
   std::map<std::string, long long> params = {{"BM", 128}, {"BN", 128},   {"CONSUMERS", 2}, {"PINGPONG", 1},
-                                             {"OCC", 1},  {"STAGES", 6}, {"GROUP_M", 8}};
-  for (long long splitk : {4LL, -4LL}) {
-    params["SPLITK"] = splitk;
-    SCOPED_TRACE("SPLITK " + std::to_string(splitk));
+                                             {"OCC", 1},  {"STAGES", 6}, {"GROUP_M", 8},   {"SPLITK", 4}};
+  for (long long fold : {0LL, 1LL}) {
+    params["FOLD"] = fold;
+    SCOPED_TRACE("FOLD " + std::to_string(fold));
     auto r = codegen::compile_ptx(
         {codegen::render(source, params), "gemm_wgmma.cu", "compute_90a", {op.dir, targets() / "common"}, {}});
     ASSERT_TRUE(r.ok) << r.log;
@@ -216,7 +215,7 @@ TEST(GemmWgmma, FoldedReduceCountsArrivalsBetweenFences) {
     ASSERT_NE(main, std::string::npos);
     const std::string body = ptx.substr(main, next - main);
     const size_t wait = body.find("griddepcontrol.wait"), atom = body.find("atom.global.add.u32");
-    if (splitk > 0) {
+    if (fold == 0) {
       EXPECT_EQ(wait, std::string::npos);
       EXPECT_EQ(atom, std::string::npos);
       EXPECT_EQ(body.find("st.global.v4."), std::string::npos) << "8-byte partial stores, as before";
