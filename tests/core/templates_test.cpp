@@ -110,8 +110,15 @@ TEST_P(Templates, SampledVariantsCompileWithoutSpills) {
 // base's templates, which the base's instance compiles already.
 static std::vector<std::string> operators_with_own_templates() {
   std::vector<std::string> out;
-  for (auto& name : spec::list_operators(targets()))
-    if (spec::load_operator(targets() / name).extends.empty()) out.push_back(name);
+  for (auto& name : spec::list_operators(targets())) {
+    bool suite = false;
+    try {
+      suite = !spec::load_operator(targets() / name).extends.empty();
+    } catch (const std::exception&) {
+      // (kept: its tests then fail on the spec's error, where discovery would abort)
+    }
+    if (!suite) out.push_back(name);
+  }
   return out;
 }
 
