@@ -26,6 +26,17 @@ namespace {
 
 using Params = std::map<std::string, long long>;
 
+// Configurations from a table: one row of values a configuration, in the order of `names`.
+std::vector<Params> table(const std::vector<std::string>& names, const std::vector<std::vector<long long>>& rows) {
+  std::vector<Params> configs;
+  for (const auto& r : rows) {
+    Params p;
+    for (size_t i = 0; i < r.size() && i < names.size(); ++i) p[names[i]] = r[i];
+    configs.push_back(p);
+  }
+  return configs;
+}
+
 evaluator::LoadedProgram load(evaluator::Device& dev, const spec::Operator& op, const spec::Program& p,
                               const Params& params, const std::string& arch) {
   static codegen::Compiler compiler(fs::temp_directory_path() / "tessera-gemm-gpu-tests");
@@ -98,19 +109,13 @@ TEST_F(GemmGpu, HopperTemplateMatchesTheReference) {
   // one and two consumers, a consumer of 128 rows (two products a k-step), ping-pong
   // consumers (64 and 128 rows), two blocks a SM, rings of 2 to 6 stages, the three group
   // sizes, no split and splits up to 8.
-  const char* names[] = {"BM", "BN", "CONSUMERS", "PINGPONG", "OCC", "STAGES", "GROUP_M", "SPLITK"};
+  const std::vector<std::string> names = {"BM", "BN", "CONSUMERS", "PINGPONG", "OCC", "STAGES", "GROUP_M", "SPLITK"};
   const std::vector<std::vector<long long>> rows = {
       {128, 256, 2, 0, 1, 4, 8, 1}, {256, 128, 2, 0, 1, 3, 16, 2}, {64, 192, 1, 0, 1, 6, 1, 8},
       {128, 128, 1, 0, 1, 4, 8, 4}, {128, 64, 2, 0, 1, 2, 1, 4},   {64, 64, 1, 0, 1, 5, 16, 8},
       {128, 128, 2, 1, 1, 4, 8, 2}, {64, 256, 2, 1, 1, 3, 1, 8},   {64, 128, 1, 0, 2, 4, 8, 4},
   };
-  std::vector<Params> configs;
-  for (const auto& r : rows) {
-    Params p;
-    for (size_t i = 0; i < r.size(); ++i) p[names[i]] = r[i];
-    configs.push_back(p);
-  }
-  judge_all(*tpl, configs);
+  judge_all(*tpl, table(names, rows));
 }
 
 // FOLD 1: the split sums added in the kernel by each tile's last split, its counters
@@ -128,18 +133,13 @@ TEST_F(GemmGpu, HopperTemplateAddsTheSplitsInTheKernel) {
   ASSERT_NE(tpl, nullptr);
   // ping-pong (64 and 128 rows), two consumers sharing a tile (two counter parts), one
   // consumer, two blocks a SM; up to 2 to 8 splits
-  const char* names[] = {"BM", "BN", "CONSUMERS", "PINGPONG", "OCC", "STAGES", "GROUP_M", "SPLITK", "FOLD"};
+  const std::vector<std::string> names = {"BM",     "BN",      "CONSUMERS", "PINGPONG", "OCC",
+                                          "STAGES", "GROUP_M", "SPLITK",    "FOLD"};
   const std::vector<std::vector<long long>> rows = {
       {128, 128, 2, 1, 1, 6, 8, 4, 1}, {64, 192, 2, 1, 1, 5, 1, 8, 1}, {128, 256, 2, 0, 1, 4, 16, 8, 1},
       {64, 128, 1, 0, 2, 4, 8, 4, 1},  {128, 64, 1, 0, 1, 3, 1, 2, 1},
   };
-  std::vector<Params> configs;
-  for (const auto& r : rows) {
-    Params p;
-    for (size_t i = 0; i < r.size(); ++i) p[names[i]] = r[i];
-    configs.push_back(p);
-  }
-  judge_all(*tpl, configs);
+  judge_all(*tpl, table(names, rows));
 }
 
 // The fp16 build (F16 1, what `tessera import` gives fp16 gemm definitions): the shipped
