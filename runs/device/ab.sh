@@ -15,6 +15,7 @@
 #   EXTRA        passed to `tessera optimize` (e.g. --l2-flush read, --max-seconds-per-shape 0.5)
 # Environment: TESSERA_BIN (required), OUT (default /tmp/out; the database goes to
 # $OUT/ab-OP.db). Run from the repository root.
+#   A suite (a spec.json with "extends") is narrowed in its base's spec.json, restored likewise.
 #   AB_BEFORE=FILE|DIR  an A/B of a source change as well: the same configurations are first
 #                judged on a copy of the tree whose template source is FILE (the source before
 #                the change, e.g. `git show HEAD~1:targets/OP/X.cu > .ab/X.cu`, an untracked
@@ -39,6 +40,9 @@ here=$PWD
 judge() {
   local tree=$1 db=$2 spec=$1/targets/$op/spec.json
   shift 2
+  # a suite ("extends": "../base") has its base's templates: narrow the base's spec
+  spec=$(python3 -c 'import json, os, sys; s = json.load(open(sys.argv[1]))
+print(os.path.normpath(os.path.join(os.path.dirname(sys.argv[1]), s["extends"], "spec.json")) if "extends" in s else sys.argv[1])' "$spec") || return 2
   cp "$spec" "$db.spec.orig"
   python3 - "$spec" "$tpl" "$params" <<'PY' || { rm -f "$db.spec.orig"; return 2; }
 import json, sys

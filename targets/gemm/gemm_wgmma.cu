@@ -302,19 +302,19 @@ __device__ __forceinline__ unsigned* counters(float* ws, const Problem& p) {
 }
 
 // A warp counts itself in once its lanes' partials are stored; true in every lane of the warp
-// whose split arrives last (the splits'th), which then reads the partials. Lane 0's fences
-// order the warp's stores (made its own by __syncwarp) before the atomic and the atomic
-// before the warp's loads (the pattern of cooperative groups' grid barrier). The counter is
-// zeroed by the step before, whose programmatic dependent this kernel is: the wait comes
-// before the atomic only, so that the first unit's products run under that step.
+// whose split arrives last (the splits'th), which then reads the partials. Lane 0's atomic is
+// acquire-release at GPU scope: it orders the warp's stores (made its own by __syncwarp)
+// before the count and the count before the last warp's loads. (Written first with
+// __threadfence() around a relaxed atomicAdd, the cooperative groups' pattern: that is
+// fence.sc, which on the H200 cost 4-400 % on the splitting shapes, journal 2026-12-04.)
+// The counter is zeroed by the step before, whose programmatic dependent this kernel is: the
+// wait comes before the atomic only, so that the first unit's products run under that step.
 __device__ __forceinline__ bool arrive_last(unsigned* counter, int splits) {
   __syncwarp();
   unsigned old = 0;
   if ((threadIdx.x & 31) == 0) {
     tile::grid_dependency_wait();
-    __threadfence();
-    old = atomicAdd(counter, 1u);
-    if (old == (unsigned)splits - 1) __threadfence();
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
   }
   old = __shfl_sync(0xffffffffu, old, 0);
   __syncwarp();
@@ -380,18 +380,26 @@ __device__ __forceinline__ void add_partials(const Problem& p, const Unit& w, in
       const int col = w.n0 + (e % kChunks) * V;
       if (col >= p.N) continue;
       const long long at = (long long)(r0 + e / kChunks) * N + col;
-      float s[V];
-#pragma unroll
-      for (int v = 0; v < V; ++v) s[v] = 0.f;
+      // Every split's load issued before the first add: a loop that left at `z == splits`
+      // (a `break`) issued them one after another, each waiting for the one before (SASS),
+      // which cost 2-5x at m16_gateup on the H200 (journal 2026-12-04).
+      float x[kSplitK][V];
 #pragma unroll
       for (int z = 0; z < kSplitK; ++z) {
-        if (z >= p.splits) break;
         if constexpr (V == 4) {
-          const float4 x = __ldcg(reinterpret_cast<const float4*>(ws + z * MN + at));
-          s[0] += x.x, s[1] += x.y, s[2] += x.z, s[3] += x.w;
+          const float4 q = z < p.splits ? __ldcg(reinterpret_cast<const float4*>(ws + z * MN + at))
+                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+          x[z][0] = q.x, x[z][1] = q.y, x[z][2] = q.z, x[z][3] = q.w;
         } else {
-          s[0] += __ldcg(ws + z * MN + at);
+          x[z][0] = z < p.splits ? __ldcg(ws + z * MN + at) : 0.f;
         }
+      }
+      float s[V];
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        s[v] = x[0][v];
+#pragma unroll
+        for (int z = 1; z < kSplitK; ++z) s[v] += x[z][v];
       }
       if constexpr (V == 4) {
         *reinterpret_cast<uint2*>(out + at) = make_uint2(tile::pack2<kAb>(s[0], s[1]), tile::pack2<kAb>(s[2], s[3]));
