@@ -1,8 +1,10 @@
 // targets/kda/kernels/intra32.cuh — the CH 32 intra kernels (kda_chunk_intra, and with PIPE the beside
 // and lead ones) and kda_chunk_flags.
-// Its body is a template over the parameters (template <class C>, C a KcParams); the entry
-// points are in targets/kda/kda_chunk_wgmma.cu and kda_chunk_seg.cu. Included after
-// kernels/config.cuh and kernels/common.cuh.
+// Its body, kc_intra32, is a template over the parameters (template <class C>, C a KcParams) that
+// runs its phases, each a device function: kc_intra32_load, _gate, _p_l (the products: _pl),
+// _images (_qk), _v_inverse (_inverse), _wu, _store. The entry points are in
+// targets/kda/kda_chunk_wgmma.cu and kda_chunk_seg.cu. Included after kernels/config.cuh and
+// kernels/common.cuh.
 // ---- The CH 32 intra kernel (GM 2 only): the same outputs as the CH 64 one above, for
 // 32-row chunks. grid (NSEQ + floor(T/32), H), block 128 (4 warps), smem KC_INTRA_SMEM
 // bytes: 44,416 with UA 1 (five blocks per SM: 5 x (44,416 + 1,024 reserved) <= 228 KB),
@@ -40,7 +42,9 @@
 // against the 64-bit code before, eighteenth session; the knob KC_I32 retired 2026-12-03.)
 #define KC_U32PL 4  // unroll of the P/L k-loop (8 steps)
 #define KC_U32QK 8  // unroll of the qg/kd row loop (8 rows per thread)
-constexpr int kU32PL = KC_U32PL, kU32QK = KC_U32QK;
+// (Enumerators, not constexpr variables: under NVRTC's -default-device those become __device__
+// variables of every module that includes this file.)
+enum : int { kU32PL = KC_U32PL, kU32QK = KC_U32QK };
 #define KC_XP32 2560  // the kh = 1 partial sums of P (bytes)
 static_assert(KC_XP32 <= 32 * KC_LDB * 2, "UA 0: Xp fits in v's tile");
 // The shared-memory layout above, byte offsets (enumerators: see ChunkBuf in state_wgmma.cuh).
@@ -277,6 +281,191 @@ __device__ __forceinline__ void kc_intra32_load(tile::u32 (&graw)[16], __nv_bflo
   kda::cp_async_commit();
 }
 
+// The CH 32 intra kernel's phase 1: the gate and its cumulative sum as G (log2 units) into Gc
+// (thread = channel pair cpc x 16-row half qr, g's raw rows in graw; the first half's totals
+// reach the second through tot), then the row norms 1/|q|, 1/|k| into rq, rk (warp = rows
+// 8 warp .. + 7, lane = channels 4 lane .. + 3, summed across the warp; 0 past len). Waits for
+// the thread's k and q copies; one barrier inside. (The norms as a function of their own
+// changed the kernel's code: one function, SASS identical, 2026-12-04.)
+template <class C>
+__device__ __forceinline__ void kc_intra32_gate(float* Gc, float* tot, float* rq, float* rk, const __nv_bfloat16* Qs,
+                                                const __nv_bfloat16* Ks, const tile::u32 (&graw)[16],
+                                                const float* dt_bias, long long h, int cpc, int qr, int len, float ga2,
+                                                float lb2, int warp, int lane) {
+  {
+    float s0[16], s1[16];
+    kc_gate_quarter(
+        s0, s1, [&](int i) { return kda::bf16x2_bits_to_f32(graw[i - 16 * qr]); }, dt_bias, h, cpc, qr, len, ga2, lb2);
+    if (qr == 0) *reinterpret_cast<float2*>(tot + cpc) = make_float2(s0[15], s1[15]);
+    kda::cp_async_wait_all();  // k, q (this thread's copies)
+    __syncthreads();           // the first half's totals; k, q in place
+    float off0 = 0.f, off1 = 0.f;
+    if (qr == 1) {
+      const float2 t = *reinterpret_cast<const float2*>(tot + cpc);
+      off0 = t.x;
+      off1 = t.y;
+    }
+#pragma unroll
+    for (int r = 0; r < 16; ++r)
+      *reinterpret_cast<float2*>(Gc + (16 * qr + r) * KC_LDG + cpc) = make_float2(s0[r] + off0, s1[r] + off1);
+  }
+  {
+    float ss[16];  // squared norms of rows warp*8 + m: q in ss[m], k in ss[8 + m] (lane's 4 channels)
+#pragma unroll
+    for (int rr = 0; rr < 8; ++rr) {
+      const int i = warp * 8 + rr;
+      float qv[4], kv[4];
+      kda::bf16x4_to_f32(Qs + i * KC_LDB + lane * 4, qv);
+      kda::bf16x4_to_f32(Ks + i * KC_LDB + lane * 4, kv);
+      ss[rr] = qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3];
+      ss[8 + rr] = kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2] + kv[3] * kv[3];
+    }
+    const float tot2 = kda::warp_sum16(ss);  // value (lane >> 1) & 15
+    const int m = (lane >> 1) & 15, i = warp * 8 + (m & 7);
+    if ((lane & 1) == 0) (m < 8 ? rq : rk)[i] = i < len ? rsqrtf(tot2 + 1e-6f) : 0.f;
+  }
+}
+
+// The CH 32 intra kernel's phase 2: P and L (kc_intra32_pl: warp = (16-row block I, channel half
+// kh)), then their sums: the kh = 1 warps leave theirs in Xp (at Xr) and LA, the kh = 0 warps add
+// them, scale, mask and write P (its sw64 image, Ps) and L (LA). Units: accX[0], accX[1] the
+// diagonal block's column halves (columns 16I + 8s + g: the lane's own rows i0, i1), accX[2],
+// accX[3] (I = 1) the columns 8s + g of row block 0. One barrier inside.
+template <class C>
+__device__ __forceinline__ void kc_intra32_p_l(kda::frag_c (&accP)[4], kda::frag_c (&accL)[4], float* LA,
+                                               unsigned char* Xr, __half* Ps, const float* Gc, const __nv_bfloat16* Qs,
+                                               const __nv_bfloat16* Ks, const float* rq, const float* rk,
+                                               const float* bs, int warp, int lane, int gq, int tq) {
+  const int I = warp >> 1, kh = warp & 1;
+  const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
+  kc_intra32_pl<C>(accP, accL, Gc, Qs, Ks, I, kh, gq, tq);
+  // P's partial sums (bytes): I = 0 unit 0 at 0 (float4 per lane), unit 1 at 512 (float2:
+  // its rows 0..7, x[0] and x[1], lie above the diagonal); I = 1 units 0, 1, 2, 3 at 768,
+  // 1280 (float2), 1536, 2048. L's go to LA where kh = 0 then writes L.
+  unsigned char* const Xw = Xr + (I == 0 ? 0 : 768);
+  const auto xoff = [lane](int s) { return s == 0 ? 16 * lane : s == 1 ? 512 + 8 * lane : 512 * s - 256 + 16 * lane; };
+  if (kh == 1) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      if (s < 2 || I == 1) {
+        const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
+        if (s == 1)
+          *reinterpret_cast<float2*>(Xw + xoff(1)) = make_float2(accP[s].x[2], accP[s].x[3]);
+        else
+          *reinterpret_cast<float4*>(Xw + xoff(s)) =
+              make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
+        if (s != 1) *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) = make_float2(accL[s].x[0], accL[s].x[1]);
+        *reinterpret_cast<float2*>(LA + i1 * KC_LDL32 + j) = make_float2(accL[s].x[2], accL[s].x[3]);
+      }
+    }
+  }
+  __syncthreads();  // the kh = 1 partial sums are in Xp and LA; every read of Ks by the products is done
+  if (kh == 0) {
+    const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      if (s < 2 || I == 1) {
+        const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
+        float4 xp, xl;
+        if (s == 1) {  // (rows 0..7 of the diagonal block's second unit are above the diagonal: masked below)
+          const float2 t = *reinterpret_cast<const float2*>(Xw + xoff(1));
+          xp = make_float4(0.f, 0.f, t.x, t.y);
+        } else {
+          xp = *reinterpret_cast<const float4*>(Xw + xoff(s));
+        }
+        {
+          const float2 l0 = s == 1 ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(LA + i0 * KC_LDL32 + j);
+          const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL32 + j);
+          xl = make_float4(l0.x, l0.y, l1.x, l1.y);
+        }
+        const float2 kj = *reinterpret_cast<const float2*>(rk + j);
+        const float p00 = (accP[s].x[0] + xp.x) * (q0 * kj.x), p01 = (accP[s].x[1] + xp.y) * (q0 * kj.y);
+        const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
+        const float l00 = (accL[s].x[0] + xl.x) * kj.x, l01 = (accL[s].x[1] + xl.y) * kj.y;
+        const float l10 = (accL[s].x[2] + xl.z) * kj.x, l11 = (accL[s].x[3] + xl.w) * kj.y;
+        *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i0, j)) =
+            kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
+        *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i1, j)) =
+            kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
+        *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) =
+            make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
+        *reinterpret_cast<float2*>(LA + i1 * KC_LDL32 + j) =
+            make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
+      }
+    }
+  }
+}
+
+// The CH 32 intra kernel's images for the state kernel (after phase 2): RC 0, 2: qg, kd, Ks <-
+// k e^G and e^{G_last} (kc_intra32_qk); RC 1 (its producer forms them): the row norms 1/|q|
+// (gl[0..31]) and 1/|k| (gl[32..63]) instead.
+template <class C>
+__device__ __forceinline__ void kc_intra32_images(typename C::elem* qg, typename C::elem* kd, float* gl,
+                                                  const float* Gc, const __nv_bfloat16* Qs, __nv_bfloat16* Ks,
+                                                  const float* rq, const float* rk, long long slot, long long H,
+                                                  long long h, int len, int tid, int warp, int lane) {
+  if constexpr (C::rc == 1) {
+    if (tid < 64) gl[(slot * H + h) * KC_KD + tid] = tid < 32 ? rq[tid] : rk[tid - 32];
+    (void)qg;
+    (void)kd;
+  } else {
+    kc_intra32_qk<C>(qg, kd, gl, Gc, Qs, Ks, rq, rk, slot, H, h, len, tid, warp, lane);
+  }
+}
+
+// The CH 32 intra kernel's phase 3: UA 0: v's rows into Vs (cp.async, thread = 16-byte piece lc8
+// of rows lr + 8 it, zeros past len), in flight during the inverse (kc_intra32_inverse, barriers
+// inside); then the thread waits for its copies.
+template <class C>
+__device__ __forceinline__ void kc_intra32_v_inverse(__nv_bfloat16* Vs, float* LA, float* Gc, __half* A16,
+                                                     const float* bs, const __nv_bfloat16* v, long long rbase,
+                                                     long long rstride, int len, int lr, int lc8, int warp, int tid) {
+  if constexpr (C::ua) {
+    (void)v;
+    (void)Vs;
+  } else {
+#pragma unroll
+    for (int it = 0; it < 4; ++it) {
+      const int i = lr + 8 * it;
+      tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
+                       i < len ? 16u : 0u);
+    }
+    kda::cp_async_commit();
+  }
+  kc_intra32_inverse<C>(LA, Gc, A16, bs, warp, tid);
+  kda::cp_async_wait_all();  // v (this thread's copies)
+}
+
+// The CH 32 intra kernel's end: w (Ws; RC 1: none), u (Us; UA 1: -A diag(b)'s image) and P (Ps)
+// out by bulk copies from thread 0, once every thread's images are fenced and in place; kBeside:
+// the chunk's flag set once the copies are complete.
+template <class C, bool kBeside>
+__device__ __forceinline__ void kc_intra32_store(typename C::elem* w, typename C::elem* u, typename C::elem* P,
+                                                 int* flags, const __half* Ws, const __half* Us, const __half* Ps,
+                                                 long long slot, long long H, long long h, int tid) {
+  kda::fence_async_shared();  // (also the P image written in phase 2)
+  __syncthreads();
+  if (tid == 0) {
+    const long long base = (slot * H + h) * (C::ch * KC_KD);
+    if (C::rc != 1)
+      tile::bulk_s2g(w + base, tile::smem_addr(Ws), C::ch * KC_KD * 2);  // (RC 1: the state kernel forms w)
+    if (C::ua)
+      tile::bulk_s2g(u + (slot * H + h) * (C::ch * C::ch), tile::smem_addr(Us), C::ch * C::ch * 2);
+    else
+      tile::bulk_s2g(u + base, tile::smem_addr(Us), C::ch * KC_KD * 2);
+    tile::bulk_s2g(P + (slot * H + h) * (C::ch * C::ch), tile::smem_addr(Ps), C::ch * C::ch * 2);
+    tile::bulk_commit();
+    if (kBeside) {  // publish the chunk: its copies' writes complete, then the flag (release)
+      asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+      asm volatile("fence.proxy.async.global;\n" ::: "memory");
+      __threadfence();
+      asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flags + slot * H + h), "r"(1) : "memory");
+    } else {
+      tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
+    }
+  }
+}
+
 // The CH 32 intra kernel's body (its entry points: kda_chunk_intra, and with PIPE
 // kda_chunk_intra_beside and kda_chunk_intra_lead; launch bounds 128 threads and
 // kc_intra_min_blocks); kBeside: flags set per chunk, blocks chunk-major from slot_off.
@@ -332,134 +521,19 @@ __device__ __forceinline__ void kc_intra32(
 
   // ---- phase 1: gate, cumulative sum, norms. (No barrier before: the gate reads only
   // this thread's registers; Ps and bs are next touched after phase 1's barriers.)
-  {
-    float s0[16], s1[16];
-    kc_gate_quarter(s0, s1, [&](int i) { return kda::bf16x2_bits_to_f32(graw[i - 16 * qr]); }, dt_bias, h, cpc, qr,
-                    len, ga2, lb2);
-    if (qr == 0) *reinterpret_cast<float2*>(tot + cpc) = make_float2(s0[15], s1[15]);
-    kda::cp_async_wait_all();  // k, q (this thread's copies)
-    __syncthreads();           // the first half's totals; k, q in place
-    float off0 = 0.f, off1 = 0.f;
-    if (qr == 1) {
-      const float2 t = *reinterpret_cast<const float2*>(tot + cpc);
-      off0 = t.x;
-      off1 = t.y;
-    }
-#pragma unroll
-    for (int r = 0; r < 16; ++r)
-      *reinterpret_cast<float2*>(Gc + (16 * qr + r) * KC_LDG + cpc) = make_float2(s0[r] + off0, s1[r] + off1);
-  }
-  {
-    float ss[16];  // squared norms of rows warp*8 + m: q in ss[m], k in ss[8 + m] (lane's 4 channels)
-#pragma unroll
-    for (int rr = 0; rr < 8; ++rr) {
-      const int i = warp * 8 + rr;
-      float qv[4], kv[4];
-      kda::bf16x4_to_f32(Qs + i * KC_LDB + lane * 4, qv);
-      kda::bf16x4_to_f32(Ks + i * KC_LDB + lane * 4, kv);
-      ss[rr] = qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3];
-      ss[8 + rr] = kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2] + kv[3] * kv[3];
-    }
-    const float tot2 = kda::warp_sum16(ss);  // value (lane >> 1) & 15
-    const int m = (lane >> 1) & 15, i = warp * 8 + (m & 7);
-    if ((lane & 1) == 0) (m < 8 ? rq : rk)[i] = i < len ? rsqrtf(tot2 + 1e-6f) : 0.f;
-  }
+  kc_intra32_gate<C>(Gc, tot, rq, rk, Qs, Ks, graw, dt_bias, h, cpc, qr, len, ga2, lb2, warp, lane);
   __syncthreads();
 
-  // ---- phase 2: P and L. Units: accX[0], accX[1] the diagonal block's column halves
-  // (columns 16I + 8s + g: the lane's own rows i0, i1), accX[2], accX[3] (I = 1) the
-  // columns 8s + g of row block 0. Lane t takes the channel pair c, c+1 (c = 8 st + 2t) as
-  // k = t, t+4 of the m16n8k8 step.
+  // ---- phase 2: P and L (P's image in Ps, L in LA), then the images for the state kernel.
   {
-    const int I = warp >> 1, kh = warp & 1;
-    const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
     kda::frag_c accP[4], accL[4];
-    kc_intra32_pl<C>(accP, accL, Gc, Qs, Ks, I, kh, gq, tq);
-    // P's partial sums (bytes): I = 0 unit 0 at 0 (float4 per lane), unit 1 at 512 (float2:
-    // its rows 0..7, x[0] and x[1], lie above the diagonal); I = 1 units 0, 1, 2, 3 at 768,
-    // 1280 (float2), 1536, 2048. L's go to LA where kh = 0 then writes L.
-    unsigned char* const Xw = Xr + (I == 0 ? 0 : 768);
-    const auto xoff = [lane](int s) { return s == 0 ? 16 * lane : s == 1 ? 512 + 8 * lane : 512 * s - 256 + 16 * lane; };
-    if (kh == 1) {
-#pragma unroll
-      for (int s = 0; s < 4; ++s) {
-        if (s < 2 || I == 1) {
-          const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
-          if (s == 1)
-            *reinterpret_cast<float2*>(Xw + xoff(1)) = make_float2(accP[s].x[2], accP[s].x[3]);
-          else
-            *reinterpret_cast<float4*>(Xw + xoff(s)) = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
-          if (s != 1) *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) = make_float2(accL[s].x[0], accL[s].x[1]);
-          *reinterpret_cast<float2*>(LA + i1 * KC_LDL32 + j) = make_float2(accL[s].x[2], accL[s].x[3]);
-        }
-      }
-    }
-    __syncthreads();  // the kh = 1 partial sums are in Xp and LA; every read of Ks by the products is done
-    if (kh == 0) {
-      const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
-#pragma unroll
-      for (int s = 0; s < 4; ++s) {
-        if (s < 2 || I == 1) {
-          const int j = (s < 2 ? r + 8 * s : 8 * (s - 2)) + 2 * tq;
-          float4 xp, xl;
-          if (s == 1) {  // (rows 0..7 of the diagonal block's second unit are above the diagonal: masked below)
-            const float2 t = *reinterpret_cast<const float2*>(Xw + xoff(1));
-            xp = make_float4(0.f, 0.f, t.x, t.y);
-          } else {
-            xp = *reinterpret_cast<const float4*>(Xw + xoff(s));
-          }
-          {
-            const float2 l0 = s == 1 ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(LA + i0 * KC_LDL32 + j);
-            const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL32 + j);
-            xl = make_float4(l0.x, l0.y, l1.x, l1.y);
-          }
-          const float2 kj = *reinterpret_cast<const float2*>(rk + j);
-          const float p00 = (accP[s].x[0] + xp.x) * (q0 * kj.x), p01 = (accP[s].x[1] + xp.y) * (q0 * kj.y);
-          const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
-          const float l00 = (accL[s].x[0] + xl.x) * kj.x, l01 = (accL[s].x[1] + xl.y) * kj.y;
-          const float l10 = (accL[s].x[2] + xl.z) * kj.x, l11 = (accL[s].x[3] + xl.w) * kj.y;
-          *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i0, j)) =
-              kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
-          *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i1, j)) =
-              kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
-          *reinterpret_cast<float2*>(LA + i0 * KC_LDL32 + j) =
-              make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
-          *reinterpret_cast<float2*>(LA + i1 * KC_LDL32 + j) =
-              make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
-        }
-      }
-    }
+    kc_intra32_p_l<C>(accP, accL, LA, Xr, Ps, Gc, Qs, Ks, rq, rk, bs, warp, lane, gq, tq);
   }
-  // qg = q e^G, kd = k e^{G_last - G} (normalized) as their images; Ks <- k e^G (fp16, in
-  // place); e^{G_last}. Thread = channels 4 lane .. 4 lane + 3 of rows warp + 4 it: 8-byte
-  // loads and stores, a warp's store covering a whole image row (by channel pairs instead:
-  // intra +2 %). Rows past the sequence hold q = k = 0 and a finite G: zeros.
-  // RC 1: none of these; the row norms 1/|q| (gl[0..31]) and 1/|k| (gl[32..63]) instead.
-  if constexpr (C::rc == 1) {
-    if (tid < 64) gl[(slot * H + h) * KC_KD + tid] = tid < 32 ? rq[tid] : rk[tid - 32];
-    (void)qg;
-    (void)kd;
-    (void)kU32QK;
-  } else {
-    kc_intra32_qk<C>(qg, kd, gl, Gc, Qs, Ks, rq, rk, slot, H, h, len, tid, warp, lane);
-  }
+  kc_intra32_images<C>(qg, kd, gl, Gc, Qs, Ks, rq, rk, slot, H, h, len, tid, warp, lane);
   __syncthreads();  // (the partial sums in Xp and LA and q in Qs are consumed)
 
   // ---- phase 3: UA 0: v into Xr (in flight during the inverse); A = (I+L)^-1 diag(b) into A16.
-  if constexpr (C::ua) {
-    (void)v;
-    (void)Vs;
-  } else {
-#pragma unroll
-    for (int it = 0; it < 4; ++it) {
-      const int i = lr + 8 * it;
-      tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
-                       i < len ? 16u : 0u);
-    }
-    kda::cp_async_commit();
-  }
-  kc_intra32_inverse<C>(LA, Gc, A16, bs, warp, tid);
-  kda::cp_async_wait_all();  // v (this thread's copies)
+  kc_intra32_v_inverse<C>(Vs, LA, Gc, A16, bs, v, rbase, rstride, len, lr, lc8, warp, tid);
   __syncthreads();
 
   // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31 (RC 1: neither).
@@ -469,7 +543,8 @@ __device__ __forceinline__ void kc_intra32(
     if constexpr (C::rc != 1) kc_intra32_wu<C>(Ws, Us, Ks, Vs, A16, len, warp, lane, gq, tq);
     if constexpr (C::ua) {
       // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
-      // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len
+      // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len.
+      // (In the body: as a function of its own it changed the SASS, its four values' order, 2026-12-04.)
       const int i = tid >> 2, c8 = 8 * (tid & 3);
       uint4 x = make_uint4(0u, 0u, 0u, 0u);
       if (i < len && (c8 >> 4) <= (i >> 4)) {
@@ -481,24 +556,7 @@ __device__ __forceinline__ void kc_intra32(
       }
       *reinterpret_cast<uint4*>(Us + (kda::sw_off<64>(i, c8) >> 1)) = x;
     }
-    kda::fence_async_shared();  // (also the P image written in phase 2)
-    __syncthreads();
-    if (tid == 0) {
-      const long long base = (slot * H + h) * (C::ch * KC_KD);
-      if (C::rc != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), C::ch * KC_KD * 2);  // (RC 1: the state kernel forms w)
-      if (C::ua) tile::bulk_s2g(u + (slot * H + h) * (C::ch * C::ch), tile::smem_addr(Us), C::ch * C::ch * 2);
-      else tile::bulk_s2g(u + base, tile::smem_addr(Us), C::ch * KC_KD * 2);
-      tile::bulk_s2g(P + (slot * H + h) * (C::ch * C::ch), tile::smem_addr(Ps), C::ch * C::ch * 2);
-      tile::bulk_commit();
-      if (kBeside) {  // publish the chunk: its copies' writes complete, then the flag (release)
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-        asm volatile("fence.proxy.async.global;\n" ::: "memory");
-        __threadfence();
-        asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flags + slot * H + h), "r"(1) : "memory");
-      } else {
-        tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
-      }
-    }
+    kc_intra32_store<C, kBeside>(w, u, P, flags, Ws, Us, Ps, slot, H, h, tid);
   }
 }
 // PIPE: clears the intra kernel's flags, one per (chunk slot, head) (the body of

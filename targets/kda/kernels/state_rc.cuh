@@ -1,9 +1,11 @@
 // targets/kda/kernels/state_rc.cuh — the wgmma state kernel's chain fed by producer warps (RC 1:
 // two producer warpgroups form the chunk's images from q, k, g; RC 2: one copier warp),
-// kc_state_rc, and the bodies of kda_chunk_state without the sequence split (kc_state_wgmma:
-// RC's chain, or kc_chain) and of kda_chunk_state_beside (kc_state_beside, PIPE 1); templates
-// over the parameters (template <class C>, C a KcParams). The entry points are in
-// targets/kda/kda_chunk_wgmma.cu. Included after kernels/state_wgmma.cuh. sm_90a only.
+// kc_state_rc (its parts: kc_rc_init, kc_rc_copier, kc_rc_producer over kc_rc_cols, and
+// kc_rc_consumers over kc_rc_pipe_wait, kc_rc_raw_issue, kc_rc_product_a), and the bodies of
+// kda_chunk_state without the sequence split (kc_state_wgmma: RC's chain, or kc_chain) and of
+// kda_chunk_state_beside (kc_state_beside, PIPE 1); templates over the parameters (template
+// <class C>, C a KcParams). The entry points are in targets/kda/kda_chunk_wgmma.cu. Included
+// after kernels/state_wgmma.cuh. sm_90a only.
 // ---- RC 1 and 2: the state kernel's chain fed by producer warps (kc_state_rc); compiled
 // for every configuration, used where RC >= 1.
 __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
@@ -130,6 +132,293 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
   }
 }
 
+// kc_state_rc's mbarriers (one thread): each chunk buffer's "full" and "empty", RC 1 the raw
+// slots'; the tensor maps' descriptors prefetched.
+template <class C>
+__device__ __forceinline__ void kc_rc_init(tile::u32 sB, tile::u32 sR, tile::u32 sE, const tile::tmap* mq,
+                                           const tile::tmap* mk, const tile::tmap* mg, const tile::tmap* mv) {
+#pragma unroll
+  for (int b = 0; b < WgmmaSmem<C>::nbuf; ++b) {
+    // full: RC 1 each producer warp; RC 2 the copier's two arrivals with bytes
+    tile::mbar_init(sB + b * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar, C::rc == 1 ? 8 : 2);
+    tile::mbar_init(sE + 8 * b, 8);  // empty: the consumers' 8 warps
+  }
+  if (C::rc == 1) {
+    for (int r = 0; r < KC_RAWN; ++r)  // the raw slots: the copies' bytes
+      tile::mbar_init(sR + r * RawSlot<C>::bytes + RawSlot<C>::mbar, KC_RAW_PARTS);
+    tile::tma_prefetch_desc(mq);
+    tile::tma_prefetch_desc(mk);
+    tile::tma_prefetch_desc(mg);
+  }
+  tile::tma_prefetch_desc(mv);
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// RC 2, the copier (one thread): chunk n's bulk copies (kc_issue_gm) and v's rows into their
+// buffer and ring slot once the consumers have released the buffer ("empty").
+template <class C>
+__device__ __forceinline__ void kc_rc_copier(tile::u32 sB, tile::u32 sV, tile::u32 sE, const __half* qg,
+                                             const __half* kd, const __half* w, const __half* u, const __half* P,
+                                             const float* gl, const tile::tmap* mv, long long bos0, long long slot0,
+                                             long long H, long long h, int nch) {
+  for (int n = 0; n < nch; ++n) {
+    const long long bos = bos0 + (long long)n * C::ch;
+    const tile::u32 bb = sB + (n % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes;
+    const tile::u32 vs = sV + (n % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot;
+    if (n >= WgmmaSmem<C>::nbuf)
+      tile::mbar_wait(sE + 8 * (n % WgmmaSmem<C>::nbuf), (tile::u32)((n / WgmmaSmem<C>::nbuf - 1) & 1));
+    kc_issue_gm<C>(bb, qg, kd, w, u, P, gl, slot0 + n, H, h);
+    kc_tma_tile<C>(vs, mv, h, bos, bb + ChunkBuf<C>::mbar);
+  }
+}
+
+// RC 1, the producer (warps 8..15; warp pw = warp - 8), chunk by chunk: waits for chunk n's raw
+// copies and its buffer's "empty", forms its columns' images (kc_rc_cols), copies its share of
+// P's and -A diag(b)'s images and arrives on the buffer's "full".
+// Warp pw owns channels 16 pw .. 16 pw + 15 of every row, as two 8-channel columns of
+// 8x8 matrices read with ldmatrix.trans: lane l holds channel 16 pw + 8 j + l / 4 of rows
+// 8 m + 2 (l % 4) and + 1 (m = 0..3), so the gate's sums run down the lane's own pairs
+// and across the 4 lanes of its channel (shuffles), G never leaves registers, and the
+// images go back by stmatrix.trans in the same layout. w's warp needs only its own
+// columns of k e^G: no barrier between the producer's warps; each arrives on "full".
+template <class C>
+__device__ __forceinline__ void kc_rc_producer(tile::u32 sB, tile::u32 sR, tile::u32 sE, const float* A_log,
+                                               const float* dt_bias, float lower_bound, long long bos0, long long eos,
+                                               long long h, int nch, int warp, int lane) {
+  extern __shared__ __align__(1024) unsigned char smb[];
+  unsigned char* const gen = smb + (sB - tile::smem_addr(smb));  // generic address of sB
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 " KC_STR(KC_RCREGP) ";\n" ::: "memory");
+  const int pw = warp - 8;
+  const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
+  float oc[2];      // -exp(A_log) dt_bias (log2 units) at the lane's two channels
+  tile::u32 lo[2];  // the lane's ldmatrix / stmatrix row address in a [CH][128] image (row lane)
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    oc[j] = -ga2 * dt_bias[h * KC_KD + 16 * pw + 8 * j + (lane >> 2)];
+    lo[j] = kda::sw128_off<C::ch>(lane, 16 * pw + 8 * j);
+  }
+  for (int n = 0; n < nch; ++n) {
+    const long long bos = bos0 + (long long)n * C::ch;
+    const int len = (int)min((long long)C::ch, eos - bos);
+    const tile::u32 rs = sR + (n % KC_RAWN) * RawSlot<C>::bytes,
+                    bb = sB + (n % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes;
+    const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + RawSlot<C>::n);
+    tile::mbar_wait(rs + RawSlot<C>::mbar, (tile::u32)((n / KC_RAWN) & 1));  // chunk n's copies
+    // (the buffer's "empty" first: the chain runs ahead of the producer, so it is free by
+    // now, and each column's images go out as soon as they are formed)
+    if (n >= WgmmaSmem<C>::nbuf)
+      tile::mbar_wait(sE + 8 * (n % WgmmaSmem<C>::nbuf), (tile::u32)((n / WgmmaSmem<C>::nbuf - 1) & 1));
+    // (both columns stage by stage, which needs 80 registers (at 72: 0.713 against 0.699 ms
+    // geomean with spills, fourteenth session); column by column, the knob KC_RCIL 0, ran
+    // 1.7 % slower and was retired 2026-12-03)
+    kc_rc_cols<C, 2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
+    {  // P's pieces (threads 0..127 of the producer), -A diag(b)'s (128..255)
+      const int pt = 32 * pw + lane, pp = pt & 127;
+      const int so = pt < 128 ? RawSlot<C>::p : RawSlot<C>::a, dof = pt < 128 ? ChunkBuf<C>::p : ChunkBuf<C>::u;
+      *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
+          *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
+    }
+    kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next
+                                // copy)
+    __syncwarp();
+    if (lane == 0) kc_mbar_arrive(bb + ChunkBuf<C>::mbar);
+  }
+}
+
+// PIPE, kc_state_rc beside the intra kernel (flags given), all lanes of the consumers' warp 7:
+// waits until the intra kernel has published chunk n. The chunks [0, hz) are known published;
+// when n is past them, the warp reads the flags of the next 32 chunks at once (relaxed), advances
+// hz by the published run and makes those reads acquire by a fence: one L2 round trip per up to
+// 32 chunks where the intra kernel is ahead (one per chunk, lane 0 alone, made the state kernel
+// ~8 % slower: journal, eighteenth session). Called before the wait for "full" that precedes the
+// chunk's issue, where the warp waits anyway.
+__device__ __forceinline__ void kc_rc_pipe_wait(int& hz, int n, const int* flags, long long slot0, long long H,
+                                                long long h, int nch, int lane) {
+  if (n >= nch || n < hz) return;
+  for (;;) {
+    const int m = hz + lane;
+    int x = 1;
+    if (m < nch)
+      asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(flags + (slot0 + m) * H + h) : "memory");
+    const unsigned ok = __ballot_sync(~0u, x == 1);
+    const int run = ok == ~0u ? 32 : __ffs(~ok) - 1;
+    if (run > 0) {
+      asm volatile("fence.acq_rel.gpu;\n" ::: "memory");         // (the relaxed reads and this fence: acquire)
+      asm volatile("fence.proxy.async.global;\n" ::: "memory");  // (the copies that follow are async-proxy reads)
+      __syncwarp();
+      hz += run;
+      if (n < hz) return;
+    }
+    __nanosleep(64);
+  }
+}
+
+// RC 1, the consumers' raw copies of chunk n (lane 0 of each warp, n < nch): warp w < 6 one TMA
+// box of q, k or g (tensor w / 2, channel half w % 2) into the chunk's raw slot, warp 6 v's rows
+// into its ring slot, warp 7 the bulk copies (kc_rc_issue). RC 2: none.
+template <class C>
+__device__ __forceinline__ void kc_rc_raw_issue(int n, tile::u32 sR, tile::u32 sV, const tile::tmap* mq,
+                                                const tile::tmap* mk, const tile::tmap* mg, const tile::tmap* mv,
+                                                const __half* P, const __half* u, const float* gl, long long bos0,
+                                                long long slot0, long long H, long long h, int nch, int warp,
+                                                int lane) {
+  if (C::rc == 1 && lane == 0 && n < nch) {
+    const tile::u32 rs = sR + (n % KC_RAWN) * RawSlot<C>::bytes;
+    const long long bos = bos0 + (long long)n * C::ch;
+    if (warp < 6) {
+      const tile::tmap* m = warp < 2 ? mq : warp < 4 ? mk : mg;
+      tile::mbar_expect_tx(rs + RawSlot<C>::mbar, ChunkBuf<C>::tile / 2);
+      tile::tma_load_3d(rs + (warp >> 1) * ChunkBuf<C>::tile + (warp & 1) * (ChunkBuf<C>::tile / 2), m, 64 * (warp & 1),
+                        (int)h, (int)bos, rs + RawSlot<C>::mbar);
+    } else {
+      kc_rc_issue<C>(warp == 6 ? 3 : 4, rs, sV + (n % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot, mq, mk, mg, mv, P, u,
+                     gl, slot0 + n, H, h, bos);
+    }
+  }
+}
+
+// kc_state_rc's product A of a chunk (one warpgroup; buffer bb, S^T's fp16 fragments sa; e0: the
+// first of the thread's rows e, less gq), waited for. RC 1: Z^T = S^T (k e^G)^T into acc (k e^G
+// in w's slot), v^T's fragments (from chunk c's slot of v's ring at sV) read meanwhile, X^T = v^T - Z^T in vv and
+// au = X^T (-A diag(b))^T = -v'^T; RC 2: au += S^T w^T (onto -u^T, kc_state_gm2's UA product A).
+template <class C>
+__device__ __forceinline__ void kc_rc_product_a(kda::frag_c (&au)[C::ch / 8], kda::frag_c (&acc)[C::ch / 8],
+                                                tile::u32 (&vv)[C::ch / 16][4], const tile::u32 (&sa)[8][4],
+                                                tile::u32 bb, tile::u32 sV, int c, int lane, int e0) {
+  const unsigned long long dw = kda::desc_kmajor(bb);
+  if (C::rc == 1) {
+    // Z^T = S^T (k e^G)^T onto zeros (k e^G in w's slot), v^T's fragments read meanwhile
+    kda::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) {
+      const unsigned long long db = kda::desc_add(dw, (ks >> 2) * (C::ch * 128) + (ks & 3) * 32);
+      if (ks == 0)
+        kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
+      else
+        kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
+    }
+    kda::wgmma_commit();
+    const tile::u32 vs = sV + (c % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot;
+#pragma unroll
+    for (int p = 0; p < C::ch / 16; ++p) {  // (kc_ua_issue's matrices: the A fragment's order)
+      const int m = lane >> 3, r = 16 * p + 8 * (m >> 1) + (lane & 7), cc = e0 + 8 * (m & 1);
+      kda::ldsm_x4_t(vv[p], vs + kda::sw128_off<C::ch>(r, cc));
+    }
+    kda::wgmma_wait<0>();
+    // X^T = v^T - Z^T (fp32, then fp16 once) as A fragments: pairs in acc_to_a's order
+#pragma unroll
+    for (int p = 0; p < C::ch / 16; ++p)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
+        const kda::frag_c& z = acc[2 * p + (e >> 1)];
+        vv[p][e] = kda::pack_f16x2(f.x - z.x[2 * (e & 1)], f.y - z.x[2 * (e & 1) + 1]);
+      }
+    // au = X^T (-A diag(b))^T = -v'^T
+    const unsigned long long di = kda::desc_kmajor64(bb + ChunkBuf<C>::u);
+    kda::wgmma_fence();
+#pragma unroll
+    for (int p = 0; p < C::ch / 16; ++p) {
+      if (p == 0)
+        kda::wgmma_m64nk16_rs<0, 0>(au, vv[p], di);
+      else
+        kda::wgmma_m64nk16_rs<0>(au, vv[p], kda::desc_add(di, p * 32));
+    }
+    kda::wgmma_commit();
+    kda::wgmma_wait<0>();
+  } else {
+    kda::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks)
+      kda::wgmma_m64nk16_rs<0>(au, sa[ks], kda::desc_add(dw, (ks >> 2) * (C::ch * 128) + (ks & 3) * 32));
+    kda::wgmma_commit();
+    kda::wgmma_wait<0>();
+  }
+}
+
+// kc_state_rc's consumers (warpgroups 0 and 1): kc_state_gm2's UA chain from S0 (S^T, [V][K]), its
+// copies replaced by the buffers the producer (RC 1) or the copier (RC 2) fills; o and the end
+// state `end` out. Shared memory: the chunk buffers at sB, v's ring at sV, o's staging tile at sO
+// (WgmmaSmem::osv: none), the raw slots at sR, the "empty" mbarriers at sE.
+template <class C, bool kPipe>
+__device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u, const __half* P, const float* gl,
+                                                __nv_bfloat16* o, float* end, long long bos0, long long eos,
+                                                long long slot0, long long H, long long h, float scale,
+                                                const tile::tmap* mq, const tile::tmap* mk, const tile::tmap* mg,
+                                                const tile::tmap* mv, const int* flags, tile::u32 sB, tile::u32 sV,
+                                                tile::u32 sO, tile::u32 sR, tile::u32 sE, int nch, int tid, int warp,
+                                                int lane, int gq, int tq) {
+  extern __shared__ __align__(1024) unsigned char smb[];
+  unsigned char* const gen = smb + (sB - tile::smem_addr(smb));  // generic address of sB
+  if (C::rc == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 " KC_STR(KC_RCREGC) ";\n" ::: "memory");
+  const int eh = warp >> 2, wi = warp & 3;
+  const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
+  constexpr int NI = C::ch / 8;
+  kda::frag_c au[NI];
+  tile::u32 vv[C::ch / 16][4];
+  int pipe_hz = 0;  // (PIPE: the chunks [0, pipe_hz) are known published, see kc_rc_pipe_wait)
+  auto pipe_wait = [&](int n) {
+    if constexpr (kPipe)
+      kc_rc_pipe_wait(pipe_hz, n, flags, slot0, H, h, nch, lane);
+    else
+      (void)n;
+  };
+  auto raw_issue = [&](int n) {
+    kc_rc_raw_issue<C>(n, sR, sV, mq, mk, mg, mv, P, u, gl, bos0, slot0, H, h, nch, warp, lane);
+  };
+  if (kPipe && warp == 7) pipe_wait(min(KC_RAWN, nch - 1));  // (chunks 0 .. KC_RAWN published: see pipe_wait)
+#pragma unroll 1
+  for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);  // (RC 1: chunk n's raw copies once "full" of n - KC_RAWN is seen)
+  if (nch > 0) tile::mbar_wait(sB + ChunkBuf<C>::mbar, 0u);
+  raw_issue(KC_RAWN);
+  constexpr bool kZ = C::rc == 1;                                            // (RC 1 forms no w: see WgmmaSmem::vring)
+  if (!kZ) kc_ua_issue<C>(au, vv, sV, sB + ChunkBuf<C>::u, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
+  kda::frag_c ST[16];
+  kc_st_load(ST, S0, er0, er1, lane);
+  for (int c = 0; c < nch; ++c) {
+    const long long bos = bos0 + (long long)c * C::ch;
+    const int len = (int)min((long long)C::ch, eos - bos);
+    const int cur = c % WgmmaSmem<C>::nbuf;
+    const tile::u32 bb = sB + cur * ChunkBuf<C>::bytes;
+    const float* Gd = reinterpret_cast<const float*>(gen + cur * ChunkBuf<C>::bytes + ChunkBuf<C>::g);  // e^{G_last}
+    tile::u32 sa[8][4];
+#pragma unroll
+    for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
+    kda::frag_c acc[NI];
+    kc_rc_product_a<C>(au, acc, vv, sa, bb, sV, c, lane, er0 - gq);
+    tile::u32 va[C::ch / 16][4];
+    kc_ua_vprime<C>(acc, au, len, tq);
+#pragma unroll
+    for (int ks = 0; ks < C::ch / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
+    kc_gm2_bc<C, true>(ST, acc, sa, va, Gd, bb, tq);
+    {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
+      const int nx = (c + 1) % WgmmaSmem<C>::nbuf;
+      if (kPipe && warp == 7) pipe_wait(c + 1 + KC_RAWN);
+      if (c + 1 < nch)
+        tile::mbar_wait(sB + nx * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar,
+                        (tile::u32)(((c + 1) / WgmmaSmem<C>::nbuf) & 1));
+      raw_issue(c + 1 + KC_RAWN);
+      if (!kZ)
+        kc_ua_issue<C>(au, vv, sV + ((c + 1) % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot,
+                       sB + nx * ChunkBuf<C>::bytes + ChunkBuf<C>::u, lane, er0 - gq);
+    }
+    if (kZ)
+      kda::wgmma_wait<1>();  // B is done (RC 1: no -u^T behind it)
+    else
+      kda::wgmma_wait<2>();
+    kc_o_out<C>((WgmmaSmem<C>::osv ? sV + (c % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot : sO) + eh * (C::ch * 128),
+                acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
+    if (kZ)
+      kda::wgmma_wait<0>();  // C is done: this warp is through with the buffer
+    else
+      kda::wgmma_wait<1>();
+    kda::fence_async_shared();  // (its ordinary reads of the buffer and of v's slot, before their next copies)
+    __syncwarp();
+    if (lane == 0) kc_mbar_arrive(sE + 8 * cur);
+  }
+  kc_st_store(end, ST, er0, er1, lane);
+}
+
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
 // images. Per chunk n (its q, k, g and v copied by TMA KC_RAWN chunks ahead, issued by lane 0
@@ -148,248 +437,34 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
 template <class C, bool kPipe>  // (kPipe: kda_chunk_state_beside, flags given)
 __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
-                                            const __half* __restrict__ u,
-                                            const __half* __restrict__ P, const float* __restrict__ gl,
-                                            __nv_bfloat16* __restrict__ o, float* __restrict__ end, long long bos0,
-                                            long long eos, long long slot0, long long H, long long h, float scale,
-                                            const tile::tmap* mq, const tile::tmap* mk, const tile::tmap* mg,
-                                            const tile::tmap* mv, const float* __restrict__ A_log,
-                                            const float* __restrict__ dt_bias, float lower_bound,
-                                            const int* flags = nullptr) {
+                                            const __half* __restrict__ u, const __half* __restrict__ P,
+                                            const float* __restrict__ gl, __nv_bfloat16* __restrict__ o,
+                                            float* __restrict__ end, long long bos0, long long eos, long long slot0,
+                                            long long H, long long h, float scale, const tile::tmap* mq,
+                                            const tile::tmap* mk, const tile::tmap* mg, const tile::tmap* mv,
+                                            const float* __restrict__ A_log, const float* __restrict__ dt_bias,
+                                            float lower_bound, const int* flags = nullptr) {
   extern __shared__ __align__(1024) unsigned char smb[];
   const tile::u32 s0 = tile::smem_addr(smb), sB = (s0 + 1023u) & ~1023u;
-  const tile::u32 sV = sB + WgmmaSmem<C>::nbuf * ChunkBuf<C>::bytes;               // the v ring
-  const tile::u32 sO = sV + WgmmaSmem<C>::vring * WgmmaSmem<C>::vslot;             // o's staging tile (WgmmaSmem::osv: none)
-  const tile::u32 sR = sO + (WgmmaSmem<C>::osv ? 0 : ChunkBuf<C>::tile);          // the raw slots
+  const tile::u32 sV = sB + WgmmaSmem<C>::nbuf * ChunkBuf<C>::bytes;        // the v ring
+  const tile::u32 sO = sV + WgmmaSmem<C>::vring * WgmmaSmem<C>::vslot;      // o's staging tile (WgmmaSmem::osv: none)
+  const tile::u32 sR = sO + (WgmmaSmem<C>::osv ? 0 : ChunkBuf<C>::tile);    // the raw slots
   const tile::u32 sE = C::rc == 1 ? sR + KC_RAWN * RawSlot<C>::bytes : sR;  // the empty mbarriers
-  unsigned char* const gen = smb + (sB - s0);                // generic address of sB
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int nch = (int)((eos - bos0 + C::ch - 1) / C::ch);
-  if (tid == 0) {
-#pragma unroll
-    for (int b = 0; b < WgmmaSmem<C>::nbuf; ++b) {
-      // full: RC 1 each producer warp; RC 2 the copier's two arrivals with bytes
-      tile::mbar_init(sB + b * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar, C::rc == 1 ? 8 : 2);
-      tile::mbar_init(sE + 8 * b, 8);  // empty: the consumers' 8 warps
-    }
-    if (C::rc == 1) {
-      for (int r = 0; r < KC_RAWN; ++r)  // the raw slots: the copies' bytes
-        tile::mbar_init(sR + r * RawSlot<C>::bytes + RawSlot<C>::mbar, KC_RAW_PARTS);
-      tile::tma_prefetch_desc(mq);
-      tile::tma_prefetch_desc(mk);
-      tile::tma_prefetch_desc(mg);
-    }
-    tile::tma_prefetch_desc(mv);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
+  if (tid == 0) kc_rc_init<C>(sB, sR, sE, mq, mk, mg, mv);
   __syncthreads();
   if (C::rc == 2 && warp >= 8) {  // ---- RC 2: the copier (one thread)
-    if (lane == 0)
-      for (int n = 0; n < nch; ++n) {
-        const long long bos = bos0 + (long long)n * C::ch;
-        const tile::u32 bb = sB + (n % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes, vs = sV + (n % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot;
-        if (n >= WgmmaSmem<C>::nbuf) tile::mbar_wait(sE + 8 * (n % WgmmaSmem<C>::nbuf), (tile::u32)((n / WgmmaSmem<C>::nbuf - 1) & 1));
-        kc_issue_gm<C>(bb, qg, kd, w, u, P, gl, slot0 + n, H, h);
-        kc_tma_tile<C>(vs, mv, h, bos, bb + ChunkBuf<C>::mbar);
-      }
+    if (lane == 0) kc_rc_copier<C>(sB, sV, sE, qg, kd, w, u, P, gl, mv, bos0, slot0, H, h, nch);
     return;
   }
   if (C::rc == 1 && warp >= 8) {  // ---- the producer, warp by warp
-    // Warp pw owns channels 16 pw .. 16 pw + 15 of every row, as two 8-channel columns of
-    // 8x8 matrices read with ldmatrix.trans: lane l holds channel 16 pw + 8 j + l / 4 of rows
-    // 8 m + 2 (l % 4) and + 1 (m = 0..3), so the gate's sums run down the lane's own pairs
-    // and across the 4 lanes of its channel (shuffles), G never leaves registers, and the
-    // images go back by stmatrix.trans in the same layout. w's warp needs only its own
-    // columns of k e^G: no barrier between the producer's warps; each arrives on "full".
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 " KC_STR(KC_RCREGP) ";\n" ::: "memory");
-    const int pw = warp - 8;
-    const float ga2 = expf(A_log[h]) * 1.4426950408889634f, lb2 = lower_bound * 1.4426950408889634f;
-    float oc[2];  // -exp(A_log) dt_bias (log2 units) at the lane's two channels
-    tile::u32 lo[2];  // the lane's ldmatrix / stmatrix row address in a [CH][128] image (row lane)
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      oc[j] = -ga2 * dt_bias[h * KC_KD + 16 * pw + 8 * j + (lane >> 2)];
-      lo[j] = kda::sw128_off<C::ch>(lane, 16 * pw + 8 * j);
-    }
-    for (int n = 0; n < nch; ++n) {
-      const long long bos = bos0 + (long long)n * C::ch;
-      const int len = (int)min((long long)C::ch, eos - bos);
-      const tile::u32 rs = sR + (n % KC_RAWN) * RawSlot<C>::bytes, bb = sB + (n % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes;
-      const float* const rn = reinterpret_cast<const float*>(gen + (rs - sB) + RawSlot<C>::n);
-      tile::mbar_wait(rs + RawSlot<C>::mbar, (tile::u32)((n / KC_RAWN) & 1));  // chunk n's copies
-      // (the buffer's "empty" first: the chain runs ahead of the producer, so it is free by
-      // now, and each column's images go out as soon as they are formed)
-      if (n >= WgmmaSmem<C>::nbuf) tile::mbar_wait(sE + 8 * (n % WgmmaSmem<C>::nbuf), (tile::u32)((n / WgmmaSmem<C>::nbuf - 1) & 1));
-      // (both columns stage by stage, which needs 80 registers (at 72: 0.713 against 0.699 ms
-      // geomean with spills, fourteenth session); column by column, the knob KC_RCIL 0, ran
-      // 1.7 % slower and was retired 2026-12-03)
-      kc_rc_cols<C, 2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
-      {  // P's pieces (threads 0..127 of the producer), -A diag(b)'s (128..255)
-        const int pt = 32 * pw + lane, pp = pt & 127;
-        const int so = pt < 128 ? RawSlot<C>::p : RawSlot<C>::a, dof = pt < 128 ? ChunkBuf<C>::p : ChunkBuf<C>::u;
-        *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
-            *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
-      }
-      kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next copy)
-      __syncwarp();
-      if (lane == 0) kc_mbar_arrive(bb + ChunkBuf<C>::mbar);
-    }
+    kc_rc_producer<C>(sB, sR, sE, A_log, dt_bias, lower_bound, bos0, eos, h, nch, warp, lane);
     return;
   }
   // ---- the consumers: kc_state_gm2's UA chain, its copies replaced by the producer's buffers
-  if (C::rc == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 " KC_STR(KC_RCREGC) ";\n" ::: "memory");
-  const int eh = warp >> 2, wi = warp & 3;
-  const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
-  constexpr int NI = C::ch / 8;
-  kda::frag_c au[NI];
-  tile::u32 vv[C::ch / 16][4];
-  // (RC 1: the raw copies of chunk n once "full" of n - KC_RAWN is seen, the first
-  // KC_RAWN chunks' now)
-  // (lane 0 of warp w < 6 one box (tensor w / 2, channel half w % 2), warp 6 v, warp 7 the bulk copies)
-  // (PIPE beside the intra kernel (flags given), all lanes of warp 7: waits until the intra
-  // kernel has published chunk n. The chunks [0, pipe_hz) are known published; when n is past
-  // them, the warp reads the flags of the next 32 chunks at once (relaxed), advances pipe_hz by
-  // the published run and makes those reads acquire by a fence: one L2 round trip per up to 32
-  // chunks where the intra kernel is ahead (one per chunk, lane 0 alone, made the state kernel
-  // ~8 % slower: journal, eighteenth session). Called before the wait for "full" that
-  // precedes the chunk's issue, where the warp waits anyway.)
-  int pipe_hz = 0;
-  auto pipe_wait = [&](int n) {
-    if constexpr (!kPipe) {
-      (void)n;
-      return;
-    }
-    if (n >= nch || n < pipe_hz) return;
-    for (;;) {
-      const int m = pipe_hz + lane;
-      int x = 1;
-      if (m < nch) asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(x) : "l"(flags + (slot0 + m) * H + h) : "memory");
-      const unsigned ok = __ballot_sync(~0u, x == 1);
-      const int run = ok == ~0u ? 32 : __ffs(~ok) - 1;
-      if (run > 0) {
-        asm volatile("fence.acq_rel.gpu;\n" ::: "memory");  // (the relaxed reads and this fence: acquire)
-        asm volatile("fence.proxy.async.global;\n" ::: "memory");  // (the copies that follow are async-proxy reads)
-        __syncwarp();
-        pipe_hz += run;
-        if (n < pipe_hz) return;
-      }
-      __nanosleep(64);
-    }
-  };
-  auto raw_issue = [&](int n) {
-    if (C::rc == 1 && lane == 0 && n < nch) {
-      const tile::u32 rs = sR + (n % KC_RAWN) * RawSlot<C>::bytes;
-      const long long bos = bos0 + (long long)n * C::ch;
-      if (warp < 6) {
-        const tile::tmap* m = warp < 2 ? mq : warp < 4 ? mk : mg;
-        tile::mbar_expect_tx(rs + RawSlot<C>::mbar, ChunkBuf<C>::tile / 2);
-        tile::tma_load_3d(rs + (warp >> 1) * ChunkBuf<C>::tile + (warp & 1) * (ChunkBuf<C>::tile / 2), m, 64 * (warp & 1), (int)h, (int)bos,
-                          rs + RawSlot<C>::mbar);
-      } else {
-        kc_rc_issue<C>(warp == 6 ? 3 : 4, rs, sV + (n % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot, mq, mk, mg, mv, P, u, gl, slot0 + n, H, h, bos);
-      }
-    }
-  };
-  if (kPipe && warp == 7) pipe_wait(min(KC_RAWN, nch - 1));  // (chunks 0 .. KC_RAWN published: see pipe_wait)
-#pragma unroll 1
-  for (int r = 0; r < KC_RAWN; ++r) raw_issue(r);
-  if (nch > 0) tile::mbar_wait(sB + ChunkBuf<C>::mbar, 0u);
-  raw_issue(KC_RAWN);
-  constexpr bool kZ = C::rc == 1;  // (RC 1 forms no w: see WgmmaSmem::vring)
-  if (!kZ) kc_ua_issue<C>(au, vv, sV, sB + ChunkBuf<C>::u, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
-  kda::frag_c ST[16];
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    const int d = 8 * j + 2 * tq;
-    const float2 a = *reinterpret_cast<const float2*>(S0 + er0 * KC_KD + d);
-    const float2 b = *reinterpret_cast<const float2*>(S0 + er1 * KC_KD + d);
-    ST[j].x[0] = a.x;
-    ST[j].x[1] = a.y;
-    ST[j].x[2] = b.x;
-    ST[j].x[3] = b.y;
-  }
-  for (int c = 0; c < nch; ++c) {
-    const long long bos = bos0 + (long long)c * C::ch;
-    const int len = (int)min((long long)C::ch, eos - bos);
-    const int cur = c % WgmmaSmem<C>::nbuf;
-    const tile::u32 bb = sB + cur * ChunkBuf<C>::bytes;
-    const float* Gd = reinterpret_cast<const float*>(gen + cur * ChunkBuf<C>::bytes + ChunkBuf<C>::g);  // e^{G_last}
-    tile::u32 sa[8][4];
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
-    kda::frag_c acc[NI];
-    const unsigned long long dw = kda::desc_kmajor(bb);
-    if (kZ) {
-      // Z^T = S^T (k e^G)^T onto zeros (k e^G in w's slot), v^T's fragments read meanwhile
-      kda::wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < 8; ++ks) {
-        const unsigned long long db = kda::desc_add(dw, (ks >> 2) * (C::ch * 128) + (ks & 3) * 32);
-        if (ks == 0) kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
-        else kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
-      }
-      kda::wgmma_commit();
-      const tile::u32 vs = sV + (c % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot;
-#pragma unroll
-      for (int p = 0; p < C::ch / 16; ++p) {  // (kc_ua_issue's matrices: the A fragment's order)
-        const int m = lane >> 3, r = 16 * p + 8 * (m >> 1) + (lane & 7), cc = er0 - gq + 8 * (m & 1);
-        kda::ldsm_x4_t(vv[p], vs + kda::sw128_off<C::ch>(r, cc));
-      }
-      kda::wgmma_wait<0>();
-      // X^T = v^T - Z^T (fp32, then fp16 once) as A fragments: pairs in acc_to_a's order
-#pragma unroll
-      for (int p = 0; p < C::ch / 16; ++p)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
-          const kda::frag_c& z = acc[2 * p + (e >> 1)];
-          vv[p][e] = kda::pack_f16x2(f.x - z.x[2 * (e & 1)], f.y - z.x[2 * (e & 1) + 1]);
-        }
-      // au = X^T (-A diag(b))^T = -v'^T
-      const unsigned long long di = kda::desc_kmajor64(bb + ChunkBuf<C>::u);
-      kda::wgmma_fence();
-#pragma unroll
-      for (int p = 0; p < C::ch / 16; ++p) {
-        if (p == 0) kda::wgmma_m64nk16_rs<0, 0>(au, vv[p], di);
-        else kda::wgmma_m64nk16_rs<0>(au, vv[p], kda::desc_add(di, p * 32));
-      }
-      kda::wgmma_commit();
-      kda::wgmma_wait<0>();
-    } else {
-      kda::wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < 8; ++ks)
-        kda::wgmma_m64nk16_rs<0>(au, sa[ks], kda::desc_add(dw, (ks >> 2) * (C::ch * 128) + (ks & 3) * 32));
-      kda::wgmma_commit();
-      kda::wgmma_wait<0>();
-    }
-    tile::u32 va[C::ch / 16][4];
-    kc_ua_vprime<C>(acc, au, len, tq);
-#pragma unroll
-    for (int ks = 0; ks < C::ch / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
-    kc_gm2_bc<C, true>(ST, acc, sa, va, Gd, bb, tq);
-    {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
-      const int nx = (c + 1) % WgmmaSmem<C>::nbuf;
-      if (kPipe && warp == 7) pipe_wait(c + 1 + KC_RAWN);
-      if (c + 1 < nch) tile::mbar_wait(sB + nx * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar, (tile::u32)(((c + 1) / WgmmaSmem<C>::nbuf) & 1));
-      raw_issue(c + 1 + KC_RAWN);
-      if (!kZ) kc_ua_issue<C>(au, vv, sV + ((c + 1) % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot, sB + nx * ChunkBuf<C>::bytes + ChunkBuf<C>::u, lane, er0 - gq);
-    }
-    if (kZ) kda::wgmma_wait<1>();  // B is done (RC 1: no -u^T behind it)
-    else kda::wgmma_wait<2>();
-    kc_o_out<C>((WgmmaSmem<C>::osv ? sV + (c % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot : sO) + eh * (C::ch * 128), acc, scale, er0, eh, tq, tid, len, o,
-             bos, H, h);
-    if (kZ) kda::wgmma_wait<0>();  // C is done: this warp is through with the buffer
-    else kda::wgmma_wait<1>();
-    kda::fence_async_shared();  // (its ordinary reads of the buffer and of v's slot, before their next copies)
-    __syncwarp();
-    if (lane == 0) kc_mbar_arrive(sE + 8 * cur);
-  }
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    *reinterpret_cast<float2*>(end + er0 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[0], ST[j].x[1]);
-    *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
-  }
+  kc_rc_consumers<C, kPipe>(S0, u, P, gl, o, end, bos0, eos, slot0, H, h, scale, mq, mk, mg, mv, flags, sB, sV, sO, sR,
+                            sE, nch, tid, warp, lane, gq, tq);
 }
 // The state kernel's threads: RC 1 two producer warpgroups beside the two consumer ones, RC 2
 // one copier warp.

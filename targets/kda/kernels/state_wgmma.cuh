@@ -168,6 +168,30 @@ __device__ __forceinline__ void kc_ua_vprime(kda::frag_c (&acc)[C::ch / 8], cons
   }
 }
 
+// GM 2: S^T's accumulator fragments (this thread's rows er0 and er1 = er0 + 8, columns
+// d = 8j + 2tq, + 1, tq = lane % 4) from a [V][K] state (S^T row-major), and back.
+__device__ __forceinline__ void kc_st_load(kda::frag_c (&ST)[16], const float* S0, int er0, int er1, int lane) {
+  const int tq = lane & 3;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int d = 8 * j + 2 * tq;
+    const float2 a = *reinterpret_cast<const float2*>(S0 + er0 * KC_KD + d);
+    const float2 b = *reinterpret_cast<const float2*>(S0 + er1 * KC_KD + d);
+    ST[j].x[0] = a.x;
+    ST[j].x[1] = a.y;
+    ST[j].x[2] = b.x;
+    ST[j].x[3] = b.y;
+  }
+}
+__device__ __forceinline__ void kc_st_store(float* end, const kda::frag_c (&ST)[16], int er0, int er1, int lane) {
+  const int tq = lane & 3;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    *reinterpret_cast<float2*>(end + er0 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[0], ST[j].x[1]);
+    *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
+  }
+}
+
 // The state chain of one block (grid and block as kda_chunk_state below). Warpgroup eh
 // owns the value columns 64eh..64eh+63: its slice of S (all 128 rows d, fp32 registers
 // in the wgmma accumulator layout, two m64 blocks) and of every product. Per chunk:
@@ -589,11 +613,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     __syncthreads();
   }
   if (end == nullptr) return;
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    *reinterpret_cast<float2*>(end + er0 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[0], ST[j].x[1]);
-    *reinterpret_cast<float2*>(end + er1 * KC_KD + 8 * j + 2 * tq) = make_float2(ST[j].x[2], ST[j].x[3]);
-  }
+  kc_st_store(end, ST, er0, er1, lane);
 }
 // The chain of GM: kc_state_gm (GM 1) or kc_state_gm2 (GM 2, on the transposed state).
 template <class C, bool kStateOnly, class... Args>
