@@ -192,6 +192,136 @@ __device__ __forceinline__ void kc_st_store(float* end, const kda::frag_c (&ST)[
   }
 }
 
+// GM 1, one warpgroup: this thread's fragments of S (rows d = 64 db + i0, + 8, columns e = e0 +
+// 8j + 2tq, + 1) as fp16 into the Sh image at sS; and, at the chain's end, as fp32 into `end`
+// ([V][K]).
+__device__ __forceinline__ void kc_gm_sh(tile::u32 sS, const kda::frag_c (&S)[2][8], int e0, int i0, int tq) {
+#pragma unroll
+  for (int db = 0; db < 2; ++db) {
+    const int d0 = 64 * db + i0, d1 = d0 + 8;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int e = e0 + 8 * j + 2 * tq;
+      kc_frag_to_f16(sS + kda::sw128_off<KC_KD>(d0, e), sS + kda::sw128_off<KC_KD>(d1, e), S[db][j]);
+    }
+  }
+}
+__device__ __forceinline__ void kc_gm_end(float* end, const kda::frag_c (&S)[2][8], int e0, int i0, int tq) {
+#pragma unroll
+  for (int db = 0; db < 2; ++db) {
+    const int d0 = 64 * db + i0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int e = e0 + 8 * j + 2 * tq;
+      kc_frag_to_vk(end, S[db][j], d0, e);
+    }
+  }
+}
+
+// GM 1, one warpgroup (eh), a chunk's product A (buffer at bb, Sh at sS), waited for: [w; qg]
+// Sh[:, eh] into aw, aq (kStateOnly: w's alone), written by the first k-step (ACC 0).
+template <class C, bool kStateOnly>
+__device__ __forceinline__ void kc_gm_product_a(kda::frag_c (&aw)[8], kda::frag_c (&aq)[8], tile::u32 bb, tile::u32 sS,
+                                                int eh) {
+  kda::wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks) {
+    const tile::u32 ka = (ks >> 2) * (C::ch * 128) + (ks & 3) * 32;
+    const unsigned long long db = kda::desc_mnmajor(sS + eh * (KC_KD * 128) + ks * 2048, KC_KD * 128);
+    if (ks == 0) {
+      kda::wgmma_m64n64k16<0, 1, 0>(aw, kda::desc_kmajor(bb + ka), db);
+      if (!kStateOnly) kda::wgmma_m64n64k16<0, 1, 0>(aq, kda::desc_kmajor(bb + ChunkBuf<C>::q + ka), db);
+    } else {
+      kda::wgmma_m64n64k16<0, 1>(aw, kda::desc_kmajor(bb + ka), db);
+      if (!kStateOnly) kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + ChunkBuf<C>::q + ka), db);
+    }
+  }
+  kda::wgmma_commit();
+  kda::wgmma_wait<0>();
+}
+
+// GM 1, one warpgroup, after product A: v' = u - w Sh (aw; u from buffer bb unless with_u is
+// false, a transition) as fp16 into the Vh tile at sV (rows past len: 0).
+template <class C>
+__device__ __forceinline__ void kc_gm_vprime(tile::u32 sV, const kda::frag_c (&aw)[8], tile::u32 bb, bool with_u,
+                                             int len, int e0, int i0, int i1, int tq) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int e = e0 + 8 * j + 2 * tq;
+    const float2 u0 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + ChunkBuf<C>::u + kda::sw128_off<C::ch>(i0, e)))
+                             : make_float2(0.f, 0.f);
+    const float2 u1 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + ChunkBuf<C>::u + kda::sw128_off<C::ch>(i1, e)))
+                             : make_float2(0.f, 0.f);
+    kda::st_shared_u32(sV + kda::sw128_off<C::ch>(i0, e),
+                       i0 < len ? kda::pack_f16x2(u0.x - aw[j].x[0], u0.y - aw[j].x[1]) : 0u);
+    kda::st_shared_u32(sV + kda::sw128_off<C::ch>(i1, e),
+                       i1 < len ? kda::pack_f16x2(u1.x - aw[j].x[2], u1.y - aw[j].x[3]) : 0u);
+  }
+}
+
+// GM 1, one warpgroup (eh), a chunk's products after A (buffer bb, v' in Vh at sV; Gs: G_last):
+// the decay S <- e^{G_last} S first, so that no register is touched between the two groups,
+// then B: aq += P v' (o = scale (qg Sh + P v'); not with kStateOnly) and C behind it:
+// S += kd^T v' (kd as an MN-major A operand); each a committed group, not waited for.
+template <class C, bool kStateOnly>
+__device__ __forceinline__ void kc_gm_bc(kda::frag_c (&S)[2][8], kda::frag_c (&aq)[8], const float* Gs, tile::u32 bb,
+                                         tile::u32 sV, int eh, int i0, int i1) {
+#pragma unroll
+  for (int db = 0; db < 2; ++db) {
+    const float f0 = __expf(Gs[64 * db + i0]), f1 = __expf(Gs[64 * db + i1]);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      S[db][j].x[0] *= f0;
+      S[db][j].x[1] *= f0;
+      S[db][j].x[2] *= f1;
+      S[db][j].x[3] *= f1;
+    }
+  }
+  kda::wgmma_fence();
+  if (!kStateOnly) {
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + ChunkBuf<C>::p + ks * 32),
+                                 kda::desc_mnmajor(sV + eh * (C::ch * 128) + ks * 2048, C::ch * 128));
+    kda::wgmma_commit();
+  }
+#pragma unroll
+  for (int db = 0; db < 2; ++db)
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      kda::wgmma_m64n64k16<1, 1>(S[db],
+                                 kda::desc_mnmajor(bb + ChunkBuf<C>::kd + db * (C::ch * 128) + ks * 2048, C::ch * 128),
+                                 kda::desc_mnmajor(sV + eh * (C::ch * 128) + ks * 2048, C::ch * 128));
+  kda::wgmma_commit();
+}
+
+// GM 1, one warpgroup, once B (aq) is done: o = scale aq through the dead U tile of buffer bb
+// (bf16, sw128): a warp's 16 rows x 64 columns, then 16-byte coalesced stores (four 128-byte rows
+// per warp instruction) of o's rows bos.. (len of them).
+template <class C>
+__device__ __forceinline__ void kc_gm_o(__nv_bfloat16* o, const kda::frag_c (&aq)[8], tile::u32 bb, float scale,
+                                        long long bos, long long H, long long h, int len, int e0, int i0, int i1,
+                                        int wi, int lane, int tq) {
+  kda::wgmma_wait<1>();  // B is done
+  const tile::u32 ot = bb + ChunkBuf<C>::u;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int e = e0 + 8 * j + 2 * tq;
+    kda::st_shared_u32(ot + kda::sw128_off<C::ch>(i0, e), tile::pack_bf16x2(scale * aq[j].x[0], scale * aq[j].x[1]));
+    kda::st_shared_u32(ot + kda::sw128_off<C::ch>(i1, e), tile::pack_bf16x2(scale * aq[j].x[2], scale * aq[j].x[3]));
+  }
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int r = 16 * wi + 4 * k + (lane >> 3), c8 = e0 + 8 * (lane & 7);
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(ot + kda::sw128_off<C::ch>(r, c8)));
+    if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + c8) = v;
+  }
+}
+
 // The state chain of one block (grid and block as kda_chunk_state below). Warpgroup eh
 // owns the value columns 64eh..64eh+63: its slice of S (all 128 rows d, fp32 registers
 // in the wgmma accumulator layout, two m64 blocks) and of every product. Per chunk:
@@ -263,108 +393,84 @@ __device__ __forceinline__ void kc_state_gm(const float* __restrict__ S0, bool f
     tile::mbar_wait(bb + ChunkBuf<C>::mbar, (tile::u32)((c >> 1) & 1));
     // A: [w; qg] Sh[:, eh]
     kda::frag_c aw[8], aq[8];  // (written by the first k-step: ACC 0)
-    kda::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      const tile::u32 ka = (ks >> 2) * (C::ch * 128) + (ks & 3) * 32;
-      const unsigned long long db = kda::desc_mnmajor(sS + eh * (KC_KD * 128) + ks * 2048, KC_KD * 128);
-      if (ks == 0) {
-        kda::wgmma_m64n64k16<0, 1, 0>(aw, kda::desc_kmajor(bb + ka), db);
-        if (!kStateOnly) kda::wgmma_m64n64k16<0, 1, 0>(aq, kda::desc_kmajor(bb + ChunkBuf<C>::q + ka), db);
-      } else {
-        kda::wgmma_m64n64k16<0, 1>(aw, kda::desc_kmajor(bb + ka), db);
-        if (!kStateOnly) kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + ChunkBuf<C>::q + ka), db);
-      }
-    }
-    kda::wgmma_commit();
-    kda::wgmma_wait<0>();
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int e = e0 + 8 * j + 2 * tq;
-      const float2 u0 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + ChunkBuf<C>::u + kda::sw128_off<C::ch>(i0, e)))
-                               : make_float2(0.f, 0.f);
-      const float2 u1 = with_u ? kda::unpack_f16x2(kda::ld_shared_u32(bb + ChunkBuf<C>::u + kda::sw128_off<C::ch>(i1, e)))
-                               : make_float2(0.f, 0.f);
-      kda::st_shared_u32(sV + kda::sw128_off<C::ch>(i0, e),
-                         i0 < len ? kda::pack_f16x2(u0.x - aw[j].x[0], u0.y - aw[j].x[1]) : 0u);
-      kda::st_shared_u32(sV + kda::sw128_off<C::ch>(i1, e),
-                         i1 < len ? kda::pack_f16x2(u1.x - aw[j].x[2], u1.y - aw[j].x[3]) : 0u);
-    }
+    kc_gm_product_a<C, kStateOnly>(aw, aq, bb, sS, eh);
+    kc_gm_vprime<C>(sV, aw, bb, with_u, len, e0, i0, i1, tq);
     kda::fence_async_shared();
     __syncthreads();
-    // B: o = scale (qg Sh + P v'), and C behind it: S <- e^{G_last} S + kd^T v' (the
-    // decay first, so that no register is touched between the two groups)
-#pragma unroll
-    for (int db = 0; db < 2; ++db) {
-      const float f0 = __expf(Gs[64 * db + i0]), f1 = __expf(Gs[64 * db + i1]);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        S[db][j].x[0] *= f0;
-        S[db][j].x[1] *= f0;
-        S[db][j].x[2] *= f1;
-        S[db][j].x[3] *= f1;
-      }
-    }
-    kda::wgmma_fence();
-    if (!kStateOnly) {
-#pragma unroll
-      for (int ks = 0; ks < 4; ++ks)
-        kda::wgmma_m64n64k16<0, 1>(aq, kda::desc_kmajor(bb + ChunkBuf<C>::p + ks * 32),
-                                   kda::desc_mnmajor(sV + eh * (C::ch * 128) + ks * 2048, C::ch * 128));
-      kda::wgmma_commit();
-    }
-#pragma unroll
-    for (int db = 0; db < 2; ++db)
-#pragma unroll
-      for (int ks = 0; ks < 4; ++ks)
-        kda::wgmma_m64n64k16<1, 1>(S[db], kda::desc_mnmajor(bb + ChunkBuf<C>::kd + db * (C::ch * 128) + ks * 2048, C::ch * 128),
-                                   kda::desc_mnmajor(sV + eh * (C::ch * 128) + ks * 2048, C::ch * 128));
-    kda::wgmma_commit();
-    if (!kStateOnly) {
-      kda::wgmma_wait<1>();  // B is done
-      // o through the dead U tile (bf16, sw128): a warp's 16 rows x 64 columns, then
-      // 16-byte coalesced stores (four 128-byte rows per warp instruction)
-      const tile::u32 ot = bb + ChunkBuf<C>::u;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int e = e0 + 8 * j + 2 * tq;
-        kda::st_shared_u32(ot + kda::sw128_off<C::ch>(i0, e), tile::pack_bf16x2(scale * aq[j].x[0], scale * aq[j].x[1]));
-        kda::st_shared_u32(ot + kda::sw128_off<C::ch>(i1, e), tile::pack_bf16x2(scale * aq[j].x[2], scale * aq[j].x[3]));
-      }
-      __syncwarp();
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int r = 16 * wi + 4 * k + (lane >> 3), c8 = e0 + 8 * (lane & 7);
-        uint4 v;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "r"(ot + kda::sw128_off<C::ch>(r, c8)));
-        if (r < len) *reinterpret_cast<uint4*>(o + ((bos + r) * H + h) * KC_KD + c8) = v;
-      }
-    }
+    // B: o = scale (qg Sh + P v'), and C behind it: S <- e^{G_last} S + kd^T v'
+    kc_gm_bc<C, kStateOnly>(S, aq, Gs, bb, sV, eh, i0, i1);
+    if (!kStateOnly) kc_gm_o<C>(o, aq, bb, scale, bos, H, h, len, e0, i0, i1, wi, lane, tq);
     kda::wgmma_wait<0>();
-#pragma unroll
-    for (int db = 0; db < 2; ++db) {
-      const int d0 = 64 * db + i0, d1 = d0 + 8;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int e = e0 + 8 * j + 2 * tq;
-        kc_frag_to_f16(sS + kda::sw128_off<KC_KD>(d0, e), sS + kda::sw128_off<KC_KD>(d1, e), S[db][j]);
-      }
-    }
-    kda::fence_async_shared();  // (also orders this chunk's reads and o staging before the next bulk copy into bb)
+    kc_gm_sh(sS, S, e0, i0, tq);  // Sh[:, eh] <- fp16(S)
+    kda::fence_async_shared();    // (also orders this chunk's reads and o staging before the next bulk copy into bb)
     __syncthreads();
   }
   if (end == nullptr) return;
-#pragma unroll
-  for (int db = 0; db < 2; ++db) {
-    const int d0 = 64 * db + i0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int e = e0 + 8 * j + 2 * tq;
-      kc_frag_to_vk(end, S[db][j], d0, e);
+  kc_gm_end(end, S, e0, i0, tq);
+}
+
+// GM 2 with UA, before the first chunk (chunk 0's copies issued): chunk 1's copies and the first
+// two chunks' v rows (thread 0), then, once chunk 0 is in place, its -u^T (kc_ua_issue, e0 =
+// er0 - gq; unconditional, as in the chain's loop).
+template <class C>
+__device__ __forceinline__ void kc_gm2_ua_start(kda::frag_c (&au)[C::ch / 8], tile::u32 (&vv)[C::ch / 16][4],
+                                                tile::u32 sB, tile::u32 sV, const __half* qg, const __half* kd,
+                                                const __half* w, const __half* u, const __half* P, const float* gl,
+                                                const tile::tmap* mv, long long bos0, long long eos, long long slot0,
+                                                long long H, long long h, int tid, int lane, int e0) {
+  if (tid == 0 && bos0 + C::ch < eos) kc_issue_gm<C>(sB + ChunkBuf<C>::bytes, qg, kd, w, u, P, gl, slot0 + 1, H, h);
+  if (tid == 0)
+    for (int d = 0; d < 2; ++d)
+      if (bos0 + d * C::ch < eos)
+        kc_tma_tile<C>(sV + d * WgmmaSmem<C>::vslot, mv, h, bos0 + d * C::ch,
+                       sB + d * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar);
+  if (bos0 < eos) tile::mbar_wait(sB + ChunkBuf<C>::mbar, 0u);
+  kc_ua_issue<C>(au, vv, sV, sB + ChunkBuf<C>::u, lane, e0);
+}
+
+// GM 2, at the top of chunk c (rows bos.., slot `slot`): the copies ahead, from thread 0 (UA:
+// chunk c + 2's and its v rows, three buffers; else chunk c + 1's, two buffers), and without UA
+// the wait for chunk c's (UA: done before its -u^T was issued, in the chunk before).
+template <class C, bool kStateOnly>
+__device__ __forceinline__ void kc_gm2_next(tile::u32 sB, tile::u32 sV, const __half* qg, const __half* kd,
+                                            const __half* w, const __half* u, const __half* P, const float* gl,
+                                            const tile::tmap* mv, long long c, long long bos, long long eos,
+                                            long long slot, long long H, long long h, bool with_u, int tid) {
+  if constexpr (C::ua) {
+    // (chunk c's buffer was waited for by every thread before its -u^T was issued)
+    if (tid == 0 && bos + 2 * C::ch < eos) {
+      kc_issue_gm<C>(sB + (int)((c + 2) % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes, qg, kd, w, u, P, gl, slot + 2, H,
+                     h);
+      kc_tma_tile<C>(sV + (int)((c + 2) % (KC_VD + 1)) * WgmmaSmem<C>::vslot, mv, h, bos + 2 * C::ch,
+                     sB + (int)((c + 2) % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar);
     }
+  } else {
+    const int cur = (int)(c % WgmmaSmem<C>::nbuf);
+    if (tid == 0 && bos + C::ch < eos)
+      kc_issue_gm<C>(sB + (cur ^ 1) * ChunkBuf<C>::bytes, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
+    tile::mbar_wait(sB + cur * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar, (tile::u32)((c >> 1) & 1));
   }
+}
+
+// GM 2, one warpgroup, a chunk's product A (buffer at bb; S^T's fp16 fragments sa), waited for:
+// V^T = S^T w^T into acc (UA: onto -u^T in au, in flight since the previous chunk: -(v'^T)).
+template <class C>
+__device__ __forceinline__ void kc_gm2_product_a(kda::frag_c (&acc)[C::ch / 8], kda::frag_c (&au)[C::ch / 8],
+                                                 const tile::u32 (&sa)[8][4], tile::u32 bb) {
+  const unsigned long long dw = kda::desc_kmajor(bb);
+  kda::wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 8; ++ks) {
+    const unsigned long long db = kda::desc_add(dw, (ks >> 2) * (C::ch * 128) + (ks & 3) * 32);
+    if constexpr (C::ua)
+      kda::wgmma_m64nk16_rs<0>(au, sa[ks], db);
+    else if (ks == 0)
+      kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
+    else
+      kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
+  }
+  kda::wgmma_commit();
+  kda::wgmma_wait<0>();
 }
 
 // GM 2, one warpgroup, a chunk's products after A (buffer at bb; S^T's fp16 fragments sa,
@@ -449,6 +555,45 @@ __device__ __forceinline__ void kc_o_out(tile::u32 os, const kda::frag_c (&acc)[
   }
 }
 
+// GM 2, one thread: the chunk buffers' mbarriers (UA: two arrivals, the bulk copies' and v's
+// TMA); UA: v's tensor map's descriptor prefetched.
+template <class C>
+__device__ __forceinline__ void kc_gm2_init(tile::u32 sB, const tile::tmap* mv) {
+#pragma unroll
+  for (int b = 0; b < WgmmaSmem<C>::nbuf; ++b)
+    tile::mbar_init(sB + b * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar, C::ua ? 2 : 1);
+  if (C::ua) tile::tma_prefetch_desc(mv);
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// GM 2 with UA, after chunk c's B and C are issued: chunk c + 1's -u^T behind them, once its
+// buffer and v rows are in place (kc_ua_issue, e0 = er0 - gq). Issued after the last chunk too,
+// on stale operands, never read: a conditional product makes ptxas serialize every wgmma of
+// the loop.
+template <class C>
+__device__ __forceinline__ void kc_gm2_ua_next(kda::frag_c (&au)[C::ch / 8], tile::u32 (&vv)[C::ch / 16][4],
+                                               tile::u32 sB, tile::u32 sV, long long c, long long bos, long long eos,
+                                               int lane, int e0) {
+  const tile::u32 nb = sB + (int)((c + 1) % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes;
+  if (bos + C::ch < eos) tile::mbar_wait(nb + ChunkBuf<C>::mbar, (tile::u32)(((c + 1) / WgmmaSmem<C>::nbuf) & 1));
+  kc_ua_issue<C>(au, vv, sV + (int)((c + 1) % (KC_VD + 1)) * WgmmaSmem<C>::vslot, nb + ChunkBuf<C>::u, lane, e0);
+}
+
+// GM 2, one warpgroup (eh), once B is done: o = scale O^T (acc) through kc_o_out, staged as a
+// bf16 [CH i][64 e] sw128 tile over this warpgroup's half of U at buffer bb (its e columns: only
+// this warpgroup read them; not over W: the other warpgroup may still be reading all of W in its
+// A), then 16-byte coalesced row stores. (UA: in an sw128 tile of its own after the v ring at sV;
+// staged over v's 272-byte rows, the 2-byte stores conflict and the state kernel was 6-9 % slower.)
+// (Every warp of the warpgroup read its u^T before B's issue, which needs all four.)
+template <class C>
+__device__ __forceinline__ void kc_gm2_o(const kda::frag_c (&acc)[C::ch / 8], tile::u32 sV, tile::u32 bb, float scale,
+                                         int er0, int eh, int tq, int tid, int len, __nv_bfloat16* o, long long bos,
+                                         long long H, long long h) {
+  kda::wgmma_wait<C::ua ? 2 : 1>();  // B is done
+  const tile::u32 os = (C::ua ? sV + (KC_VD + 1) * WgmmaSmem<C>::vslot : bb + ChunkBuf<C>::u) + eh * (C::ch * 128);
+  kc_o_out<C>(os, acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
+}
+
 // GM 2: the state chain on the transposed state, with kc_state_gm's interface and
 // semantics (kStateOnly, S0 / identity / 0, end). Warpgroup eh owns the value rows
 // e = 64eh..64eh+63 of S^T [e][d] (fp32, the m64n128 wgmma accumulator: thread rows er0 and
@@ -479,12 +624,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int eh = warp >> 2, wi = warp & 3;
   const int er0 = 64 * eh + 16 * wi + gq, er1 = er0 + 8;  // this thread's rows of S^T
-  if (tid == 0) {
-#pragma unroll
-    for (int b = 0; b < WgmmaSmem<C>::nbuf; ++b) tile::mbar_init(sB + b * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar, C::ua ? 2 : 1);
-    if (C::ua) tile::tma_prefetch_desc(mv);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
+  if (tid == 0) kc_gm2_init<C>(sB, mv);
   __syncthreads();
   if (tid == 0 && bos0 < eos) kc_issue_gm<C>(sB, qg, kd, w, u, P, gl, slot0, H, h, with_u, !kStateOnly);
   constexpr int NI = C::ch / 8;  // n8 blocks over the chunk's rows i
@@ -494,15 +634,8 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   const tile::u32 sV = sB + WgmmaSmem<C>::nbuf * ChunkBuf<C>::bytes;
   kda::frag_c au[NI];
   tile::u32 vv[C::ch / 16][4];
-  if constexpr (C::ua) {
-    if (tid == 0 && bos0 + C::ch < eos) kc_issue_gm<C>(sB + ChunkBuf<C>::bytes, qg, kd, w, u, P, gl, slot0 + 1, H, h);
-    if (tid == 0)
-      for (int d = 0; d < 2; ++d)
-        if (bos0 + d * C::ch < eos)
-          kc_tma_tile<C>(sV + d * WgmmaSmem<C>::vslot, mv, h, bos0 + d * C::ch, sB + d * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar);
-    if (bos0 < eos) tile::mbar_wait(sB + ChunkBuf<C>::mbar, 0u);
-    kc_ua_issue<C>(au, vv, sV, sB + ChunkBuf<C>::u, lane, er0 - gq);  // (unconditional, as below)
-  }
+  if constexpr (C::ua)
+    kc_gm2_ua_start<C>(au, vv, sB, sV, qg, kd, w, u, P, gl, mv, bos0, eos, slot0, H, h, tid, lane, er0 - gq);
   kda::frag_c ST[16];
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
@@ -528,37 +661,12 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     const int cur = (int)(c % WgmmaSmem<C>::nbuf);
     const tile::u32 bb = sB + cur * ChunkBuf<C>::bytes;
     const float* Gd = reinterpret_cast<const float*>(gbase + cur * ChunkBuf<C>::bytes);  // e^{G_last}
-    if constexpr (C::ua) {
-      // (chunk c's buffer was waited for by every thread before its -u^T was issued)
-      if (tid == 0 && bos + 2 * C::ch < eos) {
-        kc_issue_gm<C>(sB + (int)((c + 2) % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes, qg, kd, w, u, P, gl, slot + 2, H, h);
-        kc_tma_tile<C>(sV + (int)((c + 2) % (KC_VD + 1)) * WgmmaSmem<C>::vslot, mv, h, bos + 2 * C::ch,
-                    sB + (int)((c + 2) % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar);
-      }
-    } else {
-      if (tid == 0 && bos + C::ch < eos)
-        kc_issue_gm<C>(sB + (cur ^ 1) * ChunkBuf<C>::bytes, qg, kd, w, u, P, gl, slot + 1, H, h, with_u, !kStateOnly);
-      tile::mbar_wait(bb + ChunkBuf<C>::mbar, (tile::u32)((c >> 1) & 1));
-    }
+    kc_gm2_next<C, kStateOnly>(sB, sV, qg, kd, w, u, P, gl, mv, c, bos, eos, slot, H, h, with_u, tid);
     tile::u32 sa[8][4];  // S^T (fp16) as A, k-slices over d
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
-    // A: V^T = S^T w^T (UA: onto -u^T, in flight since the previous chunk: -(v'^T))
     kda::frag_c acc[NI];
-    const unsigned long long dw = kda::desc_kmajor(bb);
-    kda::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) {
-      const unsigned long long db = kda::desc_add(dw, (ks >> 2) * (C::ch * 128) + (ks & 3) * 32);
-      if constexpr (C::ua)
-        kda::wgmma_m64nk16_rs<0>(au, sa[ks], db);
-      else if (ks == 0)
-        kda::wgmma_m64nk16_rs<0, 0>(acc, sa[ks], db);
-      else
-        kda::wgmma_m64nk16_rs<0>(acc, sa[ks], db);
-    }
-    kda::wgmma_commit();
-    kda::wgmma_wait<0>();
+    kc_gm2_product_a<C>(acc, au, sa, bb);
     // v'^T = u^T - V^T (columns i past len: 0), as A fragments over i. u^T in V^T's layout
     // by ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows
     // i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
@@ -589,27 +697,10 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     for (int ks = 0; ks < C::ch / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
     // the decay of C; B: O^T = S^T qg^T + v'^T P^T;  C behind it: S^T += v'^T kd
     kc_gm2_bc<C, !kStateOnly>(ST, acc, sa, va, Gd, bb, tq);
-    if constexpr (C::ua) {
-      // the next chunk's -u^T behind B and C (its buffer and v rows are in place). Issued
-      // after the last chunk too, on stale operands, never read: a conditional product
-      // makes ptxas serialize every wgmma of the loop.
-      const tile::u32 nb = sB + (int)((c + 1) % WgmmaSmem<C>::nbuf) * ChunkBuf<C>::bytes;
-      if (bos + C::ch < eos) tile::mbar_wait(nb + ChunkBuf<C>::mbar, (tile::u32)(((c + 1) / WgmmaSmem<C>::nbuf) & 1));
-      kc_ua_issue<C>(au, vv, sV + (int)((c + 1) % (KC_VD + 1)) * WgmmaSmem<C>::vslot, nb + ChunkBuf<C>::u, lane, er0 - gq);
-    }
-    if (!kStateOnly) {
-      kda::wgmma_wait<C::ua ? 2 : 1>();  // B is done
-      // o: O^T [e][i] staged as a bf16 [64 i][64 e] sw128 tile over this warpgroup's half
-      // of U (its e columns: only this warpgroup read them), then 16-byte coalesced row
-      // stores. (Not over W: the other warpgroup may still be reading all of W in its A.)
-      // (UA: in an sw128 tile of its own after the v ring; staged over v's 272-byte rows, the
-      // 2-byte stores conflict and the state kernel was 6-9 % slower)
-      const tile::u32 os = (C::ua ? sV + (KC_VD + 1) * WgmmaSmem<C>::vslot : bb + ChunkBuf<C>::u) + eh * (C::ch * 128);
-      // (Every warp of the warpgroup read its u^T before B's issue, which needs all four.)
-      kc_o_out<C>(os, acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
-    }
+    if constexpr (C::ua) kc_gm2_ua_next<C>(au, vv, sB, sV, c, bos, eos, lane, er0 - gq);
+    if (!kStateOnly) kc_gm2_o<C>(acc, sV, bb, scale, er0, eh, tq, tid, len, o, bos, H, h);
     kda::wgmma_wait<C::ua ? 1 : 0>();  // C is done (UA: the next chunk's -u^T may run on)
-    kda::fence_async_shared();  // (this chunk's reads and o staging, before the buffer's next copy)
+    kda::fence_async_shared();         // (this chunk's reads and o staging, before the buffer's next copy)
     __syncthreads();
   }
   if (end == nullptr) return;
