@@ -54,98 +54,26 @@ __device__ __forceinline__ void kc_intra64(
   kc_intra64_gate<C>(b, A_log, dt_bias, lower_bound);
   __syncthreads();
   // ---- phase 2: P and L (kc_intra64_pl), then their sums: the kh = 1 warps leave theirs in Xp
-  // (P) and LA (L), the kh = 0 warps add them and write P and L. (This half stays in the body:
-  // as a device function of its own it cost 48 more SASS instructions, sm_90a, 2026-12-04.)
-  constexpr bool kPStage = C::gm >= 1;
+  // (P) and LA (L, kc_intra64_pl_part), the kh = 0 warps add them and write P and L
+  // (kc_intra64_pl_take, kc_intra64_pl_out). (The sums in one function, taking the block,
+  // cost 48 more SASS instructions, sm_90a; in three taking their values, none: 2026-12-04.)
   {
     const int I = warp >> 1, kh = warp & 1, cnt = 2 * (I + 1);
     const int i0 = 16 * I + gq, i1 = i0 + 8;
     kda::frag_c accP[8], accL[8];
     kc_intra64_pl<C>(b, accP, accL);
     float4* Xw = reinterpret_cast<float4*>(Xp) + (I * (I + 1)) * 32 + lane;  // unit base I(I+1)
-    if (kh == 1) {
-#pragma unroll
-      for (int s = 0; s < 8; ++s) {
-        if (s < cnt) {
-          const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
-          Xw[32 * s] = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
-          *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) = make_float2(accL[s].x[0], accL[s].x[1]);
-          *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) = make_float2(accL[s].x[2], accL[s].x[3]);
-        }
-      }
-    }
+    if (kh == 1) kc_intra64_pl_part<C>(LA, Xw, accP, accL, I, cnt, i0, i1, tq);
     __syncthreads();  // the kh = 1 partial sums are in Xp and LA; KB and Fv are consumed
-    // v into Vs now (it held KB): in flight during the P/L epilogue and the qg/kd loop.
-#pragma unroll
-    for (int it = 0; it < C::ch / 16; ++it) {
-      const int i = lr + 16 * it;
-      tile::cp_async16(tile::smem_addr(Vs) + ((i * KC_LDB + lc8) * 2), v + rbase + (i < len ? i * rstride : 0),
-                       i < len ? 16u : 0u);
-    }
-    kda::cp_async_commit();
+    kc_intra64_v<C>(b, v);  // v into Vs now (it held KB): in flight during the P/L epilogue and the qg/kd loop
     // GM >= 1: P goes out as its sw128 image, staged in Xp (Ps) once the kh = 0 warps have
     // taken their partial sums from it (with zeros above the diagonal blocks), then one 8 KB
     // bulk copy (direct 4-byte stores touch 8 rows per warp instruction).
     __half* Ps = reinterpret_cast<__half*>(Xp);
-    if constexpr (kPStage) {
-      if (kh == 0) {
-#pragma unroll
-        for (int s = 0; s < 8; ++s) {
-          if (s < cnt) {
-            const float4 xp = Xw[32 * s];
-            accP[s].x[0] += xp.x;
-            accP[s].x[1] += xp.y;
-            accP[s].x[2] += xp.z;
-            accP[s].x[3] += xp.w;
-          }
-        }
-        kc_bar_kh0();  // the kh = 0 warps' partial sums are taken (Xp is about to hold P)
-      }
+    if constexpr (C::gm >= 1) {
+      if (kh == 0) kc_intra64_pl_take<C>(accP, Xw, cnt);
     }
-    if (kh == 0) {
-      const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
-      if constexpr (kPStage) {
-        for (int idx = lane; idx < 16 * (6 - 2 * I); idx += 32) {  // 16-byte chunks right of block I
-          const int i = 16 * I + idx / (6 - 2 * I), c8 = 8 * (2 * I + 2 + idx % (6 - 2 * I));
-          *reinterpret_cast<uint4*>(Ps + (kda::sw128_off<C::ch>(i, c8) >> 1)) = make_uint4(0u, 0u, 0u, 0u);
-        }
-      }
-#pragma unroll
-      for (int s = 0; s < 8; ++s) {
-        if (s < cnt) {
-          const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
-          const float4 xp = kPStage ? make_float4(0.f, 0.f, 0.f, 0.f) : Xw[32 * s];
-          const float2 l0 = *reinterpret_cast<const float2*>(LA + i0 * KC_LDL + j);
-          const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL + j);
-          const float2 kj = *reinterpret_cast<const float2*>(rk + j);
-          const float p00 = (accP[s].x[0] + xp.x) * (q0 * kj.x), p01 = (accP[s].x[1] + xp.y) * (q0 * kj.y);
-          const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
-          const float l00 = (accL[s].x[0] + l0.x) * kj.x, l01 = (accL[s].x[1] + l0.y) * kj.y;
-          const float l10 = (accL[s].x[2] + l1.x) * kj.x, l11 = (accL[s].x[3] + l1.y) * kj.y;
-          if constexpr (kPStage) {
-            *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i0, j)) =
-                kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
-            *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i1, j)) =
-                kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
-          } else {
-            if (i0 < len) kc_st2(Pc + kc_pidx<C>(i0, j), j <= i0 ? kc_out<C::prec>(p00) : 0.f, j + 1 <= i0 ? kc_out<C::prec>(p01) : 0.f);
-            if (i1 < len) kc_st2(Pc + kc_pidx<C>(i1, j), j <= i1 ? kc_out<C::prec>(p10) : 0.f, j + 1 <= i1 ? kc_out<C::prec>(p11) : 0.f);
-          }
-          *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
-              make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
-          *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
-              make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
-        }
-      }
-      if constexpr (kPStage) {
-        kda::fence_async_shared();
-        kc_bar_kh0();  // P is staged
-        if (tid == 0) {
-          tile::bulk_s2g(Pc, tile::smem_addr(Ps), C::ch * C::ch * 2);
-          tile::bulk_commit();  // waited for with w and u's copies at the end
-        }
-      }
-    }
+    if (kh == 0) kc_intra64_pl_out<C>(LA, Xw, Ps, Pc, rq, rk, bs, accP, accL, I, cnt, i0, i1, tq, lane, len, tid);
   }
   kc_intra64_qk<C>(b, qg, kd, gl);
   if constexpr (C::prec != 2) kda::cp_async_wait_all();

@@ -1,6 +1,7 @@
 // targets/kda/kernels/intra64_phases.cuh — the CH 64 intra kernel's shared-memory layout
 // (Intra64Smem), its block (Intra64Block) and its phases as device functions (kc_intra64_load,
-// _gate, _pl, _qk, _wu, _wu_out, _inverse); the body that runs them is kc_intra64, in
+// _gate, _pl, _qk, _wu, _wu_out, _inverse; phase 2's sums _pl_part, _pl_take, _pl_out and v's
+// copy _v, at the end of the file); the body that runs them is kc_intra64, in
 // kernels/intra64.cuh, which includes this file. Both are templates over the parameters
 // (template <class C>, C a KcParams); included after kernels/config.cuh and kernels/common.cuh.
 
@@ -658,6 +659,112 @@ __device__ __forceinline__ void kc_intra64_inverse(float* LA, float* Xs, __half*
           kda::pack_f16x2(-acc[0].x[0] * bb.x, -acc[0].x[1] * bb.y);
       *reinterpret_cast<tile::u32*>(A16 + (i0 + 8) * KC_LDA16 + j) =
           kda::pack_f16x2(-acc[0].x[2] * bb.x, -acc[0].x[3] * bb.y);
+    }
+  }
+}
+
+// Phase 2's copy of v into Vs (which held KB until the P/L products' barrier): thread = 16-byte
+// piece lc8 of rows lr + 16 it (rows past len zero-filled), committed, not waited for.
+template <class C>
+__device__ __forceinline__ void kc_intra64_v(const Intra64Block& b, const __nv_bfloat16* __restrict__ v) {
+#pragma unroll
+  for (int it = 0; it < C::ch / 16; ++it) {
+    const int i = b.lr + 16 * it;
+    tile::cp_async16(tile::smem_addr(b.Vs) + ((i * KC_LDB + b.lc8) * 2), v + b.rbase + (i < b.len ? i * b.rstride : 0),
+                     i < b.len ? 16u : 0u);
+  }
+  kda::cp_async_commit();
+}
+
+// Phase 2, a kh = 1 warp (row block I): its partial sums of P into Xw (float4 per lane and unit)
+// and of L into LA, where the kh = 0 warp of the row block adds its own.
+template <class C>
+__device__ __forceinline__ void kc_intra64_pl_part(float* LA, float4* Xw, const kda::frag_c (&accP)[8],
+                                                   const kda::frag_c (&accL)[8], int I, int cnt, int i0, int i1,
+                                                   int tq) {
+#pragma unroll
+  for (int s = 0; s < 8; ++s) {
+    if (s < cnt) {
+      const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
+      Xw[32 * s] = make_float4(accP[s].x[0], accP[s].x[1], accP[s].x[2], accP[s].x[3]);
+      *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) = make_float2(accL[s].x[0], accL[s].x[1]);
+      *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) = make_float2(accL[s].x[2], accL[s].x[3]);
+    }
+  }
+}
+
+// Phase 2, GM >= 1, a kh = 0 warp: the kh = 1 warp's partial sums of P (Xw, units s < cnt) added
+// to its own, then the kh = 0 warps' barrier (Xp is about to hold P's image).
+template <class C>
+__device__ __forceinline__ void kc_intra64_pl_take(kda::frag_c (&accP)[8], const float4* Xw, int cnt) {
+#pragma unroll
+  for (int s = 0; s < 8; ++s) {
+    if (s < cnt) {
+      const float4 xp = Xw[32 * s];
+      accP[s].x[0] += xp.x;
+      accP[s].x[1] += xp.y;
+      accP[s].x[2] += xp.z;
+      accP[s].x[3] += xp.w;
+    }
+  }
+  kc_bar_kh0();  // the kh = 0 warps' partial sums are taken (Xp is about to hold P)
+}
+
+// Phase 2, a kh = 0 warp (row block I, units s < cnt): P and L from its sums and the kh = 1
+// warp's (GM 0: in Xw; GM >= 1: already added to accP), scaled by the norms (rq, rk) and
+// b (bs) and masked: P to its image in Ps (GM >= 1, zeros right of the diagonal blocks; then,
+// once the kh = 0 warps have staged it, one 8 KB bulk copy to Pc from thread 0) or to Pc
+// directly (GM 0: PREC's element type, rows past len not written); L into LA.
+template <class C>
+__device__ __forceinline__ void kc_intra64_pl_out(float* LA, const float4* Xw, __half* Ps, typename C::elem* Pc,
+                                                  const float* rq, const float* rk, const float* bs,
+                                                  const kda::frag_c (&accP)[8], const kda::frag_c (&accL)[8], int I,
+                                                  int cnt, int i0, int i1, int tq, int lane, int len, int tid) {
+  constexpr bool kPStage = C::gm >= 1;
+  const float q0 = rq[i0], q1 = rq[i1], b0 = bs[i0] * rk[i0], b1 = bs[i1] * rk[i1];
+  if constexpr (kPStage) {
+    for (int idx = lane; idx < 16 * (6 - 2 * I); idx += 32) {  // 16-byte chunks right of block I
+      const int i = 16 * I + idx / (6 - 2 * I), c8 = 8 * (2 * I + 2 + idx % (6 - 2 * I));
+      *reinterpret_cast<uint4*>(Ps + (kda::sw128_off<C::ch>(i, c8) >> 1)) = make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+#pragma unroll
+  for (int s = 0; s < 8; ++s) {
+    if (s < cnt) {
+      const int j = (s < 2 ? 16 * I + 8 * s : 8 * s - 16) + 2 * tq;  // unit s: columns 16J + 8nt..
+      const float4 xp = kPStage ? make_float4(0.f, 0.f, 0.f, 0.f) : Xw[32 * s];
+      const float2 l0 = *reinterpret_cast<const float2*>(LA + i0 * KC_LDL + j);
+      const float2 l1 = *reinterpret_cast<const float2*>(LA + i1 * KC_LDL + j);
+      const float2 kj = *reinterpret_cast<const float2*>(rk + j);
+      const float p00 = (accP[s].x[0] + xp.x) * (q0 * kj.x), p01 = (accP[s].x[1] + xp.y) * (q0 * kj.y);
+      const float p10 = (accP[s].x[2] + xp.z) * (q1 * kj.x), p11 = (accP[s].x[3] + xp.w) * (q1 * kj.y);
+      const float l00 = (accL[s].x[0] + l0.x) * kj.x, l01 = (accL[s].x[1] + l0.y) * kj.y;
+      const float l10 = (accL[s].x[2] + l1.x) * kj.x, l11 = (accL[s].x[3] + l1.y) * kj.y;
+      if constexpr (kPStage) {
+        *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i0, j)) =
+            kda::pack_f16x2(j <= i0 ? p00 : 0.f, j + 1 <= i0 ? p01 : 0.f);
+        *reinterpret_cast<tile::u32*>(Ps + kc_pidx<C>(i1, j)) =
+            kda::pack_f16x2(j <= i1 ? p10 : 0.f, j + 1 <= i1 ? p11 : 0.f);
+      } else {
+        if (i0 < len)
+          kc_st2(Pc + kc_pidx<C>(i0, j), j <= i0 ? kc_out<C::prec>(p00) : 0.f,
+                 j + 1 <= i0 ? kc_out<C::prec>(p01) : 0.f);
+        if (i1 < len)
+          kc_st2(Pc + kc_pidx<C>(i1, j), j <= i1 ? kc_out<C::prec>(p10) : 0.f,
+                 j + 1 <= i1 ? kc_out<C::prec>(p11) : 0.f);
+      }
+      *reinterpret_cast<float2*>(LA + i0 * KC_LDL + j) =
+          make_float2(j < i0 ? b0 * l00 : 0.f, j + 1 < i0 ? b0 * l01 : 0.f);
+      *reinterpret_cast<float2*>(LA + i1 * KC_LDL + j) =
+          make_float2(j < i1 ? b1 * l10 : 0.f, j + 1 < i1 ? b1 * l11 : 0.f);
+    }
+  }
+  if constexpr (kPStage) {
+    kda::fence_async_shared();
+    kc_bar_kh0();  // P is staged
+    if (tid == 0) {
+      tile::bulk_s2g(Pc, tile::smem_addr(Ps), C::ch * C::ch * 2);
+      tile::bulk_commit();  // waited for with w and u's copies at the end
     }
   }
 }
