@@ -629,8 +629,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   if (tid == 0 && bos0 < eos) kc_issue_gm<C>(sB, qg, kd, w, u, P, gl, slot0, H, h, with_u, !kStateOnly);
   constexpr int NI = C::ch / 8;  // n8 blocks over the chunk's rows i
   (void)vin;
-  // UA: the v ring, -u^T of the next chunk (formed a chunk ahead) and its v^T fragments
-  // (the operands of the product in flight)
+  // UA: the v ring, -u^T of the next chunk (formed a chunk ahead), its v^T fragments (in flight)
   const tile::u32 sV = sB + WgmmaSmem<C>::nbuf * ChunkBuf<C>::bytes;
   kda::frag_c au[NI];
   tile::u32 vv[C::ch / 16][4];
@@ -667,10 +666,11 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
     kda::frag_c acc[NI];
     kc_gm2_product_a<C>(acc, au, sa, bb);
-    // v'^T = u^T - V^T (columns i past len: 0), as A fragments over i. u^T in V^T's layout
-    // by ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows
-    // i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
-    // (e = er0 or er1, i = 8j + 2tq, +1). (A transition has u = 0.)
+    // v'^T = u^T - V^T (columns i past len: 0), as A fragments over i. u^T in V^T's layout by
+    // ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows i = 8(2p + m/2)..
+    // at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread (e = er0 or er1,
+    // i = 8j + 2tq, +1). (A transition has u = 0. In the body, as S^T's start above: as
+    // functions of their own both changed kda_chunk_seg's code, 2026-12-04.)
     tile::u32 va[C::ch / 16][4];
     if constexpr (C::ua) {
       kc_ua_vprime<C>(acc, au, len, tq);
