@@ -42,7 +42,7 @@
 //                FOLD 1: gemm_wgmma itself. Each consumer warp stores its rows' partials
 //                  (16 bytes a lane where N % 4 == 0), then counts itself in at its tile's
 //                  arrival counter (one a tile, consumer part and warp, after the partials
-//                  in ws; fences at GPU scope on both sides of the atomic); the warp of the
+//                  in ws; an acquire-release atomic at GPU scope); the warp of the
 //                  split that arrives last adds every split's partials of its rows (its own
 //                  read back) and writes C. The counters are zeroed by the plan's first step
 //                  (gemm_wgmma_reduce, built for that: the judge poisons scratch before each
