@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -98,6 +99,79 @@ int sanitizer_errors(const std::string& log) {
     for (std::sregex_iterator it(log.begin(), log.end(), *re), end; it != end; ++it)
       n = std::max(n, std::stoi((*it)[1].str()));
   return n;
+}
+
+namespace {
+
+// A metric's value on a details page ("750,618", "42.44"), in the unit's own scale.
+double metric_value(const std::string& v) {
+  std::string digits;
+  for (char c : v)
+    if (c != ',') digits += c;
+  return std::stod(digits);
+}
+
+// A duration's unit as ncu prints it (2023 and later: ns, us, ms, s; before: nsecond,
+// usecond, msecond, second), in milliseconds.
+double unit_ms(const std::string& unit) {
+  if (unit == "ns" || unit == "nsecond") return 1e-6;
+  if (unit == "us" || unit == "usecond") return 1e-3;
+  if (unit == "ms" || unit == "msecond") return 1.0;
+  if (unit == "s" || unit == "second") return 1e3;
+  throw std::invalid_argument("ncu duration unit '" + unit + "'");
+}
+
+}  // namespace
+
+std::vector<KernelTime> kernel_times(const std::string& details) {
+  static const std::regex launch(R"(^  (\S.*?) \(\d+, \d+, \d+\)x\(\d+, \d+, \d+\), )");
+  static const std::regex metric(R"(^\s+(Duration|DRAM Throughput|Compute \(SM\) Throughput)\s+(\S+)\s+([\d,.]+)\s*$)");
+  struct Sums {
+    KernelTime k;
+    double dram_ms = 0, sm_ms = 0, dram_w = 0, sm_w = 0;
+  };
+  std::vector<Sums> kernels;
+  Sums* cur = nullptr;
+  double dram = -1, sm = -1, ms = -1;
+  const auto close = [&] {  // the launch read so far, into its kernel's sums
+    if (!cur || ms < 0) return;
+    ++cur->k.launches;
+    cur->k.ms += ms;
+    if (dram >= 0) cur->dram_ms += dram * ms, cur->dram_w += ms;
+    if (sm >= 0) cur->sm_ms += sm * ms, cur->sm_w += ms;
+  };
+  std::istringstream in(details);
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, m, launch)) {
+      close();
+      const std::string name = m[1].str();
+      auto it = std::find_if(kernels.begin(), kernels.end(), [&](const Sums& s) { return s.k.kernel == name; });
+      if (it == kernels.end()) {
+        kernels.push_back({});
+        kernels.back().k.kernel = name;
+        it = kernels.end() - 1;
+      }
+      cur = &*it;
+      dram = sm = ms = -1;
+    } else if (cur && std::regex_match(line, m, metric)) {
+      if (m[1] == "Duration")
+        ms = metric_value(m[3]) * unit_ms(m[2]);
+      else if (m[1] == "DRAM Throughput")
+        dram = metric_value(m[3]);
+      else
+        sm = metric_value(m[3]);
+    }
+  }
+  close();
+  std::vector<KernelTime> out;
+  for (auto& s : kernels) {
+    if (s.k.launches == 0) continue;
+    if (s.dram_w > 0) s.k.dram_pct = s.dram_ms / s.dram_w;
+    if (s.sm_w > 0) s.k.sm_pct = s.sm_ms / s.sm_w;
+    out.push_back(s.k);
+  }
+  return out;
 }
 
 namespace {
@@ -289,6 +363,35 @@ int profile_sass(const ProfileOptions& o, const spec::Operator& op, const Stored
   return 0;
 }
 
+// Where the time goes, kernel by kernel (ncu's Speed Of Light durations), printed and kept
+// in the manifest as "kernel_times". ncu locks the clocks at base and serializes and replays
+// the kernels: the shares carry over to a timed run, the times do not.
+void print_kernel_times(const std::vector<KernelTime>& ks, json* manifest) {
+  if (ks.empty()) return;
+  double total = 0;
+  int launches = 0;
+  for (const auto& k : ks) total += k.ms, launches += k.launches;
+  const auto pct = [](double v) { return v < 0 ? std::string("-") : fmt::format("{:.1f}", v); };
+  std::cout << "where the time goes (ncu: clocks at base, kernels one at a time; the shares carry over, the "
+               "times do not):\n";
+  std::cout << fmt::format("{:<32} {:>8} {:>10} {:>7} {:>7} {:>7}\n", "kernel", "launches", "ms", "share", "DRAM %",
+                           "SM %");
+  json rows = json::array();
+  for (const auto& k : ks) {
+    const double share = total > 0 ? 100.0 * k.ms / total : 0;
+    std::cout << fmt::format("{:<32} {:>8} {:>10.4f} {:>6.1f}% {:>7} {:>7}\n", k.kernel, k.launches, k.ms, share,
+                             pct(k.dram_pct), pct(k.sm_pct));
+    rows.push_back({{"kernel", k.kernel},
+                    {"launches", k.launches},
+                    {"ms", k.ms},
+                    {"share", share / 100},
+                    {"dram_pct", k.dram_pct < 0 ? json() : json(k.dram_pct)},
+                    {"sm_pct", k.sm_pct < 0 ? json() : json(k.sm_pct)}});
+  }
+  std::cout << fmt::format("{:<32} {:>8} {:>10.4f}\n", "all", launches, total);
+  (*manifest)["kernel_times"] = rows;
+}
+
 // What the tool left once the worker is gone: ncu's report (and its details page), a
 // sanitizer's log and error count. The exit code of the whole command.
 int read_report(const ProfileOptions& o, const fs::path& tool, const fs::path& dir, int status, json* manifest) {
@@ -306,6 +409,7 @@ int read_report(const ProfileOptions& o, const fs::path& tool, const fs::path& d
                                (dir / "details.txt").string());
     std::cout << fmt::format("wrote {} (open it in ncu-ui, or read {})\n", rep.string(),
                              (dir / "details.txt").string());
+    if (st == 0) print_kernel_times(kernel_times(codegen::read_file((dir / "details.txt").string())), manifest);
     return 0;
   }
   fs::path log = dir / (std::string(profile_tool_name(o.tool)) + ".txt");

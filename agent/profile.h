@@ -44,6 +44,21 @@ std::string kernel_name_filter(const spec::Program& p);
 // errors" and racecheck's "(N errors, M warnings)"); -1 when the log has no summary.
 int sanitizer_errors(const std::string& log);
 
+// One kernel of ncu's details page, from its Speed Of Light section: its launches, their
+// durations summed (ms), and DRAM and SM throughput (% of peak, averaged over the launches
+// weighted by duration; -1 where the page has no such line).
+struct KernelTime {
+  std::string kernel;
+  int launches = 0;
+  double ms = 0;
+  double dram_pct = -1;
+  double sm_pct = -1;
+};
+
+// The kernels of a details page (`ncu --import R --page details`) in order of first launch;
+// kernels without a Duration line (a section set without Speed Of Light) are left out.
+std::vector<KernelTime> kernel_times(const std::string& details);
+
 // Returns a process exit code: 0 ok, 1 failure (no tool, the tool or the worker
 // failed), 2 usage (unknown operator, candidate or shape), 3 the sanitizer found errors.
 int profile(const ProfileOptions& o);

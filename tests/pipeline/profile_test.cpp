@@ -46,7 +46,14 @@ void script(const fs::path& p, const std::string& body) {
 // own options, runs the worker (the rest of its argv) and writes <--export>.ncu-rep.
 // $FAKE_TOOL_EXIT replaces its exit status; $FAKE_TOOL_WRAP runs the worker through
 // another command (closing its channel, dropping its secret).
-const char* kFakeNcu = R"(if [ "$1" = "--import" ]; then echo "details of $2"; exit 0; fi
+const char* kFakeNcu = R"(if [ "$1" = "--import" ]; then echo "details of $2"; cat <<'PAGE'
+  hostile (4096, 1, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0
+    Section: GPU Speed Of Light Throughput
+    DRAM Throughput                   %        81.25
+    Duration                         us        12.50
+    Compute (SM) Throughput           %        20.00
+PAGE
+exit 0; fi
 printf '%s\n' "$@" > "$FAKE_TOOL_ARGV"
 out=""
 while [ $# -gt 0 ]; do
@@ -167,6 +174,48 @@ TEST(ProfilePieces, SanitizerErrorCountFromItsSummary) {
   EXPECT_EQ(sanitizer_errors("the tool crashed\n"), -1);
 }
 
+// ncu's details page, as `--section SpeedOfLight` leaves it (abridged: the real one has more
+// metrics and advice between the kernels): a kernel launched twice, units of both ncu forms.
+TEST(ProfilePieces, KernelTimesFromTheDetailsPage) {
+  const std::string page = R"([679] tessera@127.0.0.1
+  kda_chunk_intra (513, 16, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0
+    Section: GPU Speed Of Light Throughput
+    ----------------------- ----------- ------------
+    Elapsed Cycles                cycle      750,618
+    Memory Throughput                 %        54.87
+    DRAM Throughput                   %        40.00
+    Duration                         us       600.00
+    SM Active Cycles              cycle   736,410.91
+    Compute (SM) Throughput           %        56.10
+
+    OPT   This workload exhibits low compute throughput and memory bandwidth utilization
+  kda_chunk_state (144, 1, 1)x(256, 1, 1), Context 1, Stream 14, Device 0, CC 9.0
+    Section: GPU Speed Of Light Throughput
+    DRAM Throughput                   %        79.03
+    Duration                    msecond         1.20
+    Compute (SM) Throughput           %        46.30
+  kda_chunk_intra (513, 16, 1)x(256, 1, 1), Context 1, Stream 13, Device 0, CC 9.0
+    DRAM Throughput                   %        50.00
+    Duration                    usecond       200.00
+    Compute (SM) Throughput           %        60.00
+  no_sol_kernel (1, 1, 1)x(32, 1, 1), Context 1, Stream 13, Device 0, CC 9.0
+    Section: Memory Workload Analysis
+    Memory Throughput             Gbyte/second       1.00
+)";
+  auto ks = tessera::agent::kernel_times(page);
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ks[0].kernel, "kda_chunk_intra");
+  EXPECT_EQ(ks[0].launches, 2);
+  EXPECT_NEAR(ks[0].ms, 0.8, 1e-12);
+  EXPECT_NEAR(ks[0].dram_pct, (40.0 * 0.6 + 50.0 * 0.2) / 0.8, 1e-9) << "weighted by duration";
+  EXPECT_NEAR(ks[0].sm_pct, (56.1 * 0.6 + 60.0 * 0.2) / 0.8, 1e-9);
+  EXPECT_EQ(ks[1].kernel, "kda_chunk_state");
+  EXPECT_EQ(ks[1].launches, 1);
+  EXPECT_NEAR(ks[1].ms, 1.2, 1e-12);
+  EXPECT_NEAR(ks[1].dram_pct, 79.03, 1e-9);
+  EXPECT_TRUE(tessera::agent::kernel_times("the tool crashed\n").empty());
+}
+
 TEST_F(Profile, NcuRunsTheCandidatesPlanOnTheFirstBenchmarkShape) {
   fs::path out = targets_ / "report-ncu";
   auto r = profile("--candidate 2 --out " + out.string());
@@ -191,13 +240,21 @@ TEST_F(Profile, NcuRunsTheCandidatesPlanOnTheFirstBenchmarkShape) {
   EXPECT_TRUE(fs::exists(req["candidate"]["cubin"].get<std::string>()));
   // The folder: the tool's report and details page, the command, the source, the manifest.
   EXPECT_EQ(slurp(out / "report.ncu-rep"), "fake report\n");
-  EXPECT_EQ(slurp(out / "details.txt"), "details of " + (out / "report.ncu-rep").string() + "\n");
+  EXPECT_EQ(slurp(out / "details.txt").rfind("details of " + (out / "report.ncu-rep").string() + "\n", 0), 0u);
+  // where the time goes, from the page's Speed Of Light section: printed and in the manifest
+  EXPECT_NE(r.out.find("where the time goes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hostile                                 1     0.0125  100.0%    81.2    20.0"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(slurp(out / "command.txt").find("'regex:^(hostile)$'"), std::string::npos);
   EXPECT_NE(slurp(out / "source.cu").find("KIND"), std::string::npos);
   json m = json::parse(slurp(out / "profile.json"));
   EXPECT_EQ(m["candidate"], 2);
   EXPECT_EQ(m["params"]["KIND"], 17);
   EXPECT_EQ(m["shape"]["name"], "4096x4096");
+  ASSERT_EQ(m["kernel_times"].size(), 1u) << m.dump();
+  EXPECT_EQ(m["kernel_times"][0]["kernel"], "hostile");
+  EXPECT_DOUBLE_EQ(m["kernel_times"][0]["ms"].get<double>(), 0.0125);
   EXPECT_EQ(m["shape"]["M"], 4096);
   EXPECT_EQ(m["kernels"], json::array({"hostile"}));
   EXPECT_EQ(m["command"].back(), "0");
