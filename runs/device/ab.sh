@@ -15,7 +15,8 @@
 #   EXTRA        passed to `tessera optimize` (e.g. --l2-flush read, --max-seconds-per-shape 0.5)
 # Environment: TESSERA_BIN (required), OUT (default /tmp/out; the database goes to
 # $OUT/ab-OP.db). Run from the repository root.
-#   A suite (a spec.json with "extends") is narrowed in its base's spec.json, restored likewise.
+#   A suite (a spec.json with "extends") is narrowed in its base's spec.json, restored likewise,
+#   and AB_BEFORE goes over its base's folder (the sources are the base's).
 #   AB_BEFORE=FILE|DIR  an A/B of a source change as well: the same configurations are first
 #                judged on a copy of the tree whose template source is FILE (the source before
 #                the change, e.g. `git show HEAD~1:targets/OP/X.cu > .ab/X.cu`, an untracked
@@ -105,16 +106,19 @@ PY
 
 db=$out/ab-$op.db
 if [ -n "${AB_BEFORE:-}" ]; then
-  src=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print([t for t in s['templates'] if t['name']==sys.argv[2]][0]['source'])" "targets/$op/spec.json" "$tpl") || exit 2
+  # the sources are the base's for a suite ("extends"): the before files go over the base's folder
+  srcop=$(python3 -c 'import json, os, sys; s = json.load(open(sys.argv[1]))
+print(os.path.basename(os.path.normpath(os.path.join(os.path.dirname(sys.argv[1]), s["extends"]))) if "extends" in s else sys.argv[2])' "targets/$op/spec.json" "$op") || exit 2
+  src=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print([t for t in s['templates'] if t['name']==sys.argv[2]][0]['source'])" "targets/$srcop/spec.json" "$tpl") || exit 2
   old=$(mktemp -d)
   trap 'rm -rf "$old"' EXIT
   tar --exclude=./.carry --exclude=./build --exclude=./build-asan -cf - . | (cd "$old" && tar xf -)
   if [ -d "$AB_BEFORE" ]; then
-    cp -r "$AB_BEFORE"/. "$old/targets/$op/" || exit 2
+    cp -r "$AB_BEFORE"/. "$old/targets/$srcop/" || exit 2
   else
-    cp "$AB_BEFORE" "$old/targets/$op/$src" || exit 2
+    cp "$AB_BEFORE" "$old/targets/$srcop/$src" || exit 2
   fi
-  echo "== before ($AB_BEFORE over targets/$op/)"
+  echo "== before ($AB_BEFORE over targets/$srcop/)"
   judge "$old" "$out/ab-$op-before.db" "$@"
   table "$out/ab-$op-before.db"
   echo "== after (the tree as it is)"
