@@ -89,6 +89,53 @@ __device__ __forceinline__ void kc_issue_f16(tile::u32 big, tile::u32 small, int
   if (tid < KC_KD / 4) tile::cp_async16(small + L::g + tid * 16, gl + (slot * H + h) * KC_KD + tid * 4, 16u);
 }
 
+// The fp16 state kernel's start: the warp's block of S (rows sr0.., columns sc0..) from h0s
+// (h0's [BV][KD] slice of this block, V-major) into registers, and its fp16 copy into Sh at sS.
+template <int kBV, int kSW>
+__device__ __forceinline__ void kc_f16_state_in(kda::frag_c (&S)[16 / kSW][kBV / 16], const float* h0s, tile::u32 sS,
+                                                int sr0, int sc0, int gq, int tq) {
+  constexpr int MTS = 16 / kSW, NS = kBV / 16, kRBS = 2 * kBV;
+#pragma unroll
+  for (int mt = 0; mt < MTS; ++mt) {
+    const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < NS; ++nt) {
+      const int e = sc0 + nt * 8 + 2 * tq;
+      kc_frag_from_vk(S[mt][nt], h0s, d0, e);
+      kc_frag_to_f16(sS + kda::sw_off<kRBS>(d0, e), sS + kda::sw_off<kRBS>(d1, e), S[mt][nt]);
+    }
+  }
+}
+
+// Phase A of the fp16 state kernel: acc = [w; qg] Sh (w, qg in the big part at bb, Sh at sS),
+// then v' = u - w Sh into Vh at sV (fp16, 0 in rows at or past len; u in the small part at sm).
+// acc[1] (qg Sh) stays for phase B. Warp = (16-row block wm, column group wn).
+template <int kCH, int kBV, int kSW, int kSTG>
+__device__ __forceinline__ void kc_f16_vprime(kda::frag_c (&acc)[2][kBV / 8 / (kSW / 4)], tile::u32 bb, tile::u32 sm,
+                                              tile::u32 sS, tile::u32 sV, int len, int wm, int wn, int i0, int i1,
+                                              int tq) {
+  using L = F16Smem<kCH, kBV, kSTG>;
+  constexpr int NTW = kBV / 8 / (kSW / 4), kRBS = L::rbs;
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[r][nt]);
+  {
+    const tile::u32 a2[2] = {bb, bb + L::q};
+    kda::mma_strip_f16<KC_KD, NTW, 2, 2 * KC_KD, kRBS>(acc, a2, 16 * wm, sS, wn * NTW * 8);
+  }
+#pragma unroll
+  for (int nt = 0; nt < NTW; ++nt) {
+    const int e = (wn * NTW + nt) * 8 + 2 * tq;
+    const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(sm + L::u + kda::sw_off<kRBS>(i0, e)));
+    const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(sm + L::u + kda::sw_off<kRBS>(i1, e)));
+    kda::st_shared_u32(sV + kda::sw_off<kRBS>(i0, e),
+                       i0 < len ? kda::pack_f16x2(u0.x - acc[0][nt].x[0], u0.y - acc[0][nt].x[1]) : 0u);
+    kda::st_shared_u32(sV + kda::sw_off<kRBS>(i1, e),
+                       i1 < len ? kda::pack_f16x2(u1.x - acc[0][nt].x[2], u1.y - acc[0][nt].x[3]) : 0u);
+  }
+}
+
 // grid (NSEQ*H, 1, 128/BV) (kc_item), block SW * 32, smem F16Smem::bytes. The state slice
 // S[KD][BV] lives in fp32 registers (warp w owns a 256/SW x BV/2 block: row group
 // w % (SW/2), column half w / (SW/2); accumulator layout), its fp16 copy Sh in shared
@@ -158,9 +205,28 @@ __device__ __forceinline__ void kc_f16_update(kda::frag_c (&S)[16 / kSW][kBV / 1
   }
 }
 
+// The fp16 state kernel's end: the warp's block of S (registers) out to hts (ht's [BV][KD]
+// slice of this block, V-major).
+template <int kBV, int kSW>
+__device__ __forceinline__ void kc_f16_state_out(float* hts, const kda::frag_c (&S)[16 / kSW][kBV / 16], int sr0,
+                                                 int sc0, int gq, int tq) {
+  constexpr int MTS = 16 / kSW, NS = kBV / 16;
+#pragma unroll
+  for (int mt = 0; mt < MTS; ++mt) {
+    const int d0 = sr0 + mt * 16 + gq;
+#pragma unroll
+    for (int nt = 0; nt < NS; ++nt) {
+      const int e = sc0 + nt * 8 + 2 * tq;
+      kc_frag_to_vk(hts, S[mt][nt], d0, e);
+    }
+  }
+}
+
 // The body of kda_chunk_state for PREC 2, GM 0 (its entry point: kda_chunk_tf32.cu, launch
 // bounds SW * 32 threads and kc_state_f16_blocks): chunk length kCH, kBV value columns per
-// block, kSW warps, the operand buffering kSTG.
+// block, kSW warps, the operand buffering kSTG. (SW 16: 16 warps hide more of the latency of
+// the per-chunk chain than 8 do. SW 4 is left out of the search by spec.json: BV 64 and 32
+// spill under NVRTC for sm_100a/sm_103a.)
 template <int kCH, int kBV, int kSW, int kSTG>
 __device__ __forceinline__ void kc_state_f16(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
@@ -182,8 +248,6 @@ __device__ __forceinline__ void kc_state_f16(
   constexpr int MTS = 16 / kSW;      // 16-row blocks of S per warp
   constexpr int NS = kBV / 16;       // n8 tiles of S per warp
   static_assert(NTW % 2 == 0, "PREC 2 needs BV >= 16 * SW / 4");
-  // (SW 16: 16 warps hide more of the latency of the per-chunk chain than 8 do.)
-  // (SW 4 is left out of the search by spec.json: BV 64 and 32 spill under NVRTC for sm_100a/sm_103a.)
   extern __shared__ __align__(128) unsigned char smb[];
   const tile::u32 sS = tile::smem_addr(smb), sV = sS + KC_KD * kRBS, sB = sV + kCH * kRBS;
   // The big and small parts of chunk c's buffer (STG 0: buffer c % 2; STG 1: one big part).
@@ -204,17 +268,7 @@ __device__ __forceinline__ void kc_state_f16(
                  (int)min((long long)kCH, eos - bos0), slot0, H, h, v0);
   tile::cp_async_commit();
   kda::frag_c S[MTS][NS];
-  const float* h0s = h0 + ((n * H + h) * KC_KD + v0) * KC_KD;
-#pragma unroll
-  for (int mt = 0; mt < MTS; ++mt) {
-    const int d0 = sr0 + mt * 16 + gq, d1 = d0 + 8;
-#pragma unroll
-    for (int nt = 0; nt < NS; ++nt) {
-      const int e = sc0 + nt * 8 + 2 * tq;
-      kc_frag_from_vk(S[mt][nt], h0s, d0, e);
-      kc_frag_to_f16(sS + kda::sw_off<kRBS>(d0, e), sS + kda::sw_off<kRBS>(d1, e), S[mt][nt]);
-    }
-  }
+  kc_f16_state_in<kBV, kSW>(S, h0 + ((n * H + h) * KC_KD + v0) * KC_KD, sS, sr0, sc0, gq, tq);
   kda::cp_async_wait_all();
   __syncthreads();
   for (long long c = 0; bos0 + c * kCH < eos; ++c) {
@@ -233,26 +287,9 @@ __device__ __forceinline__ void kc_state_f16(
       kc_issue_f16<kCH, kBV, kSW, kSTG>(big_of(cur ^ 1), small_of(cur ^ 1), kSTG == 0 ? KC_ALL : KC_SMP, qg, kd, w, u, P, gl,
                    bos + kCH, nlen, slot + 1, H, h, v0);
     tile::cp_async_commit();  // (possibly empty: STG 1 counts groups)
-    // A: [w; qg] Sh
+    // A: [w; qg] Sh; v' = u - w Sh -> Vh
     kda::frag_c acc[2][NTW];
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[r][nt]);
-    {
-      const tile::u32 a2[2] = {bb, bb + L::q};
-      kda::mma_strip_f16<KC_KD, NTW, 2, 2 * KC_KD, kRBS>(acc, a2, 16 * wm, sS, wn * NTW * 8);
-    }
-#pragma unroll
-    for (int nt = 0; nt < NTW; ++nt) {
-      const int e = (wn * NTW + nt) * 8 + 2 * tq;
-      const float2 u0 = kda::unpack_f16x2(kda::ld_shared_u32(sm + L::u + kda::sw_off<kRBS>(i0, e)));
-      const float2 u1 = kda::unpack_f16x2(kda::ld_shared_u32(sm + L::u + kda::sw_off<kRBS>(i1, e)));
-      kda::st_shared_u32(sV + kda::sw_off<kRBS>(i0, e),
-                         i0 < len ? kda::pack_f16x2(u0.x - acc[0][nt].x[0], u0.y - acc[0][nt].x[1]) : 0u);
-      kda::st_shared_u32(sV + kda::sw_off<kRBS>(i1, e),
-                         i1 < len ? kda::pack_f16x2(u1.x - acc[0][nt].x[2], u1.y - acc[0][nt].x[3]) : 0u);
-    }
+    kc_f16_vprime<kCH, kBV, kSW, kSTG>(acc, bb, sm, sS, sV, len, wm, wn, i0, i1, tq);
     if (kSTG == 1) tile::cp_async_wait<1>();  // this chunk's Kd (the next small part may still be in flight)
     __syncthreads();
     if (kSTG == 1) {  // W and Q are consumed: the next chunk's
@@ -268,16 +305,8 @@ __device__ __forceinline__ void kc_state_f16(
     __syncthreads();
   }
   // (n reloaded: one register less across the chunk loop, which is at the 128 cap for BV 64 STG 1)
-  float* hts = ht + (((long long)kc_seq_again(order, H) * H + h) * KC_KD + v0) * KC_KD;
-#pragma unroll
-  for (int mt = 0; mt < MTS; ++mt) {
-    const int d0 = sr0 + mt * 16 + gq;
-#pragma unroll
-    for (int nt = 0; nt < NS; ++nt) {
-      const int e = sc0 + nt * 8 + 2 * tq;
-      kc_frag_to_vk(hts, S[mt][nt], d0, e);
-    }
-  }
+  kc_f16_state_out<kBV, kSW>(ht + (((long long)kc_seq_again(order, H) * H + h) * KC_KD + v0) * KC_KD, S, sr0, sc0, gq,
+                             tq);
 }
 // kda_chunk_state's blocks per SM (its launch bounds): two for STG 1 at BV <= 64.
 constexpr int kc_state_f16_blocks(int stg, int bv) {
