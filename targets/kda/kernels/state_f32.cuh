@@ -53,6 +53,70 @@ struct F32Smem {
   static_assert(xa % 4 == 0 && xb % 4 == 0 && glc % 4 == 0 && ps % 4 == 0 && us % 4 == 0,
                 "every buffer 16-byte aligned (cp.async16, float4 stores)");
 };
+// The fp32 state kernel's start: S [KD][LDS] (shared, k-major) from this block's columns
+// v0.. of h0's [V][K] slice of sequence n, head h.
+template <int kBV, int kThreads>
+__device__ __forceinline__ void kc_f32_state_in(float* S, const float* __restrict__ h0, long long n, long long h,
+                                                long long H, int v0, int tid) {
+  constexpr int kLDS = kBV + 8;
+  for (int idx = tid; idx < KC_KD * kBV; idx += kThreads) {
+    const int e = idx / KC_KD, d = idx % KC_KD;
+    S[d * kLDS + e] = h0[((n * H + h) * KC_KD + v0 + e) * KC_KD + d];
+  }
+}
+
+// The fp32 state kernel's end: S out into this block's columns of ht (as kc_f32_state_in).
+// (ht without __restrict__: with it, the sm_100a/sm_103a code for BV 128 changed, 2026-12-04.)
+template <int kBV, int kThreads>
+__device__ __forceinline__ void kc_f32_state_out(float* ht, const float* S, long long n, long long h, long long H,
+                                                 int v0, int tid) {
+  constexpr int kLDS = kBV + 8;
+  for (int idx = tid; idx < KC_KD * kBV; idx += kThreads) {
+    const int e = idx / KC_KD, d = idx % KC_KD;
+    ht[((n * H + h) * KC_KD + v0 + e) * KC_KD + d] = S[d * kLDS + e];
+  }
+}
+
+// Issues the copies of a chunk's w (into X), P (into Ps) and this block's columns of u (into
+// Us): the chunk at row bos, slot slot, len rows (the rest zero-filled).
+template <int kCH, int kBV, int kThreads>
+__device__ __forceinline__ void kc_f32_copy_wpu(float* X, float* Ps, float* Us, const float* __restrict__ w,
+                                                const float* __restrict__ P, const float* __restrict__ u, long long bos,
+                                                long long slot, int len, long long H, long long h, int v0) {
+  kc_async_rows<kCH, kThreads>(X, w, bos, len, H, h);
+  kc_async_tile<kCH, kThreads, kCH / 4>(Ps, KC_LDL, P + (slot * H + h) * kCH * kCH, kCH, len);
+  kc_async_tile<kCH, kThreads, kBV / 4>(Us, kBV + 8, u + (bos * H + h) * KC_KD + v0, H * KC_KD, len);
+}
+
+// Phase A of the fp32 state kernel: v' = u - w S into Vn (rounded for PREC 1; 0 in rows at or
+// past len); w in X [CH][LDK], S, u, Vn at their places in shared memory (formed here from the
+// shared array, as the body formed them: an earlier version of this function, 2026-12-04,
+// changed the sm_90a code). Warp = (16-row block wm, column group wn).
+template <int kCH, int kBV, int kSW, int kPREC>
+__device__ __forceinline__ void kc_f32_vprime(const float* X, int len, int wm, int wn, int i0, int i1, int tq) {
+  using L = F32Smem<kCH, kBV>;
+  constexpr int kLDS = L::lds, NTW = kBV / 8 / (kSW / 4);
+  extern __shared__ __align__(16) float sm[];
+  const float* S = sm;
+  const float* Us = sm + L::us;
+  float* Vn = sm + L::vn;
+  kda::frag_c acc[NTW];
+#pragma unroll
+  for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[nt]);
+  kda::mma_strip_rm_km<KC_KD, NTW, 4, kPREC == 0>(acc, X, KC_LDK, 16 * wm, S, kLDS, wn * NTW * 8);
+#pragma unroll
+  for (int nt = 0; nt < NTW; ++nt) {
+    const int e = (wn * NTW + nt) * 8 + 2 * tq;
+    float2 r0 = make_float2(0.f, 0.f), r1 = make_float2(0.f, 0.f);
+    const float2 u0 = *reinterpret_cast<const float2*>(Us + i0 * kLDS + e);
+    const float2 u1 = *reinterpret_cast<const float2*>(Us + i1 * kLDS + e);
+    if (i0 < len) r0 = make_float2(kc_out<kPREC>(u0.x - acc[nt].x[0]), kc_out<kPREC>(u0.y - acc[nt].x[1]));
+    if (i1 < len) r1 = make_float2(kc_out<kPREC>(u1.x - acc[nt].x[2]), kc_out<kPREC>(u1.y - acc[nt].x[3]));
+    *reinterpret_cast<float2*>(Vn + i0 * kLDS + e) = r0;
+    *reinterpret_cast<float2*>(Vn + i1 * kLDS + e) = r1;
+  }
+}
+
 // Phase B of the fp32 state kernel: o = scale (qg S + P v') out (bf16, rows below len); qg in
 // X [CH][LDK], P in Ps [CH][LDL], v' in Vn. Warp = (16-row block wm, column group wn).
 template <int kCH, int kBV, int kSW, bool kRnd>
@@ -134,7 +198,7 @@ __device__ __forceinline__ void kc_state_f32(
     __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
     long long NSEQ, float scale) {
   using L = F32Smem<kCH, kBV>;
-  constexpr int kLDS = L::lds, kThreads = kSW * 32;
+  constexpr int kThreads = kSW * 32;
   constexpr bool kRnd = kPREC == 0;
   static_assert(kSW == 4 || kSW == 8, "SW must be 4 or 8");
   static_assert(kBV == 32 || kBV == 64 || kBV == 128, "BV must be 32, 64 or 128");
@@ -155,21 +219,14 @@ __device__ __forceinline__ void kc_state_f32(
   const long long n = n32, h = h32;
   const int v0 = blockIdx.z * kBV;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  constexpr int WN = kSW / 4;              // column groups in the [64 x BV] products
-  constexpr int NTW = kBV / 8 / WN;        // n-tiles per warp there
   const int wm = warp & 3, wn = warp >> 2;
   const int i0 = 16 * wm + gq, i1 = i0 + 8;
 
-  for (int idx = tid; idx < KC_KD * kBV; idx += kThreads) {
-    const int e = idx / KC_KD, d = idx % KC_KD;
-    S[d * kLDS + e] = h0[((n * H + h) * KC_KD + v0 + e) * KC_KD + d];
-  }
+  kc_f32_state_in<kBV, kThreads>(S, h0, n, h, H, v0, tid);
   const long long bos0 = cu[n], eos = cu[n + 1], slot0 = n + bos0 / kCH;
   if (bos0 < eos) {
     const int len0 = (int)min((long long)kCH, eos - bos0);
-    kc_async_rows<kCH, kThreads>(XA, w, bos0, len0, H, h);
-    kc_async_tile<kCH, kThreads, kCH / 4>(Ps, KC_LDL, P + (slot0 * H + h) * kCH * kCH, kCH, len0);
-    kc_async_tile<kCH, kThreads, kBV / 4>(Us, kLDS, u + (bos0 * H + h) * KC_KD + v0, H * KC_KD, len0);
+    kc_f32_copy_wpu<kCH, kBV, kThreads>(XA, Ps, Us, w, P, u, bos0, slot0, len0, H, h, v0);
     kda::cp_async_commit();
     kda::cp_async_wait_all();
   }
@@ -180,24 +237,8 @@ __device__ __forceinline__ void kc_state_f32(
     kc_async_rows<kCH, kThreads>(XB, qg, bos, len, H, h);
     if (tid < 32) kda::cp_async16(glc + tid * 4, gl + (slot * H + h) * KC_KD + tid * 4);
     kda::cp_async_commit();
-    // A: v' = u - w S (in the body: as a function of its own it changed the sm_90a code, 2026-12-04)
-    {
-      kda::frag_c acc[NTW];
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt) kda::zero(acc[nt]);
-      kda::mma_strip_rm_km<KC_KD, NTW, 4, kRnd>(acc, XA, KC_LDK, 16 * wm, S, kLDS, wn * NTW * 8);
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt) {
-        const int e = (wn * NTW + nt) * 8 + 2 * tq;
-        float2 r0 = make_float2(0.f, 0.f), r1 = make_float2(0.f, 0.f);
-        const float2 u0 = *reinterpret_cast<const float2*>(Us + i0 * kLDS + e);
-        const float2 u1 = *reinterpret_cast<const float2*>(Us + i1 * kLDS + e);
-        if (i0 < len) r0 = make_float2(kc_out<kPREC>(u0.x - acc[nt].x[0]), kc_out<kPREC>(u0.y - acc[nt].x[1]));
-        if (i1 < len) r1 = make_float2(kc_out<kPREC>(u1.x - acc[nt].x[2]), kc_out<kPREC>(u1.y - acc[nt].x[3]));
-        *reinterpret_cast<float2*>(Vn + i0 * kLDS + e) = r0;
-        *reinterpret_cast<float2*>(Vn + i1 * kLDS + e) = r1;
-      }
-    }
+    // A: v' = u - w S
+    kc_f32_vprime<kCH, kBV, kSW, kPREC>(XA, len, wm, wn, i0, i1, tq);
     kda::cp_async_wait_all();
     __syncthreads();
     kc_async_rows<kCH, kThreads>(XA, kd, bos, len, H, h);
@@ -208,10 +249,8 @@ __device__ __forceinline__ void kc_state_f32(
     __syncthreads();
     if (bos + kCH < eos) {
       const int len1 = (int)min((long long)kCH, eos - bos - kCH);
-      kc_async_rows<kCH, kThreads>(XB, w, bos + kCH, len1, H, h);
-      // P and u of chunk c+1 (P and u of chunk c were last read in phases A and B)
-      kc_async_tile<kCH, kThreads, kCH / 4>(Ps, KC_LDL, P + ((slot + 1) * H + h) * kCH * kCH, kCH, len1);
-      kc_async_tile<kCH, kThreads, kBV / 4>(Us, kLDS, u + ((bos + kCH) * H + h) * KC_KD + v0, H * KC_KD, len1);
+      // w, P and u of chunk c+1 (P and u of chunk c were last read in phases A and B)
+      kc_f32_copy_wpu<kCH, kBV, kThreads>(XB, Ps, Us, w, P, u, bos + kCH, slot + 1, len1, H, h, v0);
       kda::cp_async_commit();
     }
     // C: S <- e^{G_last} S + kd^T v' (each warp owns rows of S; all reads of S by the
@@ -223,8 +262,5 @@ __device__ __forceinline__ void kc_state_f32(
     XA = XB;
     XB = tmp;
   }
-  for (int idx = tid; idx < KC_KD * kBV; idx += kThreads) {
-    const int e = idx / KC_KD, d = idx % KC_KD;
-    ht[((n * H + h) * KC_KD + v0 + e) * KC_KD + d] = S[d * kLDS + e];
-  }
+  kc_f32_state_out<kBV, kThreads>(ht, S, n, h, H, v0, tid);
 }
