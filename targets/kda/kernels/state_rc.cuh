@@ -139,9 +139,12 @@ __device__ __forceinline__ void kc_rc_init(tile::u32 sB, tile::u32 sR, tile::u32
                                            const tile::tmap* mk, const tile::tmap* mg, const tile::tmap* mv) {
 #pragma unroll
   for (int b = 0; b < WgmmaSmem<C>::nbuf; ++b) {
-    // full: RC 1 each producer warp; RC 2 the copier's two arrivals with bytes
-    tile::mbar_init(sB + b * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar, C::rc == 1 ? 8 : 2);
-    tile::mbar_init(sE + 8 * b, 8);  // empty: the consumers' 8 warps
+    // full: RC 1 every thread of the producer's 8 warps; RC 2 the copier's two arrivals with
+    // bytes. empty: every thread of the consumers' 8 warps. (Each thread arrives for its own
+    // accesses: a release orders the executing thread's, and compute-sanitizer's racecheck
+    // reported the form with lane 0 arriving for its warp after __syncwarp; journal 2026-12-04.)
+    tile::mbar_init(sB + b * ChunkBuf<C>::bytes + ChunkBuf<C>::mbar, C::rc == 1 ? 256 : 2);
+    tile::mbar_init(sE + 8 * b, 256);
   }
   if (C::rc == 1) {
     for (int r = 0; r < KC_RAWN; ++r)  // the raw slots: the copies' bytes
@@ -220,8 +223,7 @@ __device__ __forceinline__ void kc_rc_producer(tile::u32 sB, tile::u32 sR, tile:
     }
     kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next
                                 // copy)
-    __syncwarp();
-    if (lane == 0) kc_mbar_arrive(bb + ChunkBuf<C>::mbar);
+    kc_mbar_arrive(bb + ChunkBuf<C>::mbar);
   }
 }
 
@@ -413,8 +415,7 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
     else
       kda::wgmma_wait<1>();
     kda::fence_async_shared();  // (its ordinary reads of the buffer and of v's slot, before their next copies)
-    __syncwarp();
-    if (lane == 0) kc_mbar_arrive(sE + 8 * cur);
+    kc_mbar_arrive(sE + 8 * cur);
   }
   kc_st_store(end, ST, er0, er1, lane);
 }
@@ -423,7 +424,7 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
 // images. Per chunk n (its q, k, g and v copied by TMA KC_RAWN chunks ahead, issued by lane 0
 // of the consumer warps) each producer warp, once the consumers have released buffer
-// n % 3 ("empty" mbarrier, 8 warp arrivals), forms the gate and G of its 16 channels in
+// n % 3 ("empty" mbarrier, every consumer thread arriving), forms the gate and G of its 16 channels in
 // registers, writes their qg, kd, k e^G and e^{G_last}, copies its share of P's and
 // -A diag(b)'s images (the consumers fold w into their products) and arrives on the
 // buffer's "full" mbarrier (8 arrivals). The arithmetic per element is the
