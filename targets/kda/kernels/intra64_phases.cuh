@@ -315,16 +315,57 @@ __device__ __forceinline__ void kc_intra64_pl(const Intra64Block& b, kda::frag_c
   }
 }
 
-// After phase 2: qg = q e^G, kd = k e^{G_last - G} (normalized) out, and G_last (GM 2:
-// e^{G_last}); PREC 2: Ks <- k e^G (normalized, fp16, in place) for phase 4.
-  // (No barrier here: the one after the P/L loop ordered its reads of Ks before the loop
-  // below rewrites Ks, and the loop touches nothing the P/L epilogue reads or writes.)
-  // qg = q e^G, kd = k e^{G_last - G} (normalized), G_last; PREC 2: Ks <- k e^G
-  // (normalized, fp16, in place) for phase 4.
+// kc_intra64_qk's rows with GM >= 1 (P staged): the kh = 1 warps take rows 0..43 (11 each, row
+// j + 4 it for warp pair j) while the kh = 0 ones finish P and L, then take 44..63; every row
+// stored (the GM 1 images need the zeros). Thread = channels d..d+3; GL = G_last there.
 template <class C>
-__device__ __forceinline__ void kc_intra64_qk(const Intra64Block& b, typename C::elem* __restrict__ qg, typename C::elem* __restrict__ kd,
-                                              float* __restrict__ gl) {
-  constexpr bool kPStage = C::gm >= 1;
+__device__ __forceinline__ void kc_intra64_qk_staged(const Intra64Block& b, typename C::elem* __restrict__ qg,
+                                                     typename C::elem* __restrict__ kd, float4 GL, int d) {
+  float* const Gc = b.Gc;
+  __nv_bfloat16* const Qs = b.Qs;
+  __nv_bfloat16* const Ks = b.Ks;
+  float* const rq = b.rq;
+  float* const rk = b.rk;
+  const long long slot = b.slot;
+  const long long h = b.h;
+  const long long H = b.H;
+  const long long bos = b.bos;
+  const int warp = b.warp;
+  const int kh = warp & 1, r0 = (kh ? 0 : 44) + (warp >> 1), nit = kh ? 11 : 5;
+  if (kh) {
+    // Not needed for correctness: the kh = 1 warps pass as many barriers as the kh = 0
+    // ones did in the epilogue. compute-sanitizer's racecheck orders accesses by each
+    // warp's barrier count, and with the counts apart it reported phase 4's reads of A16
+    // as racing with level 2's writes (a false positive, gone with these two).
+    kc_bar_kh1();
+    kc_bar_kh1();
+  }
+#pragma unroll 1
+  for (int it = 0; it < nit; ++it) {
+    const int i = r0 + 4 * it;
+    const long long gi = kc_idx<C>(bos, slot, H, h, i, d);
+    const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
+    float qv[4], kv[4];
+    kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
+    kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
+    const float a = rq[i], b = rk[i];
+    const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+    const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+    kc_st4(qg + gi, kc_out<C::prec>(qv[0] * a * e0), kc_out<C::prec>(qv[1] * a * e1),
+           kc_out<C::prec>(qv[2] * a * e2), kc_out<C::prec>(qv[3] * a * e3));
+    kc_st4(kd + gi, kc_out<C::prec>(k0 * kda::ex2(GL.x - G.x)), kc_out<C::prec>(k1 * kda::ex2(GL.y - G.y)),
+           kc_out<C::prec>(k2 * kda::ex2(GL.z - G.z)), kc_out<C::prec>(k3 * kda::ex2(GL.w - G.w)));
+    if constexpr (C::prec == 2)
+      *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
+          make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
+  }
+}
+
+// kc_intra64_qk's rows with GM 0: warp w takes rows w + 8 it, the rows below len stored (the
+// rest belong to the next sequence). Thread = channels d..d+3; GL = G_last there.
+template <class C>
+__device__ __forceinline__ void kc_intra64_qk_rows(const Intra64Block& b, typename C::elem* __restrict__ qg,
+                                                   typename C::elem* __restrict__ kd, float4 GL, int d) {
   float* const Gc = b.Gc;
   __nv_bfloat16* const Qs = b.Qs;
   __nv_bfloat16* const Ks = b.Ks;
@@ -336,71 +377,57 @@ __device__ __forceinline__ void kc_intra64_qk(const Intra64Block& b, typename C:
   const long long bos = b.bos;
   const int len = b.len;
   const int tid = b.tid;
-  const int warp = b.warp;
-  // Thread = channels d..d+3 of a warp's rows. Branch-free: rows past the sequence hold
-  // q = k = 0 (zero-filled copies) and a finite G, so they give zeros (the GM 1 images
-  // need them); GM 0 does not store them (they belong to the next sequence).
-  // GM >= 1 (P staged): the kh = 1 warps come here while the kh = 0 ones finish P and L, so they
-  // take rows 0..43 (11 each, row j + 4 it for warp pair j) and the kh = 0 warps 44..63.
-  const float* Gl = Gc + (len - 1) * KC_LDG;
-  const int d = (tid & 31) * 4;
-  const float4 GL = *reinterpret_cast<const float4*>(Gl + d);
-  // (The two loops differ in their headers: one rolled over a warp's share, one unrolled
-  // over rows 8 apart; their bodies are the same but for GM 0's row mask. One body shared by
-  // both as a lambda changed the GM 0 cubins, 2026-12-04.)
-  if constexpr (kPStage) {
-    const int kh = warp & 1, r0 = (kh ? 0 : 44) + (warp >> 1), nit = kh ? 11 : 5;
-    if (kh) {
-      // Not needed for correctness: the kh = 1 warps pass as many barriers as the kh = 0
-      // ones did in the epilogue. compute-sanitizer's racecheck orders accesses by each
-      // warp's barrier count, and with the counts apart it reported phase 4's reads of A16
-      // as racing with level 2's writes (a false positive, gone with these two).
-      kc_bar_kh1();
-      kc_bar_kh1();
-    }
-#pragma unroll 1
-    for (int it = 0; it < nit; ++it) {
-      const int i = r0 + 4 * it;
-      const long long gi = kc_idx<C>(bos, slot, H, h, i, d);
-      const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
-      float qv[4], kv[4];
-      kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
-      kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
-      const float a = rq[i], b = rk[i];
-      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
-      const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+  const int r0 = tid >> 5;
+#pragma unroll
+  for (int it = 0; it < C::ch / 8; ++it) {
+    const int i = r0 + 8 * it;
+    const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
+    float qv[4], kv[4];
+    kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
+    kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
+    const float a = rq[i], b = rk[i];
+    const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
+    const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
+    const long long gi = kc_idx<C>(bos, slot, H, h, i, d);
+    if (i < len) {  // (GM 0: the next sequence's rows are not stored)
       kc_st4(qg + gi, kc_out<C::prec>(qv[0] * a * e0), kc_out<C::prec>(qv[1] * a * e1),
              kc_out<C::prec>(qv[2] * a * e2), kc_out<C::prec>(qv[3] * a * e3));
       kc_st4(kd + gi, kc_out<C::prec>(k0 * kda::ex2(GL.x - G.x)), kc_out<C::prec>(k1 * kda::ex2(GL.y - G.y)),
              kc_out<C::prec>(k2 * kda::ex2(GL.z - G.z)), kc_out<C::prec>(k3 * kda::ex2(GL.w - G.w)));
-      if constexpr (C::prec == 2)
-        *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
-            make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
     }
-  } else {
-    const int r0 = tid >> 5;
-#pragma unroll
-    for (int it = 0; it < C::ch / 8; ++it) {
-      const int i = r0 + 8 * it;
-      const float4 G = *reinterpret_cast<const float4*>(Gc + i * KC_LDG + d);
-      float qv[4], kv[4];
-      kda::bf16x4_to_f32(Qs + i * KC_LDB + d, qv);
-      kda::bf16x4_to_f32(Ks + i * KC_LDB + d, kv);
-      const float a = rq[i], b = rk[i];
-      const float e0 = kda::ex2(G.x), e1 = kda::ex2(G.y), e2 = kda::ex2(G.z), e3 = kda::ex2(G.w);
-      const float k0 = kv[0] * b, k1 = kv[1] * b, k2 = kv[2] * b, k3 = kv[3] * b;
-      const long long gi = kc_idx<C>(bos, slot, H, h, i, d);
-      if (i < len) {  // (GM 0: the next sequence's rows are not stored)
-        kc_st4(qg + gi, kc_out<C::prec>(qv[0] * a * e0), kc_out<C::prec>(qv[1] * a * e1),
-               kc_out<C::prec>(qv[2] * a * e2), kc_out<C::prec>(qv[3] * a * e3));
-        kc_st4(kd + gi, kc_out<C::prec>(k0 * kda::ex2(GL.x - G.x)), kc_out<C::prec>(k1 * kda::ex2(GL.y - G.y)),
-               kc_out<C::prec>(k2 * kda::ex2(GL.z - G.z)), kc_out<C::prec>(k3 * kda::ex2(GL.w - G.w)));
-      }
-      if constexpr (C::prec == 2)
-        *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
-            make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
-    }
+    if constexpr (C::prec == 2)
+      *reinterpret_cast<uint2*>(Ks + i * KC_LDB + d) =
+          make_uint2(kda::pack_f16x2(k0 * e0, k1 * e1), kda::pack_f16x2(k2 * e2, k3 * e3));
   }
+}
+
+// After phase 2: qg = q e^G, kd = k e^{G_last - G} (normalized) out, and G_last (GM 2:
+// e^{G_last}); PREC 2: Ks <- k e^G (normalized, fp16, in place) for phase 4.
+// (No barrier before it: the one after the P/L loop ordered its reads of Ks before the loops
+// here rewrite Ks, and they touch nothing the P/L epilogue reads or writes.)
+// Thread = channels d..d+3 of a warp's rows. Branch-free: rows past the sequence hold q = k = 0
+// (zero-filled copies) and a finite G, so they give zeros (the GM 1 images need them); GM 0
+// does not store them (they belong to the next sequence). The rows: kc_intra64_qk_staged
+// (GM >= 1), kc_intra64_qk_rows (GM 0). (The two differ in their loop headers: one rolled over
+// a warp's share, one unrolled over rows 8 apart; their bodies are the same but for GM 0's row
+// mask. One body shared by both as a lambda changed the GM 0 cubins, 2026-12-04.)
+template <class C>
+__device__ __forceinline__ void kc_intra64_qk(const Intra64Block& b, typename C::elem* __restrict__ qg,
+                                              typename C::elem* __restrict__ kd, float* __restrict__ gl) {
+  constexpr bool kPStage = C::gm >= 1;
+  float* const Gc = b.Gc;
+  const long long slot = b.slot;
+  const long long h = b.h;
+  const long long H = b.H;
+  const int len = b.len;
+  const int tid = b.tid;
+  const float* Gl = Gc + (len - 1) * KC_LDG;
+  const int d = (tid & 31) * 4;
+  const float4 GL = *reinterpret_cast<const float4*>(Gl + d);
+  if constexpr (kPStage)
+    kc_intra64_qk_staged<C>(b, qg, kd, GL, d);
+  else
+    kc_intra64_qk_rows<C>(b, qg, kd, GL, d);
   if (tid < 32) {  // G_last in natural-log units (GM 2: the decay e^{G_last} itself)
     const float4 g2 = *reinterpret_cast<const float4*>(Gl + tid * 4);
     if constexpr (C::gm == 2) {
@@ -495,12 +522,61 @@ __device__ __forceinline__ void kc_intra64_wu(const Intra64Block& b, const __hal
   }
 }
 
-// Phase 4, the stores of w and u: GM >= 1 as sw128 images (staged in Gc, two bulk copies;
-// RC 1 no w), PREC 2 as [T, H, 128] rows staged in Gc, else fp32 straight from registers.
+// Phase 4's stores with GM >= 1: w and u as sw128 images (zeros past len), staged in Gc, out
+// by two bulk copies (RC 1: no w). One barrier inside.
 template <class C>
-__device__ __forceinline__ void kc_intra64_wu_out(const Intra64Block& b, const kda::frag_c (&accW)[4][2],
-                                                  const kda::frag_c (&accU)[4][2], typename C::elem* __restrict__ w,
-                                                  typename C::elem* __restrict__ u) {
+__device__ __forceinline__ void kc_intra64_wu_images(const Intra64Block& b, const kda::frag_c (&accW)[4][2],
+                                                     const kda::frag_c (&accU)[4][2], typename C::elem* __restrict__ w,
+                                                     typename C::elem* __restrict__ u) {
+  float* const Gc = b.Gc;
+  const long long slot = b.slot;
+  const long long h = b.h;
+  const long long H = b.H;
+  const int len = b.len;
+  const int tid = b.tid;
+  const int warp = b.warp;
+  const int gq = b.gq;
+  const int tq = b.tq;
+  // w and u go out as whole sw128 images (zeros past len): staged in Gc (free since the
+  // qg/kd loop; conflict-free 4-byte stores) and written by two 16 KB bulk copies, where
+  // direct 4-byte global stores would touch 8 rows per warp instruction.
+  __half* Ws = reinterpret_cast<__half*>(Gc);
+  __half* Us = Ws + C::ch * KC_KD;
+#pragma unroll
+  for (int I = 0; I < 4; ++I) {
+    const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      const int e = 16 * warp + 8 * nt + 2 * tq;
+      const int x0 = (int)(kda::sw128_off<C::ch>(i0, e) >> 1), x1 = (int)(kda::sw128_off<C::ch>(i1, e) >> 1);
+      const bool z0 = i0 >= len, z1 = i1 >= len;
+      *reinterpret_cast<tile::u32*>(Ws + x0) =
+          z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+      *reinterpret_cast<tile::u32*>(Us + x0) =
+          z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+      *reinterpret_cast<tile::u32*>(Ws + x1) =
+          z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+      *reinterpret_cast<tile::u32*>(Us + x1) =
+          z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+    }
+  }
+  kda::fence_async_shared();
+  __syncthreads();
+  if (tid == 0) {
+    const long long base = (slot * H + h) * (C::ch * KC_KD);
+    if (C::rc != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), C::ch * KC_KD * 2);
+    tile::bulk_s2g(u + base, tile::smem_addr(Us), C::ch * KC_KD * 2);
+    tile::bulk_commit();
+    tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
+  }
+}
+
+// Phase 4's stores with PREC 2 (GM 0): w and u as [T, H, 128] fp16 rows, staged in Gc, out by
+// 16-byte row copies (rows below len). One barrier inside.
+template <class C>
+__device__ __forceinline__ void kc_intra64_wu_rows(const Intra64Block& b, const kda::frag_c (&accW)[4][2],
+                                                   const kda::frag_c (&accU)[4][2], typename C::elem* __restrict__ w,
+                                                   typename C::elem* __restrict__ u) {
   float* const Gc = b.Gc;
   const long long slot = b.slot;
   const long long h = b.h;
@@ -511,87 +587,81 @@ __device__ __forceinline__ void kc_intra64_wu_out(const Intra64Block& b, const k
   const int warp = b.warp;
   const int gq = b.gq;
   const int tq = b.tq;
-  if constexpr (C::gm >= 1) {
-    // w and u go out as whole sw128 images (zeros past len): staged in Gc (free since the
-    // qg/kd loop; conflict-free 4-byte stores) and written by two 16 KB bulk copies, where
-    // direct 4-byte global stores would touch 8 rows per warp instruction.
-    __half* Ws = reinterpret_cast<__half*>(Gc);
-    __half* Us = Ws + C::ch * KC_KD;
+  // kc_intra64_wu_images's staging for the [T, H, 128] rows: [64][KC_LDB] fp16 tiles in Gc (conflict-free
+  // 4-byte stores), then 16-byte copies of the rows of the sequence.
+  __half* Ws = reinterpret_cast<__half*>(Gc);
+  __half* Us = Ws + C::ch * KC_LDB;
 #pragma unroll
-    for (int I = 0; I < 4; ++I) {
-      const int i0 = 16 * I + gq, i1 = i0 + 8;
+  for (int I = 0; I < 4; ++I) {
+    const int i0 = 16 * I + gq, i1 = i0 + 8;
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const int e = 16 * warp + 8 * nt + 2 * tq;
-        const int x0 = (int)(kda::sw128_off<C::ch>(i0, e) >> 1), x1 = (int)(kda::sw128_off<C::ch>(i1, e) >> 1);
-        const bool z0 = i0 >= len, z1 = i1 >= len;
-        *reinterpret_cast<tile::u32*>(Ws + x0) =
-            z0 ? 0u : kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Us + x0) =
-            z0 ? 0u : kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Ws + x1) =
-            z1 ? 0u : kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
-        *reinterpret_cast<tile::u32*>(Us + x1) =
-            z1 ? 0u : kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+    for (int nt = 0; nt < 2; ++nt) {
+      const int e = 16 * warp + 8 * nt + 2 * tq;
+      *reinterpret_cast<tile::u32*>(Ws + i0 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
+      *reinterpret_cast<tile::u32*>(Us + i0 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
+      *reinterpret_cast<tile::u32*>(Ws + i1 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
+      *reinterpret_cast<tile::u32*>(Us + i1 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int it = 0; it < C::ch * 16 / 256; ++it) {
+    const int idx = it * 256 + tid, i = idx >> 4, c8 = (idx & 15) * 8;
+    if (i < len) {
+      const long long gi = kc_idx<C>(bos, slot, H, h, i, c8);
+      *reinterpret_cast<uint4*>(w + gi) = *reinterpret_cast<const uint4*>(Ws + i * KC_LDB + c8);
+      *reinterpret_cast<uint4*>(u + gi) = *reinterpret_cast<const uint4*>(Us + i * KC_LDB + c8);
+    }
+  }
+}
+
+// Phase 4's stores with fp32 intermediates (PREC 0, 1; GM 0): w and u straight from
+// registers (rows below len): no room to stage them.
+template <class C>
+__device__ __forceinline__ void kc_intra64_wu_direct(const Intra64Block& b, const kda::frag_c (&accW)[4][2],
+                                                     const kda::frag_c (&accU)[4][2], typename C::elem* __restrict__ w,
+                                                     typename C::elem* __restrict__ u) {
+  const long long slot = b.slot;
+  const long long h = b.h;
+  const long long H = b.H;
+  const long long bos = b.bos;
+  const int len = b.len;
+  const int warp = b.warp;
+  const int gq = b.gq;
+  const int tq = b.tq;
+#pragma unroll
+  for (int I = 0; I < 4; ++I) {
+    const int i0 = 16 * I + gq, i1 = i0 + 8;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      const int e = 16 * warp + 8 * nt + 2 * tq;
+      const bool z0 = i0 >= len, z1 = i1 >= len;  // rows of the next sequence: not written
+      if (!z0) {
+        const long long g0 = kc_idx<C>(bos, slot, H, h, i0, e);
+        kc_st2(w + g0, kc_out<C::prec>(accW[I][nt].x[0]), kc_out<C::prec>(accW[I][nt].x[1]));
+        kc_st2(u + g0, accU[I][nt].x[0], accU[I][nt].x[1]);
       }
-    }
-    kda::fence_async_shared();
-    __syncthreads();
-    if (tid == 0) {
-      const long long base = (slot * H + h) * (C::ch * KC_KD);
-      if (C::rc != 1) tile::bulk_s2g(w + base, tile::smem_addr(Ws), C::ch * KC_KD * 2);
-      tile::bulk_s2g(u + base, tile::smem_addr(Us), C::ch * KC_KD * 2);
-      tile::bulk_commit();
-      tile::bulk_wait_read<0>();  // the block's shared memory must outlive the copies' reads
-    }
-  } else if constexpr (C::prec == 2) {
-    // The same staging for the [T, H, 128] rows: [64][KC_LDB] fp16 tiles in Gc (conflict-free
-    // 4-byte stores), then 16-byte copies of the rows of the sequence.
-    __half* Ws = reinterpret_cast<__half*>(Gc);
-    __half* Us = Ws + C::ch * KC_LDB;
-#pragma unroll
-    for (int I = 0; I < 4; ++I) {
-      const int i0 = 16 * I + gq, i1 = i0 + 8;
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const int e = 16 * warp + 8 * nt + 2 * tq;
-        *reinterpret_cast<tile::u32*>(Ws + i0 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[0], accW[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Us + i0 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[0], accU[I][nt].x[1]);
-        *reinterpret_cast<tile::u32*>(Ws + i1 * KC_LDB + e) = kda::pack_f16x2(accW[I][nt].x[2], accW[I][nt].x[3]);
-        *reinterpret_cast<tile::u32*>(Us + i1 * KC_LDB + e) = kda::pack_f16x2(accU[I][nt].x[2], accU[I][nt].x[3]);
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int it = 0; it < C::ch * 16 / 256; ++it) {
-      const int idx = it * 256 + tid, i = idx >> 4, c8 = (idx & 15) * 8;
-      if (i < len) {
-        const long long gi = kc_idx<C>(bos, slot, H, h, i, c8);
-        *reinterpret_cast<uint4*>(w + gi) = *reinterpret_cast<const uint4*>(Ws + i * KC_LDB + c8);
-        *reinterpret_cast<uint4*>(u + gi) = *reinterpret_cast<const uint4*>(Us + i * KC_LDB + c8);
-      }
-    }
-  } else {  // fp32 intermediates: no room to stage them
-#pragma unroll
-    for (int I = 0; I < 4; ++I) {
-      const int i0 = 16 * I + gq, i1 = i0 + 8;
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        const int e = 16 * warp + 8 * nt + 2 * tq;
-        const bool z0 = i0 >= len, z1 = i1 >= len;  // rows of the next sequence: not written
-        if (!z0) {
-          const long long g0 = kc_idx<C>(bos, slot, H, h, i0, e);
-          kc_st2(w + g0, kc_out<C::prec>(accW[I][nt].x[0]), kc_out<C::prec>(accW[I][nt].x[1]));
-          kc_st2(u + g0, accU[I][nt].x[0], accU[I][nt].x[1]);
-        }
-        if (!z1) {
-          const long long g1 = kc_idx<C>(bos, slot, H, h, i1, e);
-          kc_st2(w + g1, kc_out<C::prec>(accW[I][nt].x[2]), kc_out<C::prec>(accW[I][nt].x[3]));
-          kc_st2(u + g1, accU[I][nt].x[2], accU[I][nt].x[3]);
-        }
+      if (!z1) {
+        const long long g1 = kc_idx<C>(bos, slot, H, h, i1, e);
+        kc_st2(w + g1, kc_out<C::prec>(accW[I][nt].x[2]), kc_out<C::prec>(accW[I][nt].x[3]));
+        kc_st2(u + g1, accU[I][nt].x[2], accU[I][nt].x[3]);
       }
     }
   }
+}
+
+// Phase 4, the stores of w and u: GM >= 1 as sw128 images (staged in Gc, two bulk copies;
+// RC 1 no w), PREC 2 as [T, H, 128] rows staged in Gc, else fp32 straight from registers.
+template <class C>
+__device__ __forceinline__ void kc_intra64_wu_out(const Intra64Block& b, const kda::frag_c (&accW)[4][2],
+                                                  const kda::frag_c (&accU)[4][2], typename C::elem* __restrict__ w,
+                                                  typename C::elem* __restrict__ u) {
+  if constexpr (C::gm >= 1)
+    kc_intra64_wu_images<C>(b, accW, accU, w, u);
+  else if constexpr (C::prec == 2)
+    kc_intra64_wu_rows<C>(b, accW, accU, w, u);
+  else
+    kc_intra64_wu_direct<C>(b, accW, accU, w, u);
 }
 
 // Phase 3 of the CH 64 intra kernel: A = (I+L)^-1 in place in LA ([64][LDL], L below the
