@@ -115,6 +115,39 @@ __device__ __forceinline__ void kc_intra64_load(const Intra64Block& b, const __n
   }
 }
 
+// Phase 1's zeros of LA above the diagonal 16x16 blocks (the blocked inverse sums over them):
+// rows 16I..16I+15, columns 16(I+1)..63.
+template <class C>
+__device__ __forceinline__ void kc_intra64_la_zeros(const Intra64Block& b) {
+  float* const LA = b.LA;
+  const int tid = b.tid;
+  for (int idx = tid; idx < 384; idx += 256) {
+    int i, c4;
+    if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
+    else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
+    else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
+    *reinterpret_cast<float4*>(LA + i * KC_LDL + 4 * c4) = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+}
+
+// Phase 1's factor vectors Fv (fp16, at row 48 of Vs): e^{G_{16I} - G_{16(J+1)}} (<= 1) on the
+// channel pair cpc for (I, J) = (2, 0), (3, 0), (3, 1), from the quarter totals totq and first
+// gates gfq (Xp).
+template <class C>
+__device__ __forceinline__ void kc_intra64_fv(__nv_bfloat16* Vs, const float* totq, const float* gfq, int cpc) {
+  const float2 t1v = *reinterpret_cast<const float2*>(totq + 1 * KC_KD + cpc);
+  const float2 t2v = *reinterpret_cast<const float2*>(totq + 2 * KC_KD + cpc);
+  const float2 f1 = *reinterpret_cast<const float2*>(gfq + 1 * KC_KD + cpc);
+  const float2 f2 = *reinterpret_cast<const float2*>(gfq + 2 * KC_KD + cpc);
+  const float2 f3 = *reinterpret_cast<const float2*>(gfq + 3 * KC_KD + cpc);
+  const float a0 = t1v.x + f2.x - f1.x, a1 = t1v.y + f2.y - f1.y;  // G_32 - G_16
+  const float b0 = t2v.x + f3.x - f2.x, b1 = t2v.y + f3.y - f2.y;  // G_48 - G_32
+  __half* Fv = reinterpret_cast<__half*>(Vs) + 48 * KC_LDB;
+  *reinterpret_cast<tile::u32*>(Fv + cpc) = kda::pack_f16x2(kda::ex2(a0), kda::ex2(a1));
+  *reinterpret_cast<tile::u32*>(Fv + KC_KD + cpc) = kda::pack_f16x2(kda::ex2(a0 + b0), kda::ex2(a1 + b1));
+  *reinterpret_cast<tile::u32*>(Fv + 2 * KC_KD + cpc) = kda::pack_f16x2(kda::ex2(b0), kda::ex2(b1));
+}
+
 // Phase 1: the gate and its cumulative sum G (log2 units) into Gc; the row norms 1/|q|, 1/|k|
 // into rq, rk; KB and Fv (Vs) for the fp16 P/L units; zeros of LA above the diagonal blocks.
 // One barrier inside; the caller syncs after.
@@ -122,7 +155,6 @@ template <class C>
 __device__ __forceinline__ void kc_intra64_gate(const Intra64Block& b, const float* __restrict__ A_log,
                                                 const float* __restrict__ dt_bias, float lower_bound) {
   float* const Gc = b.Gc;
-  float* const LA = b.LA;
   __nv_bfloat16* const Gs = b.Gs;
   __nv_bfloat16* const Qs = b.Qs;
   __nv_bfloat16* const Ks = b.Ks;
@@ -152,7 +184,7 @@ __device__ __forceinline__ void kc_intra64_gate(const Intra64Block& b, const flo
   }
   kda::cp_async_wait_all();  // k, q (this thread's copies)
   __syncthreads();  // totals; the raw gate (LA) is consumed; k, q in place
-  {
+  {  // row norms (here: as a function, given the block or its values, they changed the sm_90a code)
     float ss[16];  // squared norms of rows warp*8 + m: q in ss[m], k in ss[8 + m] (lane's 4 channels)
 #pragma unroll
     for (int rr = 0; rr < 8; ++rr) {
@@ -191,29 +223,11 @@ __device__ __forceinline__ void kc_intra64_gate(const Intra64Block& b, const flo
         *reinterpret_cast<tile::u32*>(KB + j * KC_LDB + cpc) =
             kda::pack_f16x2(kj.x * kda::ex2(t0 - s0[r]), kj.y * kda::ex2(t1 - s1[r]));
       }
-    } else {
-      // Factor vectors e^{G_{16I} - G_{16(J+1)}} (<= 1) for (I, J) = (2, 0), (3, 0), (3, 1).
-      const float2 t1v = *reinterpret_cast<const float2*>(totq + 1 * KC_KD + cpc);
-      const float2 t2v = *reinterpret_cast<const float2*>(totq + 2 * KC_KD + cpc);
-      const float2 f1 = *reinterpret_cast<const float2*>(gfq + 1 * KC_KD + cpc);
-      const float2 f2 = *reinterpret_cast<const float2*>(gfq + 2 * KC_KD + cpc);
-      const float2 f3 = *reinterpret_cast<const float2*>(gfq + 3 * KC_KD + cpc);
-      const float a0 = t1v.x + f2.x - f1.x, a1 = t1v.y + f2.y - f1.y;  // G_32 - G_16
-      const float b0 = t2v.x + f3.x - f2.x, b1 = t2v.y + f3.y - f2.y;  // G_48 - G_32
-      __half* Fv = reinterpret_cast<__half*>(Vs) + 48 * KC_LDB;
-      *reinterpret_cast<tile::u32*>(Fv + cpc) = kda::pack_f16x2(kda::ex2(a0), kda::ex2(a1));
-      *reinterpret_cast<tile::u32*>(Fv + KC_KD + cpc) = kda::pack_f16x2(kda::ex2(a0 + b0), kda::ex2(a1 + b1));
-      *reinterpret_cast<tile::u32*>(Fv + 2 * KC_KD + cpc) = kda::pack_f16x2(kda::ex2(b0), kda::ex2(b1));
+    } else {  // the factor vectors Fv
+      kc_intra64_fv<C>(Vs, totq, gfq, cpc);
     }
   }
-  // LA above the diagonal blocks is 0 (the blocked inverse sums over it).
-  for (int idx = tid; idx < 384; idx += 256) {
-    int i, c4;
-    if (idx < 192) { i = idx / 12; c4 = 4 + idx % 12; }
-    else if (idx < 320) { i = 16 + (idx - 192) / 8; c4 = 8 + (idx - 192) % 8; }
-    else { i = 32 + (idx - 320) / 4; c4 = 12 + (idx - 320) % 4; }
-    *reinterpret_cast<float4*>(LA + i * KC_LDL + 4 * c4) = make_float4(0.f, 0.f, 0.f, 0.f);
-  }
+  kc_intra64_la_zeros<C>(b);  // LA above the diagonal blocks is 0
 }
 
 // Phase 2, the products: P and L (tf32 mma on the diagonal blocks, fp16 off them). Warp = (row
