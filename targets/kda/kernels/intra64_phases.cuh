@@ -230,13 +230,31 @@ __device__ __forceinline__ void kc_intra64_gate(const Intra64Block& b, const flo
   kc_intra64_la_zeros<C>(b);  // LA above the diagonal blocks is 0
 }
 
+// Phase 2's accumulators, zeroed.
+template <class C>
+__device__ __forceinline__ void kc_intra64_pl_zero(kda::frag_c (&accP)[8], kda::frag_c (&accL)[8]) {
+#pragma unroll
+  for (int s = 0; s < 8; ++s) {
+    kda::zero(accP[s]);
+    kda::zero(accL[s]);
+  }
+}
+
 // Phase 2, the products: P and L (tf32 mma on the diagonal blocks, fp16 off them). Warp = (row
 // block I = warp/2, channel half kh = warp%2): all 2(I+1) units (J, nt) of row block I (16 rows x
 // 8 columns 16J+8nt.., J <= I) over the channels 64kh..64kh+63, reference row 16I (off the
 // diagonal: 16(J+1), see KB), so every A element (q, k e^{G_i-G_r}) is built once; the partial
 // sums into accP, accL (units s: 0, 1 the diagonal block, 2 + 2J + nt the blocks J < I). Lane t
 // takes the channel pair c, c+1 (c = 8ks+2t) as k = t, t+4 of the m16n8k8 step: 8-byte G loads
-// and 4-byte bf16x2 loads (the k order inside a step is free if A and B agree).
+// and 4-byte bf16x2 loads (the k order inside a step is free if A and B agree). Diagonal B
+// fragments are lane-local: column j = 16I + 8nt + g is the lane's own A row (i0 or i1), so
+// B = k_j e^{G_r - G_j} comes from the A build's loads. Off-diagonal units (J < I) on fp16
+// m16n8k16: B = KB rows 16J.. (k_j e^{G_{16(J+1)}-G_j}) by ldmatrix, times e^{G_{16I}-G_{16(J+1)}}
+// per channel (Fv) for I > J + 1; A = the same fp32 values as the tf32 A fragments, packed to
+// fp16 (both factors <= 1: fp16 range). (Row blocks (0, 3) and (1, 2) paired on a scheduler,
+// warps w and w+4, made the kernel 3% slower.) The products' channel steps stay in this body:
+// any part of them as a function of its own (the off-diagonal units, their B fragments, a whole
+// step) changed the sm_90a code, 2026-12-04.
 template <class C>
 __device__ __forceinline__ void kc_intra64_pl(const Intra64Block& b, kda::frag_c (&accP)[8], kda::frag_c (&accL)[8]) {
   float* const Gc = b.Gc;
@@ -247,24 +265,13 @@ __device__ __forceinline__ void kc_intra64_pl(const Intra64Block& b, kda::frag_c
   const int lane = b.lane;
   const int gq = b.gq;
   const int tq = b.tq;
-  // (Row blocks (0, 3) and (1, 2) paired on a scheduler, warps w and w+4, made the kernel
-  // 3% slower.)
   const int I = warp >> 1, kh = warp & 1;
   const int r = 16 * I, i0 = r + gq, i1 = i0 + 8;
-#pragma unroll
-  for (int s = 0; s < 8; ++s) {
-    kda::zero(accP[s]);
-    kda::zero(accL[s]);
-  }
-  // Off-diagonal units (J < I) on fp16 m16n8k16: B = KB rows 16J.. (k_j e^{G_{16(J+1)}-G_j}) by
-  // ldmatrix, times e^{G_{16I}-G_{16(J+1)}} per channel (Fv) for I > J + 1; A = the same fp32
-  // values as the tf32 A fragments, packed to fp16 (both factors <= 1: fp16 range).
+  kc_intra64_pl_zero<C>(accP, accL);
+  // The off-diagonal units' B: the lane's ldmatrix address in KB, and Fv.
   const tile::u32 kbl = tile::smem_addr(Vs) +
                         ((8 * (lane >> 4) + (lane & 7)) * KC_LDB + 64 * kh + 8 * ((lane >> 3) & 1)) * 2;
   const __half* Fv = reinterpret_cast<const __half*>(Vs) + 48 * KC_LDB + 64 * kh + 2 * tq;
-  // Units: s = 0, 1 the diagonal block (J = I, nt = s), s = 2 + 2J + nt the blocks J < I.
-  // Diagonal B fragments are lane-local: column j = 16I + 8nt + g is the lane's own A row
-  // (i0 or i1), so B = k_j e^{G_r - G_j} comes from the A build's loads.
 #pragma unroll 1
   for (int m = 0; m < KC_KD / 32; ++m) {
     tile::u32 hq[4], hk[4];
