@@ -1,7 +1,8 @@
 // targets/kda/kernels/intra64_phases.cuh — the CH 64 intra kernel's shared-memory layout
 // (Intra64Smem), its block (Intra64Block) and its phases as device functions (kc_intra64_load,
-// _gate, _pl, _qk, _wu, _wu_out, _inverse; phase 2's sums _pl_part, _pl_take, _pl_out and v's
-// copy _v, at the end of the file); the body that runs them is kc_intra64, in
+// _gate (over _fv, _la_zeros), _pl (over _pl_zero), _qk (over _qk_staged, _qk_rows), _wu,
+// _wu_out (over _wu_images, _wu_rows, _wu_direct), _inverse; phase 2's sums _pl_part, _pl_take,
+// _pl_out and v's copy _v, at the end of the file); the body that runs them is kc_intra64, in
 // kernels/intra64.cuh, which includes this file. Both are templates over the parameters
 // (template <class C>, C a KcParams); included after kernels/config.cuh and kernels/common.cuh.
 
