@@ -35,8 +35,11 @@ ProfileTool parse_profile_tool(const std::string& word) {
   if (word == "ncu") return ProfileTool::ncu;
   if (word == "memcheck") return ProfileTool::memcheck;
   if (word == "racecheck") return ProfileTool::racecheck;
+  if (word == "synccheck") return ProfileTool::synccheck;
+  if (word == "initcheck") return ProfileTool::initcheck;
   if (word == "sass") return ProfileTool::sass;
-  throw std::invalid_argument(fmt::format("unknown tool '{}' (ncu, memcheck, racecheck or sass)", word));
+  throw std::invalid_argument(
+      fmt::format("unknown tool '{}' (ncu, memcheck, racecheck, synccheck, initcheck or sass)", word));
 }
 
 const char* profile_tool_name(ProfileTool t) {
@@ -47,6 +50,10 @@ const char* profile_tool_name(ProfileTool t) {
       return "memcheck";
     case ProfileTool::racecheck:
       return "racecheck";
+    case ProfileTool::synccheck:
+      return "synccheck";
+    case ProfileTool::initcheck:
+      return "initcheck";
     case ProfileTool::sass:
       return "sass";
   }
@@ -438,7 +445,7 @@ std::string reply_error(const evaluator::WorkerReply& r) {
   return r.detail + hint;
 }
 
-// ncu, memcheck, racecheck: the worker under the tool runs the plan; then its report.
+// ncu and the sanitizers: the worker under the tool runs the plan; then its report.
 int profile_on_worker(const ProfileOptions& o, const spec::Operator& op, const Stored& s, const spec::Shape& shape,
                       const fs::path& tool, const fs::path& dir, json* manifest) {
   std::vector<std::string> pre = launcher(o, tool, dir, s.program);

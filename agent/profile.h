@@ -14,7 +14,7 @@
 
 namespace tessera::agent {
 
-enum class ProfileTool { ncu, memcheck, racecheck, sass };
+enum class ProfileTool { ncu, memcheck, racecheck, synccheck, initcheck, sass };
 ProfileTool parse_profile_tool(const std::string& word);  // std::invalid_argument naming the choices
 const char* profile_tool_name(ProfileTool t);
 

@@ -246,14 +246,15 @@ Command add_profile(CLI::App& app, const std::string& db) {
   auto s = std::make_shared<agent::ProfileOptions>();
   agent::ProfileOptions& po = *s;
   po.db = db;
-  auto* pr = app.add_subcommand(
-      "profile",
-      "run a stored candidate's launch plan under ncu, memcheck or racecheck, or disassemble it (docs/profile.md)");
+  auto* pr = app.add_subcommand("profile",
+                                "run a stored candidate's launch plan under ncu or a compute-sanitizer tool, or "
+                                "disassemble it (docs/profile.md)");
   pr->add_option("operator", po.op)->required();
   pr->add_option("--candidate", po.candidate, "a candidate id from the leaderboard")->required();
   add_choice(
       pr, "--tool", po.tool, agent::parse_profile_tool,
-      "ncu (default: Nsight Compute report), memcheck, racecheck (compute-sanitizer), sass (disassembly, no GPU)");
+      "ncu (default: Nsight Compute report), memcheck, racecheck, synccheck, initcheck (compute-sanitizer), sass "
+      "(disassembly, no GPU)");
   pr->add_option("--shape", po.shape, "a benchmark or validation shape by name (default: the first benchmark shape)");
   pr->add_option("--out", po.out, "report folder (default: runs/profiles/<op>-c<ID>-<tool>-<date>)");
   pr->add_option("--gpus,--gpu", po.gpu, "the GPU ordinal to run on (default 0)")->check(CLI::NonNegativeNumber);

@@ -310,7 +310,7 @@ TEST_F(Profile, ErrorsAreNamedAndExitNonZero) {
   EXPECT_EQ(json::parse(slurp(targets_ / "y" / "profile.json"))["exit_status"], 5);
 }
 
-TEST_F(Profile, MemcheckAndRacecheckCountTheSanitizersErrors) {
+TEST_F(Profile, SanitizersCountTheirErrors) {
   fs::path out = targets_ / "mc";
   auto r = profile("--candidate 1 --tool memcheck --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.out;
@@ -339,6 +339,21 @@ TEST_F(Profile, MemcheckAndRacecheckCountTheSanitizersErrors) {
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_EQ(after(argv(), "--tool"), "racecheck");
   EXPECT_TRUE(fs::exists(rc / "racecheck.txt"));
+
+  // synccheck (barriers misused) and initcheck (global memory read before any write): the
+  // same log and error count, their own names
+  for (const char* t : {"synccheck", "initcheck"}) {
+    fs::path dir = targets_ / t;
+    r = profile(fmt::format("--candidate 1 --tool {} --out {}", t, dir.string()), "FAKE_SANITIZER_ERRORS=3");
+    EXPECT_EQ(r.code, 3) << r.out;
+    EXPECT_EQ(after(argv(), "--tool"), t);
+    EXPECT_EQ(after(argv(), "--log-file"), (dir / (std::string(t) + ".txt")).string());
+    EXPECT_NE(r.out.find(std::string(t) + ": 3 errors"), std::string::npos) << r.out;
+    EXPECT_EQ(json::parse(slurp(dir / "profile.json"))["tool"], t);
+    r = profile(fmt::format("--candidate 1 --tool {} --out {}", t, dir.string()));
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find(std::string(t) + ": no errors"), std::string::npos) << r.out;
+  }
 }
 
 TEST_F(Profile, SassDisassemblesTheCandidatesCubinWithoutAWorker) {
