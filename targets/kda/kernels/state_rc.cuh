@@ -424,10 +424,10 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
 // fed by two more warpgroups (the producer) instead of bulk copies of the intra kernel's
 // images. Per chunk n (its q, k, g and v copied by TMA KC_RAWN chunks ahead, issued by lane 0
 // of the consumer warps) each producer warp, once the consumers have released buffer
-// n % 3 ("empty" mbarrier, every consumer thread arriving), forms the gate and G of its 16 channels in
-// registers, writes their qg, kd, k e^G and e^{G_last}, copies its share of P's and
-// -A diag(b)'s images (the consumers fold w into their products) and arrives on the
-// buffer's "full" mbarrier (8 arrivals). The arithmetic per element is the
+// n % 3 ("empty" mbarrier, every consumer thread arriving), forms the gate and G of its 16
+// channels in registers, writes their qg, kd, k e^G and e^{G_last}, copies its share of P's
+// and -A diag(b)'s images (the consumers fold w into their products) and arrives on the
+// buffer's "full" mbarrier (every producer thread arriving). The arithmetic per element is the
 // intra kernel's; G's sums run in another order, so qg, kd and k e^G match UA 0's to fp32
 // rounding, not bit for bit. Registers: setmaxnreg moves
 // them from the producer (KC_RCREGP, 72) to the consumers (KC_RCREGC, 184). Rows past the sequence's end (len)
