@@ -119,13 +119,14 @@ double metric_value(const std::string& v) {
 }
 
 // A duration's unit as ncu prints it (2023 and later: ns, us, ms, s; before: nsecond,
-// usecond, msecond, second), in milliseconds.
+// usecond, msecond, second), in milliseconds; -1 for another (that launch is left out of the
+// table rather than the report failing after it was written).
 double unit_ms(const std::string& unit) {
   if (unit == "ns" || unit == "nsecond") return 1e-6;
   if (unit == "us" || unit == "usecond") return 1e-3;
   if (unit == "ms" || unit == "msecond") return 1.0;
   if (unit == "s" || unit == "second") return 1e3;
-  throw std::invalid_argument("ncu duration unit '" + unit + "'");
+  return -1;
 }
 
 }  // namespace
@@ -162,9 +163,9 @@ std::vector<KernelTime> kernel_times(const std::string& details) {
       cur = &*it;
       dram = sm = ms = -1;
     } else if (cur && std::regex_match(line, m, metric)) {
-      if (m[1] == "Duration")
-        ms = metric_value(m[3]) * unit_ms(m[2]);
-      else if (m[1] == "DRAM Throughput")
+      if (m[1] == "Duration") {
+        if (const double u = unit_ms(m[2]); u > 0) ms = metric_value(m[3]) * u;
+      } else if (m[1] == "DRAM Throughput")
         dram = metric_value(m[3]);
       else
         sm = metric_value(m[3]);

@@ -214,6 +214,13 @@ TEST(ProfilePieces, KernelTimesFromTheDetailsPage) {
   EXPECT_NEAR(ks[1].ms, 1.2, 1e-12);
   EXPECT_NEAR(ks[1].dram_pct, 79.03, 1e-9);
   EXPECT_TRUE(tessera::agent::kernel_times("the tool crashed\n").empty());
+  // a duration in a unit it does not know: that kernel is left out, the page still read
+  auto odd = tessera::agent::kernel_times(
+      "  k1 (1, 1, 1)x(32, 1, 1), Context 1\n    Duration                       fortnight         2.00\n"
+      "  k2 (1, 1, 1)x(32, 1, 1), Context 1\n    Duration                         ns       500.00\n");
+  ASSERT_EQ(odd.size(), 1u);
+  EXPECT_EQ(odd[0].kernel, "k2");
+  EXPECT_NEAR(odd[0].ms, 5e-4, 1e-15);
 }
 
 TEST_F(Profile, NcuRunsTheCandidatesPlanOnTheFirstBenchmarkShape) {
