@@ -244,7 +244,7 @@ extern "C" __global__ void __launch_bounds__(128) probe(const __half* g, float* 
 // expression follows CH: one intra block of 128 threads per 32-token chunk slot with the CH
 // 32 kernel's 51,072 bytes, 256 threads per 64-token slot; the state buffers and the
 // per-slot scratch shrink with CH. UA (u formed by the state kernel, which then also
-// buffers v's rows) is offered with CH 32 only, by chunk_wgmma; RC only with UA: RC 1 (qg, kd,
+// buffers v's rows) is offered with CH 32 only (chunk_wgmma_seg's goes with its RC 1); RC only with UA: RC 1 (qg, kd,
 // w formed by the state kernel's third and fourth warpgroups from q, k, g; a state block of
 // 512 threads with the producer's raw slots and G in shared memory) and RC 2 (a ninth warp
 // that only copies; 288 threads). PIPE 1 (RC 1 only) moves the state kernel beside the intra
@@ -281,8 +281,8 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
     for (auto& c : space.valid_configs()) {
       auto params = agent::config_params(*tpl, c);
       const long long ch = params.at("CH");
-      const long long ua = params.count("UA") ? params.at("UA") : 0;
       const long long rc = params.count("RC") ? params.at("RC") : 0;
+      const long long ua = params.count("UA") ? params.at("UA") : rc;  // (chunk_wgmma_seg: UA = RC)
       const long long pipe = params.count("PIPE") ? params.at("PIPE") : 0;
       const long long lead = params.count("LEAD") ? params.at("LEAD") : 0;
       if (rc >= 1) {
@@ -309,10 +309,14 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
       // h96_1x8192 (96 chains of 132 SMs): beside the intra kernel only with a head start
       const bool beside = pipe && lead > 0;
       EXPECT_EQ(spec::launched(*intra, b), !beside) << space.key(c);
-      if (!beside) EXPECT_EQ(spec::eval_int(intra->grid[0], b), slots) << space.key(c);
+      if (!beside) {
+        EXPECT_EQ(spec::eval_int(intra->grid[0], b), slots) << space.key(c);
+      }
       if (std::string(name) == "chunk_wgmma") {  // (chunk_wgmma_seg: a block per segment)
         EXPECT_EQ(spec::launched(*state, b), !beside) << space.key(c);
-        if (!beside) EXPECT_EQ(spec::eval_int(state->grid[0], b), 96) << space.key(c);
+        if (!beside) {
+          EXPECT_EQ(spec::eval_int(state->grid[0], b), 96) << space.key(c);
+        }
       }
       EXPECT_EQ(spec::eval_int(intra->block[0], b), ch == 32 ? 128 : 256) << space.key(c);
       if (ch == 32) {
@@ -331,6 +335,10 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
                     1024)
           << space.key(c);
       EXPECT_EQ(spec::eval_int(state->block[0], b), rc == 1 ? 512 : rc == 2 ? 288 : 256) << space.key(c);
+      if (const spec::KernelLaunch* seg = launch("kda_chunk_seg", false)) {  // (the split's other chain kernel)
+        EXPECT_EQ(spec::eval_int(seg->block[0], b), spec::eval_int(state->block[0], b)) << space.key(c);
+        EXPECT_EQ(spec::eval_int(seg->smem, b), spec::eval_int(state->smem, b)) << space.key(c);
+      }
       if (pipe) {
         // the head start's slots and the rest cover every chunk slot once, beside 96 state blocks
         const spec::KernelLaunch* first = launch("kda_chunk_intra_lead", false);
@@ -364,9 +372,10 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
     }
     EXPECT_GT(ch32, 0);
     const bool wgmma = std::string(name) == "chunk_wgmma";
-    // CH 32 x TRN 0, 1 x (RC 0, RC 1 PIPE 0, RC 1 PIPE 1 x LEAD 0, 85, 100, 115, RC 2)
-    EXPECT_EQ(n_ua, wgmma ? 14 : 0);
-    EXPECT_EQ(n_rc, wgmma ? 12 : 0);
+    // chunk_wgmma: CH 32 x TRN 0, 1 x (RC 0, RC 1 PIPE 0, RC 1 PIPE 1 x LEAD 0, 85, 100, 115,
+    // RC 2); chunk_wgmma_seg: CH 32 x TRN 0, 1 x RC 1 x SEG 8 .. 256
+    EXPECT_EQ(n_ua, wgmma ? 14 : 12);
+    EXPECT_EQ(n_rc, wgmma ? 12 : 12);
     EXPECT_EQ(n_pipe, wgmma ? 8 : 0);
   }
 }

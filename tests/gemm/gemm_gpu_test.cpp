@@ -7,50 +7,20 @@
 // inside a k-tile (K 4104), more tiles than the GPU has SMs (persistent blocks), and M 16384.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
-#include "codegen/compiler.h"
-#include "codegen/render.h"
 #include "evaluator/device.h"
-#include "evaluator/judge.h"
 #include "spec/spec.h"
 #include "tests/support/gpu.h"
+#include "tests/support/judge.h"
 
 using namespace tessera;
-namespace fs = std::filesystem;
+using tessera::testing::Params;
 
 namespace {
-
-using Params = std::map<std::string, long long>;
-
-// Configurations from a table: one row of values a configuration, in the order of `names`.
-std::vector<Params> table(const std::vector<std::string>& names, const std::vector<std::vector<long long>>& rows) {
-  std::vector<Params> configs;
-  for (const auto& r : rows) {
-    Params p;
-    for (size_t i = 0; i < r.size() && i < names.size(); ++i) p[names[i]] = r[i];
-    configs.push_back(p);
-  }
-  return configs;
-}
-
-evaluator::LoadedProgram load(evaluator::Device& dev, const spec::Operator& op, const spec::Program& p,
-                              const Params& params, const std::string& arch) {
-  static codegen::Compiler compiler(fs::temp_directory_path() / "tessera-gemm-gpu-tests");
-  evaluator::LoadedProgram lp{p, params, nullptr};
-  if (!p.builtin.empty()) return lp;
-  auto r = compiler.compile({codegen::render(codegen::read_file(p.source.string()), params),
-                             p.source.filename().string(),
-                             arch,
-                             {op.dir, tessera::testing::source_dir() / "targets/common"},
-                             {}});
-  EXPECT_TRUE(r.ok) << p.source << ":\n" << r.log;
-  if (r.ok) lp.module = std::make_shared<evaluator::Module>(dev.driver(), r.cubin);
-  return lp;
-}
 
 // An sm_90a GPU (the tests skip without one) and gemm's spec.
 class GemmGpu : public ::testing::Test {
@@ -67,25 +37,10 @@ class GemmGpu : public ::testing::Test {
   }
 
   // Each configuration of `tpl` judged as `tessera optimize` judges it (validation only, two
-  // seeds) on op's validation shapes: ok, every shape and seed compared, within tolerance.
+  // seeds) on op's validation shapes: ok, every shape and seed compared, within tolerance
+  // (output rounding alone gives ~1.6e-3).
   void judge_all(const spec::Program& tpl, const std::vector<Params>& configs) {
-    evaluator::Judge judge(*dev, op, load(*dev, op, op.reference, {}, arch), load(*dev, op, op.baseline, {}, arch));
-    evaluator::JudgeSettings st;
-    st.seeds = 2;
-    st.benchmark = false;
-    for (const Params& p : configs) {
-      std::string label = tpl.name;
-      for (auto& [name, v] : p) label += " " + name + "=" + std::to_string(v);
-      SCOPED_TRACE(label);
-      // (a parameter a configuration leaves out takes its first value, as for a stored candidate)
-      const auto cand = load(*dev, op, tpl, spec::complete_params(tpl, p), arch);
-      ASSERT_TRUE(cand.module);
-      const auto rep = judge.evaluate(cand, st);
-      EXPECT_EQ(rep.status, "ok") << rep.message;
-      EXPECT_EQ(rep.checks.size(), op.validation_shapes.size() * st.seeds);
-      EXPECT_LE(rep.max_rel_l2, 1e-2);
-      EXPECT_GT(rep.max_rel_l2, 0.0);  // output rounding alone gives ~1.6e-3: zero means nothing compared
-    }
+    tessera::testing::judge_configs(*dev, op, tpl, configs, arch, 1e-2);
   }
 
   std::unique_ptr<evaluator::Device> dev;
@@ -115,7 +70,7 @@ TEST_F(GemmGpu, HopperTemplateMatchesTheReference) {
       {128, 128, 1, 0, 1, 4, 8, 4}, {128, 64, 2, 0, 1, 2, 1, 4},   {64, 64, 1, 0, 1, 5, 16, 8},
       {128, 128, 2, 1, 1, 4, 8, 2}, {64, 256, 2, 1, 1, 3, 1, 8},   {64, 128, 1, 0, 2, 4, 8, 4},
   };
-  judge_all(*tpl, table(names, rows));
+  judge_all(*tpl, tessera::testing::param_table(names, rows));
 }
 
 // FOLD 1: the split sums added in the kernel by each tile's last split, its counters
@@ -139,7 +94,7 @@ TEST_F(GemmGpu, HopperTemplateAddsTheSplitsInTheKernel) {
       {128, 128, 2, 1, 1, 6, 8, 4, 1}, {64, 192, 2, 1, 1, 5, 1, 8, 1}, {128, 256, 2, 0, 1, 4, 16, 8, 1},
       {64, 128, 1, 0, 2, 4, 8, 4, 1},  {128, 64, 1, 0, 1, 3, 1, 2, 1},
   };
-  judge_all(*tpl, table(names, rows));
+  judge_all(*tpl, tessera::testing::param_table(names, rows));
 }
 
 // The fp16 build (F16 1, what `tessera import` gives fp16 gemm definitions): the shipped

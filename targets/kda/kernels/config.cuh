@@ -77,7 +77,7 @@
 // CH: the chunk length, 64 or 32 (32: GM 2 only; its own intra kernel,
 // below). Shorter chunks halve the within-chunk work per token (P, L and the inverse grow
 // with CH) and double the state chain's steps.
-// UA 1 (CH 32, SEG 0): u = A diag(b) v is formed by the state kernel, not the intra kernel.
+// UA 1 (CH 32): u = A diag(b) v is formed by the state kernel, not the intra kernel.
 // The intra kernel neither reads v nor forms u, and writes -A diag(b) (fp16 sw64 image,
 // 2 KB) where u's image was (8 KB); the state kernel reads v's rows (bf16, 8 KB) and adds
 // v^T (-A diag(b))^T to its first product (2 more k16 steps). Per chunk and head 16 KB
@@ -151,7 +151,8 @@ struct KcParams {
   };
   using elem = typename KcElem<kPREC == 2>::type;  // the intermediates' element type
   static_assert(kCH == 64 || (kCH == 32 && kGM == 2), "CH must be 64, or 32 with GM 2");
-  static_assert(kUA == 0 || (kUA == 1 && kCH == 32 && kSEG == 0), "UA must be 0, or 1 with CH 32 and SEG 0");
+  static_assert(kUA == 0 || (kUA == 1 && kCH == 32), "UA must be 0, or 1 with CH 32");
+  static_assert(kSEG == 0 || kUA == kRC, "with the sequence split UA goes with RC (chunk_wgmma_seg's RC)");
   static_assert(kRC == 0 || ((kRC == 1 || kRC == 2) && kUA == 1), "RC must be 0, or 1 or 2 with UA 1");
   static_assert(kPIPE == 0 || (kPIPE == 1 && kRC == 1 && kCH == 32 && kSEG == 0), "PIPE 1 needs RC 1, CH 32 and SEG 0");
   static_assert(kSEG == 0 || kGM >= 1, "SEG needs GM 1 or 2");

@@ -14,16 +14,23 @@
 // The chain's latency goes from C chunks to about 2 SEG chunks plus the fix-up, for
 // about 1.6 times the state kernel's work; it pays where the (sequence, head) chains are
 // fewer than the SMs.
+// RC 1 (CH 32, UA 1): every chain is kc_state_rc's (kernels/state_rc.cuh), its producer warps
+// forming the chunk's images from q, k, g (the intra kernel writes only P, -A diag(b) and the
+// row norms): E_j its kc_end form (no q, no P), M_j its kc_trans form (no v either), the
+// state kernel's its kc_full form. Blocks of kc_state_threads(1) = 512.
 
 // grid ((NSEQ + floor(T/(CH SEG))) * H * 2, 1, 1): block x = (segment slot * H + head) * 2
 // + part; part 0 the end state E_j (hseg), part 1 the transition M_j (mseg, j > 0), both
 // [V][K] like h0 (M_j[d][d'] at d' * 128 + d). The last segment of a sequence is skipped.
-// (The body of kda_chunk_seg: block 256, one block per SM.)
+// (The body of kda_chunk_seg: block kc_state_threads(RC), one block per SM; A_log, dt_bias,
+// lower_bound and the tensor maps of q, k, g, v (tmap:NAME:64x1x32:128): what RC's producer reads.)
 template <class C>
 __device__ __forceinline__ void kc_seg(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ kd,
     const __half* __restrict__ w, const __half* __restrict__ u, const float* __restrict__ gl,
-    float* __restrict__ hseg, float* __restrict__ mseg, long long H, long long NSEQ) {
+    float* __restrict__ hseg, float* __restrict__ mseg, long long H, long long NSEQ, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, float lower_bound, const tile::tmap* mq, const tile::tmap* mk,
+    const tile::tmap* mg, const tile::tmap* mv) {
   if (tile::dynamic_smem_bytes() < WgmmaSmem<C>::bytes) __trap();  // spec.json smem too small?
   const long long part = blockIdx.x & 1, sslot = (blockIdx.x >> 1) / H, h = (blockIdx.x >> 1) % H;
   const long long unit = (long long)C::ch * C::seg;
@@ -32,8 +39,21 @@ __device__ __forceinline__ void kc_seg(
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   if (eos == cu[n + 1] || (part == 1 && seg == 0)) return;  // the last segment; segment 0 has no transition
   float* end = (part == 0 ? hseg : mseg) + (sslot * H + h) * KC_KD * KC_KD;
-  kc_chain<C, true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr, gl,
-                 nullptr, end, bos0, eos, n + cu[n] / C::ch + seg * C::seg, H, h, 1.f);
+  const long long slot0 = n + cu[n] / C::ch + seg * C::seg;
+  if constexpr (C::rc == 1) {
+    if (blockDim.x != 512) __trap();  // spec.json's block: the producer's warps are missing
+    const float* S0 = seg == 0 ? h0 + (n * H + h) * KC_KD * KC_KD : nullptr;  // (kc_end: null is 0)
+    if (part == 0)
+      kc_state_rc<C, false, kc_end>(S0, nullptr, nullptr, nullptr, u, nullptr, gl, nullptr, end, bos0, eos, slot0, H, h,
+                                    1.f, mq, mk, mg, mv, A_log, dt_bias, lower_bound);
+    else
+      kc_state_rc<C, false, kc_trans>(nullptr, nullptr, nullptr, nullptr, u, nullptr, gl, nullptr, end, bos0, eos, slot0,
+                                      H, h, 1.f, mq, mk, mg, mv, A_log, dt_bias, lower_bound);
+  } else {
+    (void)A_log, (void)dt_bias, (void)lower_bound, (void)mq, (void)mk, (void)mg, (void)mv;
+    kc_chain<C, true>(h0 + (n * H + h) * KC_KD * KC_KD, part == 0 && seg == 0, part == 1, nullptr, kd, w, u, nullptr,
+                      gl, nullptr, end, bos0, eos, slot0, H, h, 1.f);
+  }
 }
 
 // grid (NSEQ*H, 8), block 256, smem kc_fix_smem: the start states S_j (hstart, [V][K])
@@ -108,7 +128,7 @@ __device__ __forceinline__ void kc_fixup(const long long* __restrict__ cu, const
 }
 
 // The body of kda_chunk_state with the sequence split: grid ((NSEQ + floor(T/(CH SEG))) * H, 1,
-// 1), one block (256 threads) per (segment slot, head): the segment's chunks from its start
+// 1), one block (kc_state_threads(RC) threads) per (segment slot, head): the segment's chunks from its start
 // state (h0 for segment 0, else hstart, written by kda_chunk_fixup), the final state by the
 // last segment; smem WgmmaSmem::bytes.
 template <class C>
@@ -117,7 +137,9 @@ __device__ __forceinline__ void kc_state_seg(
     const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
     const __half* __restrict__ P, const float* __restrict__ gl, const int* __restrict__ order,
     __nv_bfloat16* __restrict__ o, float* __restrict__ ht, long long T, long long H, long long K, long long V,
-    long long NSEQ, float scale, const float* __restrict__ hstart) {
+    long long NSEQ, float scale, const float* __restrict__ hstart, const float* __restrict__ A_log,
+    const float* __restrict__ dt_bias, float lower_bound, const tile::tmap* mq, const tile::tmap* mk,
+    const tile::tmap* mg, const tile::tmap* mv) {
   static_assert(C::seg > 0, "without the sequence split the state kernel is kc_state_wgmma");
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < WgmmaSmem<C>::bytes) __trap();  // spec.json smem too small?
   (void)T;
@@ -128,6 +150,13 @@ __device__ __forceinline__ void kc_state_seg(
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   const float* S0 = seg == 0 ? h0 + (n * H + h) * KC_KD * KC_KD : hstart + (sslot * H + h) * KC_KD * KC_KD;
   float* end = eos == cu[n + 1] ? ht + (n * H + h) * KC_KD * KC_KD : nullptr;
-  kc_chain<C, false>(S0, true, false, qg, kd, w, u, P, gl, o, end, bos0, eos, n + cu[n] / C::ch + seg * C::seg, H, h,
-                     scale);
+  const long long slot0 = n + cu[n] / C::ch + seg * C::seg;
+  if constexpr (C::rc == 1) {
+    if (blockDim.x != 512) __trap();  // spec.json's block: the producer's warps are missing
+    kc_state_rc<C, false>(S0, qg, kd, w, u, P, gl, o, end, bos0, eos, slot0, H, h, scale, mq, mk, mg, mv, A_log, dt_bias,
+                          lower_bound);
+  } else {
+    (void)A_log, (void)dt_bias, (void)lower_bound, (void)mq, (void)mk, (void)mg, (void)mv;
+    kc_chain<C, false>(S0, true, false, qg, kd, w, u, P, gl, o, end, bos0, eos, slot0, H, h, scale);
+  }
 }

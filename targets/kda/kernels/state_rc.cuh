@@ -25,6 +25,11 @@ __device__ __forceinline__ void kc_mbar_arrive(tile::u32 mb) {
 // blocks it ~1.6k cycles, and its warpgroup with it; spread over eight warps the state
 // kernel ran 10-18 % faster (sixteenth session; the knob KC_RCIW 1|2|4 retired 2026-12-03).
 #define KC_RAW_PARTS 8  // arrivals on a raw slot's mbarrier
+// What an RC chain computes (kc_state_rc's kF): kc_full, o and the end state from S0 (the state
+// kernel); kc_end, the end state alone from S0 or, S0 null, from 0 (the sequence split's E_j,
+// kda_chunk_seg: no o, so neither q nor P is copied and the producer forms no qg); kc_trans,
+// the transition M_j, the chain from the identity with v = 0 (no o, no v either).
+enum KcForm : int { kc_full = 0, kc_end = 1, kc_trans = 2 };
 // Registers per thread after setmaxnreg: the consumers' (KC_RCREGC) and the producer's
 // (KC_RCREGP), 256 threads each: at most 256 together. Since the
 // raw copies are issued by eight warps the producer's arithmetic sets the state
@@ -37,19 +42,21 @@ static_assert(KC_RCREGC + KC_RCREGP <= 256 && KC_RCREGC % 8 == 0 && KC_RCREGP % 
 
 #define KC_STR2(x) #x
 #define KC_STR(x) KC_STR2(x)
-template <class C>
+template <class C, int kF>
 __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, const tile::tmap* tq, const tile::tmap* tk,
                                             const tile::tmap* tg, const tile::tmap* tv, const __half* __restrict__ P,
                                             const __half* __restrict__ u, const float* __restrict__ gl, long long slot,
                                             long long H, long long h, long long bos) {
   const tile::u32 mb = rs + RawSlot<C>::mbar;
-  if (pw < 4) {
+  if (kF == kc_trans && pw == 3) {  // (a transition reads no v)
+    kc_mbar_arrive(mb);
+  } else if (pw < 4) {
     const tile::tmap* m = pw == 0 ? tq : pw == 1 ? tk : pw == 2 ? tg : tv;
     kc_tma_tile<C>(pw == 3 ? vs : rs + pw * ChunkBuf<C>::tile, m, h, bos, mb);
   } else {
     const long long pim = (slot * H + h) * (C::ch * C::ch);
-    tile::mbar_expect_tx(mb, 2 * C::ch * C::ch * 2 + 256);
-    tile::bulk_g2s(rs + RawSlot<C>::p, P + pim, C::ch * C::ch * 2, mb);
+    tile::mbar_expect_tx(mb, (kF == kc_full ? 2 : 1) * C::ch * C::ch * 2 + 256);
+    if (kF == kc_full) tile::bulk_g2s(rs + RawSlot<C>::p, P + pim, C::ch * C::ch * 2, mb);
     tile::bulk_g2s(rs + RawSlot<C>::a, u + pim, C::ch * C::ch * 2, mb);
     tile::bulk_g2s(rs + RawSlot<C>::n, gl + (slot * H + h) * KC_KD, 256, mb);
   }
@@ -60,7 +67,7 @@ __device__ __forceinline__ void kc_rc_issue(int pw, tile::u32 rs, tile::u32 vs, 
 // images by stmatrix.trans (qg, kd into buffer bb, k e^G over k) and e^{G_last}; gb is
 // buffer bb's generic address. Lane l holds channel 16 pw + 8 j + l / 4 of rows 8 m + 2 t,
 // + 1 (t = l % 4, m = 0..3). NJ 2 interleaves the two columns' chains stage by stage.
-template <class C, int NJ>
+template <class C, int NJ, bool kQ>  // (kQ: qg formed)
 __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, unsigned char* gb, const tile::u32 (&lo)[2],
                                            const float (&oc)[2], const float* rn, float ga2, float lb2, int len, int lane,
                                            int pw) {
@@ -70,7 +77,7 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
   const auto load_qk = [&] {
 #pragma unroll
     for (int jj = 0; jj < NJ; ++jj) {
-      kda::ldsm_x4_t(qr[jj], rs + lo[j0 + jj]);
+      if (kQ) kda::ldsm_x4_t(qr[jj], rs + lo[j0 + jj]);
       kda::ldsm_x4_t(kr[jj], rs + RawSlot<C>::k + lo[j0 + jj]);
     }
   };
@@ -114,19 +121,19 @@ __device__ __forceinline__ void kc_rc_cols(int j0, tile::u32 rs, tile::u32 bb, u
     tile::u32 oq[4], okd[4], ok[4];  // qg, kd, k e^G (fp16 pairs)
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
-      const float2 qq = kda::bf16x2_bits_to_f32(qr[jj][m]), kk = kda::bf16x2_bits_to_f32(kr[jj][m]);
+      const float2 qq = kda::bf16x2_bits_to_f32(kQ ? qr[jj][m] : 0u), kk = kda::bf16x2_bits_to_f32(kr[jj][m]);
       // 1/|q|, 1/|k| of rows 8 m + 2 t, + 1
       const float2 ra = *reinterpret_cast<const float2*>(rn + 8 * m + 2 * t);
       const float2 rb = *reinterpret_cast<const float2*>(rn + 32 + 8 * m + 2 * t);
       const float e0 = kda::ex2(s[jj][m][0]), e1 = kda::ex2(s[jj][m][1]);
       const float k0 = kk.x * rb.x, k1 = kk.y * rb.y;
-      oq[m] = kda::pack_f16x2(qq.x * ra.x * e0, qq.y * ra.y * e1);
+      oq[m] = kda::pack_f16x2(qq.x * ra.x * e0, qq.y * ra.y * e1);  // (kQ false: never stored)
       okd[m] = kda::pack_f16x2(k0 * kda::ex2(GL[jj] - s[jj][m][0]), k1 * kda::ex2(GL[jj] - s[jj][m][1]));
       ok[m] = kda::pack_f16x2(k0 * e0, k1 * e1);
     }
     // k e^G into the buffer's w slot (the consumers' B operand)
     kda::stsm_x4_t(bb + lo[j0 + jj], ok);
-    kda::stsm_x4_t(bb + ChunkBuf<C>::q + lo[j0 + jj], oq);
+    if (kQ) kda::stsm_x4_t(bb + ChunkBuf<C>::q + lo[j0 + jj], oq);
     kda::stsm_x4_t(bb + ChunkBuf<C>::kd + lo[j0 + jj], okd);
     if (t == 0) *reinterpret_cast<float*>(gb + ChunkBuf<C>::g + (16 * pw + 8 * (j0 + jj) + (lane >> 2)) * 4) = kda::ex2(GL[jj]);
   }
@@ -184,7 +191,7 @@ __device__ __forceinline__ void kc_rc_copier(tile::u32 sB, tile::u32 sV, tile::u
 // and across the 4 lanes of its channel (shuffles), G never leaves registers, and the
 // images go back by stmatrix.trans in the same layout. w's warp needs only its own
 // columns of k e^G: no barrier between the producer's warps; each arrives on "full".
-template <class C>
+template <class C, int kF>
 __device__ __forceinline__ void kc_rc_producer(tile::u32 sB, tile::u32 sR, tile::u32 sE, const float* A_log,
                                                const float* dt_bias, float lower_bound, long long bos0, long long eos,
                                                long long h, int nch, int warp, int lane) {
@@ -214,12 +221,13 @@ __device__ __forceinline__ void kc_rc_producer(tile::u32 sB, tile::u32 sR, tile:
     // (both columns stage by stage, which needs 80 registers (at 72: 0.713 against 0.699 ms
     // geomean with spills, fourteenth session); column by column, the knob KC_RCIL 0, ran
     // 1.7 % slower and was retired 2026-12-03)
-    kc_rc_cols<C, 2>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
-    {  // P's pieces (threads 0..127 of the producer), -A diag(b)'s (128..255)
+    kc_rc_cols<C, 2, kF == kc_full>(0, rs, bb, gen + (bb - sB), lo, oc, rn, ga2, lb2, len, lane, pw);
+    {  // P's pieces (threads 0..127 of the producer; kc_full only), -A diag(b)'s (128..255)
       const int pt = 32 * pw + lane, pp = pt & 127;
       const int so = pt < 128 ? RawSlot<C>::p : RawSlot<C>::a, dof = pt < 128 ? ChunkBuf<C>::p : ChunkBuf<C>::u;
-      *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
-          *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
+      if (kF == kc_full || pt >= 128)
+        *reinterpret_cast<uint4*>(gen + (bb - sB) + dof + pp * 16) =
+            *reinterpret_cast<const uint4*>(gen + (rs - sB) + so + pp * 16);
     }
     kda::fence_async_shared();  // (this warp's images, for the consumers' wgmma; its raw reads, before the slot's next
                                 // copy)
@@ -258,7 +266,7 @@ __device__ __forceinline__ void kc_rc_pipe_wait(int& hz, int n, const int* flags
 // RC 1, the consumers' raw copies of chunk n (lane 0 of each warp, n < nch): warp w < 6 one TMA
 // box of q, k or g (tensor w / 2, channel half w % 2) into the chunk's raw slot, warp 6 v's rows
 // into its ring slot, warp 7 the bulk copies (kc_rc_issue). RC 2: none.
-template <class C>
+template <class C, int kF>
 __device__ __forceinline__ void kc_rc_raw_issue(int n, tile::u32 sR, tile::u32 sV, const tile::tmap* mq,
                                                 const tile::tmap* mk, const tile::tmap* mg, const tile::tmap* mv,
                                                 const __half* P, const __half* u, const float* gl, long long bos0,
@@ -267,13 +275,15 @@ __device__ __forceinline__ void kc_rc_raw_issue(int n, tile::u32 sR, tile::u32 s
   if (C::rc == 1 && lane == 0 && n < nch) {
     const tile::u32 rs = sR + (n % KC_RAWN) * RawSlot<C>::bytes;
     const long long bos = bos0 + (long long)n * C::ch;
-    if (warp < 6) {
+    if (kF != kc_full && warp < 2) {  // (no o: no q)
+      kc_mbar_arrive(rs + RawSlot<C>::mbar);
+    } else if (warp < 6) {
       const tile::tmap* m = warp < 2 ? mq : warp < 4 ? mk : mg;
       tile::mbar_expect_tx(rs + RawSlot<C>::mbar, ChunkBuf<C>::tile / 2);
       tile::tma_load_3d(rs + (warp >> 1) * ChunkBuf<C>::tile + (warp & 1) * (ChunkBuf<C>::tile / 2), m, 64 * (warp & 1),
                         (int)h, (int)bos, rs + RawSlot<C>::mbar);
     } else {
-      kc_rc_issue<C>(warp == 6 ? 3 : 4, rs, sV + (n % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot, mq, mk, mg, mv, P, u,
+      kc_rc_issue<C, kF>(warp == 6 ? 3 : 4, rs, sV + (n % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot, mq, mk, mg, mv, P, u,
                      gl, slot0 + n, H, h, bos);
     }
   }
@@ -283,7 +293,7 @@ __device__ __forceinline__ void kc_rc_raw_issue(int n, tile::u32 sR, tile::u32 s
 // first of the thread's rows e, less gq), waited for. RC 1: Z^T = S^T (k e^G)^T into acc (k e^G
 // in w's slot), v^T's fragments (from chunk c's slot of v's ring at sV) read meanwhile, X^T = v^T - Z^T in vv and
 // au = X^T (-A diag(b))^T = -v'^T; RC 2: au += S^T w^T (onto -u^T, kc_state_gm2's UA product A).
-template <class C>
+template <class C, bool kV>  // (kV: v read; a transition's v is 0)
 __device__ __forceinline__ void kc_rc_product_a(kda::frag_c (&au)[C::ch / 8], kda::frag_c (&acc)[C::ch / 8],
                                                 tile::u32 (&vv)[C::ch / 16][4], const tile::u32 (&sa)[8][4],
                                                 tile::u32 bb, tile::u32 sV, int c, int lane, int e0) {
@@ -304,7 +314,7 @@ __device__ __forceinline__ void kc_rc_product_a(kda::frag_c (&au)[C::ch / 8], kd
 #pragma unroll
     for (int p = 0; p < C::ch / 16; ++p) {  // (kc_ua_issue's matrices: the A fragment's order)
       const int m = lane >> 3, r = 16 * p + 8 * (m >> 1) + (lane & 7), cc = e0 + 8 * (m & 1);
-      kda::ldsm_x4_t(vv[p], vs + kda::sw128_off<C::ch>(r, cc));
+      if (kV) kda::ldsm_x4_t(vv[p], vs + kda::sw128_off<C::ch>(r, cc));
     }
     kda::wgmma_wait<0>();
     // X^T = v^T - Z^T (fp32, then fp16 once) as A fragments: pairs in acc_to_a's order
@@ -312,7 +322,7 @@ __device__ __forceinline__ void kc_rc_product_a(kda::frag_c (&au)[C::ch / 8], kd
     for (int p = 0; p < C::ch / 16; ++p)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float2 f = kda::bf16x2_bits_to_f32(vv[p][e]);
+        const float2 f = kV ? kda::bf16x2_bits_to_f32(vv[p][e]) : make_float2(0.f, 0.f);
         const kda::frag_c& z = acc[2 * p + (e >> 1)];
         vv[p][e] = kda::pack_f16x2(f.x - z.x[2 * (e & 1)], f.y - z.x[2 * (e & 1) + 1]);
       }
@@ -338,11 +348,31 @@ __device__ __forceinline__ void kc_rc_product_a(kda::frag_c (&au)[C::ch / 8], kd
   }
 }
 
+// The start of kc_state_rc's chain other than kc_full's (which loads S0, kc_st_load): S0's
+// fragments, or the identity (kc_trans), or 0 (S0 null).
+template <int kF>
+__device__ __forceinline__ void kc_rc_st_start(kda::frag_c (&ST)[16], const float* S0, int er0, int er1, int lane) {
+  if (kF == kc_end && S0 != nullptr) {
+    kc_st_load(ST, S0, er0, er1, lane);
+    return;
+  }
+  const int tq = lane & 3;
+  const float one = kF == kc_trans ? 1.f : 0.f;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int d = 8 * j + 2 * tq;
+    ST[j].x[0] = er0 == d ? one : 0.f;
+    ST[j].x[1] = er0 == d + 1 ? one : 0.f;
+    ST[j].x[2] = er1 == d ? one : 0.f;
+    ST[j].x[3] = er1 == d + 1 ? one : 0.f;
+  }
+}
+
 // kc_state_rc's consumers (warpgroups 0 and 1): kc_state_gm2's UA chain from S0 (S^T, [V][K]), its
-// copies replaced by the buffers the producer (RC 1) or the copier (RC 2) fills; o and the end
-// state `end` out. Shared memory: the chunk buffers at sB, v's ring at sV, o's staging tile at sO
-// (WgmmaSmem::osv: none), the raw slots at sR, the "empty" mbarriers at sE.
-template <class C, bool kPipe>
+// copies replaced by the buffers the producer (RC 1) or the copier (RC 2) fills; o (kc_full) and
+// the end state `end` (where given) out. Shared memory: the chunk buffers at sB, v's ring at sV,
+// o's staging tile at sO (WgmmaSmem::osv: none), the raw slots at sR, the "empty" mbarriers at sE.
+template <class C, bool kPipe, int kF>
 __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u, const __half* P, const float* gl,
                                                 __nv_bfloat16* o, float* end, long long bos0, long long eos,
                                                 long long slot0, long long H, long long h, float scale,
@@ -366,7 +396,7 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
       (void)n;
   };
   auto raw_issue = [&](int n) {
-    kc_rc_raw_issue<C>(n, sR, sV, mq, mk, mg, mv, P, u, gl, bos0, slot0, H, h, nch, warp, lane);
+    kc_rc_raw_issue<C, kF>(n, sR, sV, mq, mk, mg, mv, P, u, gl, bos0, slot0, H, h, nch, warp, lane);
   };
   if (kPipe && warp == 7) pipe_wait(min(KC_RAWN, nch - 1));  // (chunks 0 .. KC_RAWN published: see pipe_wait)
 #pragma unroll 1
@@ -376,7 +406,10 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
   constexpr bool kZ = C::rc == 1;                                            // (RC 1 forms no w: see WgmmaSmem::vring)
   if (!kZ) kc_ua_issue<C>(au, vv, sV, sB + ChunkBuf<C>::u, lane, er0 - gq);  // (unconditional, as in kc_state_gm2)
   kda::frag_c ST[16];
-  kc_st_load(ST, S0, er0, er1, lane);
+  if constexpr (kF == kc_full)
+    kc_st_load(ST, S0, er0, er1, lane);
+  else
+    kc_rc_st_start<kF>(ST, S0, er0, er1, lane);
   for (int c = 0; c < nch; ++c) {
     const long long bos = bos0 + (long long)c * C::ch;
     const int len = (int)min((long long)C::ch, eos - bos);
@@ -387,12 +420,12 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
 #pragma unroll
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
     kda::frag_c acc[NI];
-    kc_rc_product_a<C>(au, acc, vv, sa, bb, sV, c, lane, er0 - gq);
+    kc_rc_product_a<C, kF != kc_trans>(au, acc, vv, sa, bb, sV, c, lane, er0 - gq);
     tile::u32 va[C::ch / 16][4];
     kc_ua_vprime<C>(acc, au, len, tq);
 #pragma unroll
     for (int ks = 0; ks < C::ch / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
-    kc_gm2_bc<C, true>(ST, acc, sa, va, Gd, bb, tq);
+    kc_gm2_bc<C, kF == kc_full>(ST, acc, sa, va, Gd, bb, tq);
     {  // the next chunk's -u^T behind B and C (unconditional: see kc_state_gm2)
       const int nx = (c + 1) % WgmmaSmem<C>::nbuf;
       if (kPipe && warp == 7) pipe_wait(c + 1 + KC_RAWN);
@@ -408,8 +441,9 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
       kda::wgmma_wait<1>();  // B is done (RC 1: no -u^T behind it)
     else
       kda::wgmma_wait<2>();
-    kc_o_out<C>((WgmmaSmem<C>::osv ? sV + (c % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot : sO) + eh * (C::ch * 128),
-                acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
+    if constexpr (kF == kc_full)
+      kc_o_out<C>((WgmmaSmem<C>::osv ? sV + (c % WgmmaSmem<C>::vring) * WgmmaSmem<C>::vslot : sO) + eh * (C::ch * 128),
+                  acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
     if (kZ)
       kda::wgmma_wait<0>();  // C is done: this warp is through with the buffer
     else
@@ -417,7 +451,7 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
     kda::fence_async_shared();  // (its ordinary reads of the buffer and of v's slot, before their next copies)
     kc_mbar_arrive(sE + 8 * cur);
   }
-  kc_st_store(end, ST, er0, er1, lane);
+  if (C::seg == 0 || end != nullptr) kc_st_store(end, ST, er0, er1, lane);  // (a segment not its sequence's last: none)
 }
 
 // RC (UA 1, CH 32, SEG 0): kc_state_gm2's UA chain (warpgroups 0 and 1, the consumers)
@@ -435,7 +469,7 @@ __device__ __forceinline__ void kc_rc_consumers(const float* S0, const __half* u
 // everywhere (1/|q| = 1/|k| = 0 from the intra kernel, the gate masked past len, the columns
 // of -A diag(b) past len zero, v'^T masked), so they do not reach o or the state as long
 // as they are finite after v's conversion to fp16: PREC 2's bound on every v row anyway.
-template <class C, bool kPipe>  // (kPipe: kda_chunk_state_beside, flags given)
+template <class C, bool kPipe, int kF = kc_full>  // (kPipe: kda_chunk_state_beside, flags given; kF: KcForm)
 __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const __half* __restrict__ qg,
                                             const __half* __restrict__ kd, const __half* __restrict__ w,
                                             const __half* __restrict__ u, const __half* __restrict__ P,
@@ -460,11 +494,11 @@ __device__ __forceinline__ void kc_state_rc(const float* __restrict__ S0, const 
     return;
   }
   if (C::rc == 1 && warp >= 8) {  // ---- the producer, warp by warp
-    kc_rc_producer<C>(sB, sR, sE, A_log, dt_bias, lower_bound, bos0, eos, h, nch, warp, lane);
+    kc_rc_producer<C, kF>(sB, sR, sE, A_log, dt_bias, lower_bound, bos0, eos, h, nch, warp, lane);
     return;
   }
   // ---- the consumers: kc_state_gm2's UA chain, its copies replaced by the producer's buffers
-  kc_rc_consumers<C, kPipe>(S0, u, P, gl, o, end, bos0, eos, slot0, H, h, scale, mq, mk, mg, mv, flags, sB, sV, sO, sR,
+  kc_rc_consumers<C, kPipe, kF>(S0, u, P, gl, o, end, bos0, eos, slot0, H, h, scale, mq, mk, mg, mv, flags, sB, sV, sO, sR,
                             sE, nch, tid, warp, lane, gq, tq);
 }
 // The state kernel's threads: RC 1 two producer warpgroups beside the two consumer ones, RC 2
