@@ -38,8 +38,8 @@ inline std::vector<Params> param_table(const std::vector<std::string>& names,
 
 // A program of op (a template, the reference or the baseline) rendered with params and
 // compiled for arch (cache: the temporary folder's tessera-judge-tests), loaded on dev.
-inline evaluator::LoadedProgram load_program(evaluator::Device& dev, const spec::Operator& op,
-                                             const spec::Program& p, const Params& params, const std::string& arch) {
+inline evaluator::LoadedProgram load_program(evaluator::Device& dev, const spec::Operator& op, const spec::Program& p,
+                                             const Params& params, const std::string& arch) {
   static codegen::Compiler compiler(std::filesystem::temp_directory_path() / "tessera-judge-tests");
   evaluator::LoadedProgram lp{p, params, nullptr};
   if (!p.builtin.empty()) return lp;
