@@ -23,18 +23,9 @@ using tessera::testing::Params;
 namespace {
 
 // An sm_90a GPU (the tests skip without one) and gemm's spec.
-class GemmGpu : public ::testing::Test {
+class GemmGpu : public tessera::testing::Sm90aTemplateTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
-    auto drv = evaluator::Driver::load(&why);
-    ASSERT_TRUE(drv) << why;
-    dev = std::make_unique<evaluator::Device>(drv, 0);
-    arch = dev->info().arch();
-    if (arch != "sm_90a") GTEST_SKIP() << "gemm's wgmma template is sm_90a only; this GPU is " << arch;
-    op = spec::load_operator(tessera::testing::source_dir() / "targets/gemm");
-  }
+  void SetUp() override { set_up("gemm", "gemm's wgmma template is sm_90a only"); }
 
   // Each configuration of `tpl` judged as `tessera optimize` judges it (validation only, two
   // seeds) on op's validation shapes: ok, every shape and seed compared, within tolerance
@@ -42,10 +33,6 @@ class GemmGpu : public ::testing::Test {
   void judge_all(const spec::Program& tpl, const std::vector<Params>& configs) {
     tessera::testing::judge_configs(*dev, op, tpl, configs, arch, 1e-2);
   }
-
-  std::unique_ptr<evaluator::Device> dev;
-  std::string arch;
-  spec::Operator op;
 };
 
 }  // namespace

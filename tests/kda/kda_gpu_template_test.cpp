@@ -22,21 +22,9 @@ using namespace tessera;
 
 namespace {
 
-class KdaTemplateGpu : public ::testing::Test {
+class KdaTemplateGpu : public tessera::testing::Sm90aTemplateTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (!tessera::testing::have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
-    auto drv = evaluator::Driver::load(&why);
-    ASSERT_TRUE(drv) << why;
-    dev = std::make_unique<evaluator::Device>(drv, 0);
-    arch = dev->info().arch();
-    if (arch != "sm_90a") GTEST_SKIP() << "kda's wgmma templates are sm_90a only; this GPU is " << arch;
-    op = spec::load_operator(tessera::testing::source_dir() / "targets/kda");
-  }
-  std::unique_ptr<evaluator::Device> dev;
-  std::string arch;
-  spec::Operator op;
+  void SetUp() override { set_up("kda", "kda's wgmma templates are sm_90a only"); }
 };
 
 // A shape as spec.json's validation shapes load (T and NSEQ from the sequence lengths).

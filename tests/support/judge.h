@@ -79,4 +79,24 @@ inline void judge_configs(evaluator::Device& dev, const spec::Operator& op, cons
   }
 }
 
+// A fixture for a template's GPU tests on sm_90a: SetUp calls set_up(OP, WHY), which skips the
+// test, saying why, where there is no GPU or it is not sm_90a (WHY: whose kernels need one), and
+// otherwise opens device 0 and loads targets/OP.
+class Sm90aTemplateTest : public ::testing::Test {
+ protected:
+  void set_up(const std::string& op_name, const std::string& why_sm90a) {
+    std::string why;
+    if (!have_gpu(&why)) GTEST_SKIP() << "no GPU, GPU test skipped: " << why;
+    auto drv = evaluator::Driver::load(&why);
+    ASSERT_TRUE(drv) << why;
+    dev = std::make_unique<evaluator::Device>(drv, 0);
+    arch = dev->info().arch();
+    if (arch != "sm_90a") GTEST_SKIP() << why_sm90a << "; this GPU is " << arch;
+    op = spec::load_operator(source_dir() / "targets" / op_name);
+  }
+  std::unique_ptr<evaluator::Device> dev;
+  std::string arch;
+  spec::Operator op;
+};
+
 }  // namespace tessera::testing
