@@ -2,8 +2,8 @@
 // split. kda_chunk_intra (kernels/intra64.cuh or intra32.cuh by CH), kda_chunk_seg and
 // kda_chunk_fixup (kernels/seg.cuh), then kda_chunk_state per segment of SEG chunks
 // (kernels/state_wgmma.cuh, kernels/seg.cuh; RC 1: kernels/state_rc.cuh's chain). Parameters
-// TRN, SEG, CH, RC (GM 2, BV 128, SW 8, PREC 2, STG 0 fixed; UA = RC); the design and every
-// parameter: kernels/config.cuh. The entry points are here; the kernel bodies are templates
+// TRN, SEG, NSEG (segments by count, kernels/seg.cuh's kc_seg_chunks), CH, RC (GM 2, BV 128, SW 8,
+// PREC 2, STG 0 fixed; UA = RC); the design and every parameter: kernels/config.cuh. The entry points are here; the kernel bodies are templates
 // over the parameters (Kc, the renderer's values).
 #include "kernels/config.cuh"
 #include "kernels/common.cuh"
@@ -39,7 +39,7 @@ extern "C" __global__ void __launch_bounds__(kc_state_threads(RC), 1) kda_chunk_
     const float* __restrict__ dt_bias, float lower_bound, const __grid_constant__ tile::tmap map_q,
     const __grid_constant__ tile::tmap map_k, const __grid_constant__ tile::tmap map_g,
     const __grid_constant__ tile::tmap map_v) {
-  kc_state_seg<Kc>(h0, cu, qg, kd, w, u, P, gl, order, o, ht, T, H, K, V, NSEQ, scale, hstart, A_log, dt_bias,
+  kc_state_seg<Kc, NSEG>(h0, cu, qg, kd, w, u, P, gl, order, o, ht, T, H, K, V, NSEQ, scale, hstart, A_log, dt_bias,
                    lower_bound, &map_q, &map_k, &map_g, &map_v);
 }
 extern "C" __global__ void __launch_bounds__(kc_state_threads(RC), 1) kda_chunk_seg(
@@ -49,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(kc_state_threads(RC), 1) kda_chunk_
     const float* __restrict__ dt_bias, float lower_bound, const __grid_constant__ tile::tmap map_q,
     const __grid_constant__ tile::tmap map_k, const __grid_constant__ tile::tmap map_g,
     const __grid_constant__ tile::tmap map_v) {
-  kc_seg<Kc>(h0, cu, kd, w, u, gl, hseg, mseg, H, NSEQ, A_log, dt_bias, lower_bound, &map_q, &map_k, &map_g, &map_v);
+  kc_seg<Kc, NSEG>(h0, cu, kd, w, u, gl, hseg, mseg, H, NSEQ, A_log, dt_bias, lower_bound, &map_q, &map_k, &map_g, &map_v);
 }
 #define TESSERA_SMEM_kda_chunk_fixup kc_fix_smem  // checked against spec.json by tests/core/templates_test
 extern "C" __global__ void __launch_bounds__(256) kda_chunk_fixup(const long long* __restrict__ cu,
@@ -57,5 +57,5 @@ extern "C" __global__ void __launch_bounds__(256) kda_chunk_fixup(const long lon
                                                                   const float* __restrict__ mseg,
                                                                   float* __restrict__ hstart, long long H,
                                                                   long long NSEQ) {
-  kc_fixup<Kc>(cu, hseg, mseg, hstart, H, NSEQ);
+  kc_fixup<Kc, NSEG>(cu, hseg, mseg, hstart, H, NSEQ);
 }

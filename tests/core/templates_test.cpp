@@ -373,9 +373,9 @@ TEST(KdaChunkLength, SpacesAndLaunchesFollowCH) {
     EXPECT_GT(ch32, 0);
     const bool wgmma = std::string(name) == "chunk_wgmma";
     // chunk_wgmma: CH 32 x TRN 0, 1 x (RC 0, RC 1 PIPE 0, RC 1 PIPE 1 x LEAD 0, 85, 100, 115,
-    // RC 2); chunk_wgmma_seg: CH 32 x TRN 0, 1 x RC 1 x SEG 8 .. 256
-    EXPECT_EQ(n_ua, wgmma ? 14 : 12);
-    EXPECT_EQ(n_rc, wgmma ? 12 : 12);
+    // RC 2); chunk_wgmma_seg: CH 32 x TRN 0, 1 x RC 1 x (SEG 8 .. 256, or NSEG 3 .. 16 at SEG 8)
+    EXPECT_EQ(n_ua, wgmma ? 14 : 22);
+    EXPECT_EQ(n_rc, wgmma ? 12 : 22);
     EXPECT_EQ(n_pipe, wgmma ? 8 : 0);
   }
 }

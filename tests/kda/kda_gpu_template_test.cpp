@@ -40,16 +40,19 @@ spec::Shape kda_shape(long long heads, std::vector<long long> seqlens) {
 }  // namespace
 
 // RC 1 (the chains of kernels/state_rc.cuh in their three forms: kc_end, kc_trans and
-// kc_full) at SEG 8, 64 and 256 with both TRN, beside RC 0 at both chunk lengths.
+// kc_full) at SEG 8, 64 and 256 with both TRN, beside RC 0 at both chunk lengths; segments by
+// count (NSEG 3 and 16).
 TEST_F(KdaTemplateGpu, SequenceSplitMatchesTheReferenceOnBothChainDesigns) {
   op.validation_shapes.push_back(kda_shape(2, {2100}));
   op.validation_shapes.push_back(kda_shape(3, {1024, 700, 1}));
   op.validation_shapes.push_back(kda_shape(1, {8192}));
   const spec::Program* tpl = op.find_template("chunk_wgmma_seg");
   ASSERT_NE(tpl, nullptr);
-  const std::vector<std::string> names = {"CH", "RC", "SEG", "TRN"};
+  // (NSEG: segments by count; 3 and 16 of the mean sequence, on RC 1 and on CH 64 RC 0)
+  const std::vector<std::string> names = {"CH", "RC", "SEG", "TRN", "NSEG"};
   const std::vector<std::vector<long long>> rows = {
-      {32, 1, 8, 0}, {32, 1, 8, 1}, {32, 1, 64, 1}, {32, 1, 256, 1}, {32, 0, 8, 1}, {64, 0, 8, 1},
+      {32, 1, 8, 0, 0}, {32, 1, 8, 1, 0}, {32, 1, 64, 1, 0}, {32, 1, 256, 1, 0}, {32, 0, 8, 1, 0},
+      {64, 0, 8, 1, 0}, {32, 1, 8, 1, 3}, {32, 1, 8, 1, 16}, {64, 0, 8, 1, 3},
   };
   tessera::testing::judge_configs(*dev, op, *tpl, tessera::testing::param_table(names, rows), arch, 3e-3);
 }

@@ -19,12 +19,27 @@
 // row norms): E_j its kc_end form (no q, no P), M_j its kc_trans form (no v either), the
 // state kernel's its kc_full form. Blocks of kc_state_threads(1) = 512.
 
-// grid ((NSEQ + floor(T/(CH SEG))) * H * 2, 1, 1): block x = (segment slot * H + head) * 2
+// The segment length in chunks: SEG (kNS 0), or, with NSEG = kNS > 0, the mean sequence's chunks
+// split into kNS segments, max(1, ceil(ceil(T / (NSEQ CH)) / NSEG)) (T = cu[NSEQ] - cu[0]): the
+// same value as spec.json's let SEGC, which sizes the grids and the scratch. A count instead of
+// a length lets each shape have the segments that fill the SMs' rounds (journal 2026-12-04,
+// twenty-ninth session: three at H 32, where no power-of-two SEG gives three).
+template <class C, int kNS>
+__device__ __forceinline__ long long kc_seg_chunks(const long long* __restrict__ cu, long long NSEQ) {
+  if constexpr (kNS == 0) {
+    return C::seg;
+  } else {
+    const long long per = (cu[NSEQ] - cu[0] + NSEQ * C::ch - 1) / (NSEQ * C::ch);
+    return max(1LL, (per + kNS - 1) / kNS);
+  }
+}
+
+// grid ((NSEQ + floor(T/(CH SEGC))) * H * 2, 1, 1): block x = (segment slot * H + head) * 2
 // + part; part 0 the end state E_j (hseg), part 1 the transition M_j (mseg, j > 0), both
 // [V][K] like h0 (M_j[d][d'] at d' * 128 + d). The last segment of a sequence is skipped.
 // (The body of kda_chunk_seg: block kc_state_threads(RC), one block per SM; A_log, dt_bias,
 // lower_bound and the tensor maps of q, k, g, v (tmap:NAME:64x1x32:128): what RC's producer reads.)
-template <class C>
+template <class C, int kNS>
 __device__ __forceinline__ void kc_seg(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ kd,
     const __half* __restrict__ w, const __half* __restrict__ u, const float* __restrict__ gl,
@@ -33,13 +48,13 @@ __device__ __forceinline__ void kc_seg(
     const tile::tmap* mg, const tile::tmap* mv) {
   if (tile::dynamic_smem_bytes() < WgmmaSmem<C>::bytes) __trap();  // spec.json smem too small?
   const long long part = blockIdx.x & 1, sslot = (blockIdx.x >> 1) / H, h = (blockIdx.x >> 1) % H;
-  const long long unit = (long long)C::ch * C::seg;
+  const long long segc = kc_seg_chunks<C, kNS>(cu, NSEQ), unit = (long long)C::ch * segc;
   long long n, seg;
   if (!kc_slot(cu, NSEQ, sslot, &n, &seg, unit)) return;
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   if (eos == cu[n + 1] || (part == 1 && seg == 0)) return;  // the last segment; segment 0 has no transition
   float* end = (part == 0 ? hseg : mseg) + (sslot * H + h) * KC_KD * KC_KD;
-  const long long slot0 = n + cu[n] / C::ch + seg * C::seg;
+  const long long slot0 = n + cu[n] / C::ch + seg * segc;
   if constexpr (C::rc == 1) {
     if (blockDim.x != 512) __trap();  // spec.json's block: the producer's warps are missing
     const float* S0 = seg == 0 ? h0 + (n * H + h) * KC_KD * KC_KD : nullptr;  // (kc_end: null is 0)
@@ -62,7 +77,7 @@ __device__ __forceinline__ void kc_seg(
 // to shared memory while M_j is applied.
 // (The body of kda_chunk_fixup: block 256.)
 enum : int { kc_fix_smem = 2 * KC_KD * KC_KD * 4 + KC_KD * 16 * 4 };
-template <class C>
+template <class C, int kNS>
 __device__ __forceinline__ void kc_fixup(const long long* __restrict__ cu, const float* __restrict__ hseg,
                                          const float* __restrict__ mseg, float* __restrict__ hstart, long long H,
                                          long long NSEQ) {
@@ -71,7 +86,10 @@ __device__ __forceinline__ void kc_fixup(const long long* __restrict__ cu, const
   extern __shared__ __align__(16) float smf[];
   float* Mb = smf;                               // two buffers of M_j [d'][d]
   float(*Sc)[16] = reinterpret_cast<float(*)[16]>(smf + 2 * KC_KD * KC_KD);  // S_j[d][e], the block's 16 columns
-  const long long n = blockIdx.x / H, h = blockIdx.x % H, unit = (long long)C::ch * C::seg;
+  const long long n = blockIdx.x / H, h = blockIdx.x % H;
+  long long unit = (long long)C::ch * C::seg;
+  if constexpr (kNS > 0) unit = (long long)C::ch * kc_seg_chunks<C, kNS>(cu, NSEQ);  // (SEG's own form as it was: the
+                                                                                      // call changed its code)
   const long long nseg = (cu[n + 1] - cu[n] + unit - 1) / unit;
   if (nseg <= 1) return;
   const long long s0 = n + cu[n] / unit;
@@ -127,11 +145,11 @@ __device__ __forceinline__ void kc_fixup(const long long* __restrict__ cu, const
   }
 }
 
-// The body of kda_chunk_state with the sequence split: grid ((NSEQ + floor(T/(CH SEG))) * H, 1,
+// The body of kda_chunk_state with the sequence split: grid ((NSEQ + floor(T/(CH SEGC))) * H, 1,
 // 1), one block (kc_state_threads(RC) threads) per (segment slot, head): the segment's chunks from its start
 // state (h0 for segment 0, else hstart, written by kda_chunk_fixup), the final state by the
 // last segment; smem WgmmaSmem::bytes.
-template <class C>
+template <class C, int kNS>
 __device__ __forceinline__ void kc_state_seg(
     const float* __restrict__ h0, const long long* __restrict__ cu, const __half* __restrict__ qg,
     const __half* __restrict__ kd, const __half* __restrict__ w, const __half* __restrict__ u,
@@ -144,13 +162,14 @@ __device__ __forceinline__ void kc_state_seg(
   if (K != KC_KD || V != KC_KD || tile::dynamic_smem_bytes() < WgmmaSmem<C>::bytes) __trap();  // spec.json smem too small?
   (void)T;
   (void)order;
-  const long long sslot = blockIdx.x / H, h = blockIdx.x % H, unit = (long long)C::ch * C::seg;
+  const long long sslot = blockIdx.x / H, h = blockIdx.x % H, segc = kc_seg_chunks<C, kNS>(cu, NSEQ),
+                  unit = (long long)C::ch * segc;
   long long n, seg;
   if (!kc_slot(cu, NSEQ, sslot, &n, &seg, unit, true)) return;
   const long long bos0 = cu[n] + seg * unit, eos = min(cu[n + 1], bos0 + unit);
   const float* S0 = seg == 0 ? h0 + (n * H + h) * KC_KD * KC_KD : hstart + (sslot * H + h) * KC_KD * KC_KD;
   float* end = eos == cu[n + 1] ? ht + (n * H + h) * KC_KD * KC_KD : nullptr;
-  const long long slot0 = n + cu[n] / C::ch + seg * C::seg;
+  const long long slot0 = n + cu[n] / C::ch + seg * segc;
   if constexpr (C::rc == 1) {
     if (blockDim.x != 512) __trap();  // spec.json's block: the producer's warps are missing
     kc_state_rc<C, false>(S0, qg, kd, w, u, P, gl, o, end, bos0, eos, slot0, H, h, scale, mq, mk, mg, mv, A_log, dt_bias,
