@@ -70,7 +70,8 @@
 // SEG > 0 (GM 1 or 2): sequences split into segments of SEG chunks whose state chains run
 // in parallel, joined by kda_chunk_seg and kda_chunk_fixup (the template
 // chunk_wgmma_seg of spec.json): for few long sequences, whose chains alone would leave
-// most SMs idle. 0: one chain per (sequence, head).
+// most SMs idle. 0: one chain per (sequence, head). (NSEG > 0, the template's other form of the
+// segment length: the mean sequence in NSEG segments, kernels/seg.cuh's kc_seg_chunks.)
 // (The preprocessing (gate and its cumulative sum G, 1/|q|, 1/|k|, sigmoid(beta)) is fused
 // into the intra kernel's phases 0 and 1; a kernel of its own, kda_chunk_prep, measured 29 %
 // slower and was retired on 2026-12-03: targets/kda/journal/ names the commit that has it.)
