@@ -468,7 +468,14 @@ __device__ __forceinline__ void kc_intra32_store(typename C::elem* w, typename C
 
 // The CH 32 intra kernel's body (its entry points: kda_chunk_intra, and with PIPE
 // kda_chunk_intra_beside and kda_chunk_intra_lead; launch bounds 128 threads and
-// kc_intra_min_blocks); kBeside: flags set per chunk, blocks chunk-major from slot_off.
+// kc_intra_min_blocks); kBeside: flags set per chunk, blocks chunk-major from slot_off (the order
+// the state blocks consume chunks in). Phase 0: the element offsets of the thread's four rows are
+// shared by k and q, and rows past the sequence read nothing, from the chunk's first row. Phase 1
+// needs no barrier before it: the gate reads only the thread's registers, and Ps and bs are next
+// touched after phase 1's barriers. Phase 4 with UA 1 writes -A diag(b) as the sw64 image
+// [32 i][32 j] in u's place (thread = row tid / 4, 16-byte piece tid % 4; zeros above the diagonal
+// blocks, where A16 holds no values, and past len), in the body: as a function of its own it
+// changed the SASS, its four values' order (2026-12-04).
 template <class C, bool kBeside>
 __device__ __forceinline__ void kc_intra32(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
@@ -495,7 +502,6 @@ __device__ __forceinline__ void kc_intra32(
   float* rk = reinterpret_cast<float*>(sb + L::rk);
   float* bs = reinterpret_cast<float*>(sb + L::bs);
   float* tot = LA;  // phase 1 only
-  // (beside: chunk-major, the order the state blocks consume chunks in)
   const long long slot = kBeside ? blockIdx.y + slot_off : blockIdx.x, h = kBeside ? blockIdx.x : blockIdx.y;
   if (slot == 0 && h == 0) kc_order<C>(cu, NSEQ, T, order, reinterpret_cast<int*>(sm));
   long long n, c;
@@ -505,9 +511,7 @@ __device__ __forceinline__ void kc_intra32(
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
 
   // ---- phase 0: g's rows of the gate's thread mapping (channel pair cpc, rows 16 qr + r)
-  // into registers; then thread = 16-byte piece lc8 of rows lr + 8 it of k and q. (The
-  // element offsets of the thread's four rows are shared by the two tensors; rows past
-  // the sequence read nothing, from the chunk's first row.)
+  // into registers; then thread = 16-byte piece lc8 of rows lr + 8 it of k and q.
   const int cpc = 2 * (tid & 63), qr = tid >> 6;  // channel pair; 16-row half
   const long long rstride = H * KC_KD;
   tile::u32 graw[16];
@@ -519,8 +523,7 @@ __device__ __forceinline__ void kc_intra32(
   const float lb2 = lower_bound * 1.4426950408889634f;
   if (tid < C::ch) bs[tid] = tid < len ? 1.0f / (1.0f + expf(-kc_bf(beta, (bos + tid) * H + h))) : 0.f;
 
-  // ---- phase 1: gate, cumulative sum, norms. (No barrier before: the gate reads only
-  // this thread's registers; Ps and bs are next touched after phase 1's barriers.)
+  // ---- phase 1: gate, cumulative sum, norms (no barrier before: the header says why).
   kc_intra32_gate<C>(Gc, tot, rq, rk, Qs, Ks, graw, dt_bias, h, cpc, qr, len, ga2, lb2, warp, lane);
   __syncthreads();
 
@@ -542,9 +545,7 @@ __device__ __forceinline__ void kc_intra32(
     __half* Us = Ws + C::ch * KC_KD;
     if constexpr (C::rc != 1) kc_intra32_wu<C>(Ws, Us, Ks, Vs, A16, len, warp, lane, gq, tq);
     if constexpr (C::ua) {
-      // -A diag(b) as the sw64 image [32 i][32 j] in u's place: thread = row tid / 4, 16-byte
-      // piece tid % 4; zeros above the diagonal blocks (A16 holds no values there) and past len.
-      // (In the body: as a function of its own it changed the SASS, its four values' order, 2026-12-04.)
+      // -A diag(b) as the sw64 image in u's place (the header says how, and why here)
       const int i = tid >> 2, c8 = 8 * (tid & 3);
       uint4 x = make_uint4(0u, 0u, 0u, 0u);
       if (i < len && (c8 >> 4) <= (i >> 4)) {

@@ -7,7 +7,11 @@
 #include "kernels/intra64_phases.cuh"
 
 // The body of the CH 64 intra kernel (its entry points: kda_chunk_intra in the entry files,
-// launch bounds 256 threads and two blocks per SM).
+// launch bounds 256 threads and two blocks per SM). Phase 2's sums in one function taking the
+// block cost 48 more SASS instructions (sm_90a); in three taking their values, none (2026-12-04).
+// With GM >= 1, P goes out as its sw128 image, staged in Xp once the kh = 0 warps have taken their
+// partial sums from it (with zeros above the diagonal blocks), then one 8 KB bulk copy: direct
+// 4-byte stores touch 8 rows per warp instruction.
 template <class C>
 __device__ __forceinline__ void kc_intra64(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
@@ -55,8 +59,7 @@ __device__ __forceinline__ void kc_intra64(
   __syncthreads();
   // ---- phase 2: P and L (kc_intra64_pl), then their sums: the kh = 1 warps leave theirs in Xp
   // (P) and LA (L, kc_intra64_pl_part), the kh = 0 warps add them and write P and L
-  // (kc_intra64_pl_take, kc_intra64_pl_out). (The sums in one function, taking the block,
-  // cost 48 more SASS instructions, sm_90a; in three taking their values, none: 2026-12-04.)
+  // (kc_intra64_pl_take, kc_intra64_pl_out).
   {
     const int I = warp >> 1, kh = warp & 1, cnt = 2 * (I + 1);
     const int i0 = 16 * I + gq, i1 = i0 + 8;
@@ -66,9 +69,7 @@ __device__ __forceinline__ void kc_intra64(
     if (kh == 1) kc_intra64_pl_part<C>(LA, Xw, accP, accL, I, cnt, i0, i1, tq);
     __syncthreads();  // the kh = 1 partial sums are in Xp and LA; KB and Fv are consumed
     kc_intra64_v<C>(b, v);  // v into Vs now (it held KB): in flight during the P/L epilogue and the qg/kd loop
-    // GM >= 1: P goes out as its sw128 image, staged in Xp (Ps) once the kh = 0 warps have
-    // taken their partial sums from it (with zeros above the diagonal blocks), then one 8 KB
-    // bulk copy (direct 4-byte stores touch 8 rows per warp instruction).
+    // GM >= 1: P's sw128 image staged in Xp (the header says why)
     __half* Ps = reinterpret_cast<__half*>(Xp);
     if constexpr (C::gm >= 1) {
       if (kh == 0) kc_intra64_pl_take<C>(accP, Xw, cnt);
