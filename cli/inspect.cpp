@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "agent/template_space.h"
 #include "cli/commands.h"
 #include "evaluator/report.h"
 #include "spec/spec.h"
@@ -55,13 +56,14 @@ int cmd_targets(bool as_json) {
   for (auto& name : spec::list_operators(dir)) {
     try {
       auto op = spec::load_operator(dir / name);
-      size_t variants = 0;
+      size_t variants = 0;  // (what the constraints leave of the products of the parameter lists)
       json tpls = json::array();
       for (auto& t : op.templates) {
         size_t n = 1;
         for (auto& [_, v] : t.params) n *= v.size();
-        variants += n;
-        tpls.push_back({{"name", t.name}, {"arch", t.arch}, {"cartesian", n}});
+        const size_t valid = agent::template_space(t).valid_configs().size();
+        variants += valid;
+        tpls.push_back({{"name", t.name}, {"arch", t.arch}, {"cartesian", n}, {"configurations", valid}});
       }
       out.push_back({{"name", op.name},
                      {"description", op.description},

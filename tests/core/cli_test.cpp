@@ -73,6 +73,21 @@ TEST(Cli, TargetsListsTheShippedOperators) {
   }
   EXPECT_TRUE(names.count("rmsnorm"));
   EXPECT_TRUE(names.count("gemm"));
+  // A template's configurations are what its constraints leave of the products of its lists:
+  // kda's chunk_wgmma_seg, 2 TRN x 2 CH x 2 RC x 6 SEG x 6 NSEG, keeps RC 1 with CH 32 only and
+  // one SEG beside NSEG > 0: 66 of 288.
+  for (auto& op : j) {
+    if (op.value("name", "") != "kda") continue;
+    for (auto& t : op["templates"]) {
+      EXPECT_LE(t["configurations"].get<size_t>(), t["cartesian"].get<size_t>()) << t.dump();
+      if (t["name"] == "chunk_wgmma_seg") {
+        EXPECT_EQ(t["cartesian"].get<size_t>(), 288u);
+        EXPECT_EQ(t["configurations"].get<size_t>(), 66u);
+      }
+    }
+  }
+  auto text = run("targets");
+  EXPECT_NE(text.out.find("kda                3 template(s), 104 configurations"), std::string::npos) << text.out;
 }
 
 TEST(Cli, OptimizeWithoutAGpuCompilesRecordsAndSaysSo) {
