@@ -87,9 +87,9 @@ __device__ __forceinline__ void kc_fixup(const long long* __restrict__ cu, const
   float* Mb = smf;                               // two buffers of M_j [d'][d]
   float(*Sc)[16] = reinterpret_cast<float(*)[16]>(smf + 2 * KC_KD * KC_KD);  // S_j[d][e], the block's 16 columns
   const long long n = blockIdx.x / H, h = blockIdx.x % H;
+  // (SEG's expression as it was: the same constant through kc_seg_chunks changed its code)
   long long unit = (long long)C::ch * C::seg;
-  if constexpr (kNS > 0) unit = (long long)C::ch * kc_seg_chunks<C, kNS>(cu, NSEQ);  // (SEG's own form as it was: the
-                                                                                      // call changed its code)
+  if constexpr (kNS > 0) unit = (long long)C::ch * kc_seg_chunks<C, kNS>(cu, NSEQ);
   const long long nseg = (cu[n + 1] - cu[n] + unit - 1) / unit;
   if (nseg <= 1) return;
   const long long s0 = n + cu[n] / unit;
