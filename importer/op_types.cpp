@@ -18,7 +18,7 @@ namespace {
 // The project's templates the import reuses, by file.
 const std::map<std::string, std::string>& project_files() {
   static const std::map<std::string, std::string> m = {
-      {"rmsnorm_rows.cu", "rmsnorm"}, {"gemm_mma.cu", "gemm"}, {"gemm_wgmma.cu", "gemm"}};
+      {"rmsnorm_rows.cu", "rmsnorm"}, {"gemm_mma.cu", "gemm"}, {"gemm_wgmma.cu", "gemm"}, {"gemm_decode.cu", "gemm"}};
   return m;
 }
 
@@ -143,14 +143,17 @@ void gemm(const Definition& d, OpTraits& tr) {
   std::map<std::string, std::string> names = {{"M", M},       {"N", N},       {"K", K},
                                               {"a", a->name}, {"b", b->name}, {"c", d.outputs[0].name}};
   auto kernel = [f16](const std::string& k) { return f16 ? k + "_f16" : k; };
-  for (const char* name : {"mma", "mma_splitk", "wgmma"}) {
+  const std::map<std::string, std::string> sources = {
+      {"mma", "gemm_mma.cu"}, {"mma_splitk", "gemm_mma.cu"}, {"wgmma", "gemm_wgmma.cu"}, {"decode", "gemm_decode.cu"}};
+  for (const char* name : {"mma", "mma_splitk", "wgmma", "decode"}) {
     ojson t = project_template("gemm", name, names, kernel);
-    t["source"] = std::string(name) == "wgmma" ? "gemm_wgmma.cu" : "gemm_mma.cu";
-    if (f16) t["params"]["F16"] = {1};  // (both sources build the float16 kernels)
+    t["source"] = sources.at(name);
+    if (f16) t["params"]["F16"] = {1};  // (every source builds the float16 kernels)
     tr.templates.push_back(t);
   }
-  tr.notes.push_back(fmt::format("gemm: tuned with tessera's mma, mma_splitk and wgmma (sm_90a) templates ({} kernels)",
-                                 f16 ? "float16" : "bfloat16"));
+  tr.notes.push_back(
+      fmt::format("gemm: tuned with tessera's mma, mma_splitk, wgmma (sm_90a) and decode templates ({} kernels)",
+                  f16 ? "float16" : "bfloat16"));
 }
 
 long long axis_value(const Definition& d, const std::map<std::string, long long>& axes, const std::string& a) {

@@ -70,38 +70,10 @@ static_assert(BK == 32 || BK == 64, "BK must be 32 or 64");
 static_assert((BM * CPR) % NTHREADS == 0 && (BN * CPR) % NTHREADS == 0, "loader divisibility");
 static_assert(STAGES >= 2, "STAGES >= 2");
 
-// What the element type changes: the mma instruction (the fragment layouts of
-// m16n8k16 .row.col are the same for bf16 and fp16) and the rounding of C.
+// What the element type changes: the mma instruction and the rounding of C (tile::MmaElem).
 template <typename T>
-struct Elem;
-template <>
-struct Elem<__nv_bfloat16> {
-  using T2 = __nv_bfloat162;
-  static __device__ __forceinline__ void mma(tile::rt_c& d, const tile::rt_a& a, const tile::rt_b& b, int h) {
-    tile::mma(d, a, b, h);
-  }
-  static __device__ __forceinline__ __nv_bfloat16 round(float v) { return __float2bfloat16_rn(v); }
-  static __device__ __forceinline__ T2 round2(float v0, float v1) { return __floats2bfloat162_rn(v0, v1); }
-};
-template <>
-struct Elem<__half> {
-  using T2 = __half2;
-  // d += a * b_half(h), fp16 inputs, fp32 accumulate (tile::mma's bf16 form with .f16)
-  static __device__ __forceinline__ void mma(tile::rt_c& d, const tile::rt_a& a, const tile::rt_b& b, int h) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d.x[0]), "+f"(d.x[1]), "+f"(d.x[2]), "+f"(d.x[3])
-        : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "r"(b.x[2 * h]), "r"(b.x[2 * h + 1]));
-  }
-  static __device__ __forceinline__ __half round(float v) { return __float2half_rn(v); }
-  static __device__ __forceinline__ T2 round2(float v0, float v1) { return __floats2half2_rn(v0, v1); }
-};
-template <bool HALF>
-struct ElemOf { using T = __nv_bfloat16; };
-template <>
-struct ElemOf<true> { using T = __half; };
-using elem = ElemOf<(F16 != 0)>::T;  // this module's element type
+using Elem = tile::MmaElem<T>;
+using elem = tile::MmaElemOf<(F16 != 0)>::T;  // this module's element type
 
 
 // Per-thread loader for one operand: ITERS 16-byte chunks of a ROWS x BK k-slice of a

@@ -98,15 +98,7 @@ using tile::u32;
 
 constexpr int kBK = 64;                   // k per stage: one 128-byte row of 16-bit elements
 constexpr tile::Ab kAb = F16 ? tile::Ab::f16 : tile::Ab::bf16;
-template <bool Half>
-struct ElemOf {
-  using T = __nv_bfloat16;
-};
-template <>
-struct ElemOf<true> {
-  using T = __half;
-};
-using elem = ElemOf<(F16 != 0)>::T;  // a, b and c
+using elem = tile::MmaElemOf<(F16 != 0)>::T;  // a, b and c
 __device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
 template <typename T>

@@ -2,7 +2,8 @@
 // definitions (issue 30) compile with NVRTC for sm_90a, sm_100a and sm_103a: rmsnorm_rows.cu
 // with RESIDUAL 1 (fused add + rmsnorm: rmsnorm_rows_residual) and gemm_mma.cu with F16 1
 // (gemm_mma_f16, gemm_mma_splitk_f16, gemm_splitk_reduce_f16) and gemm_wgmma.cu with F16 1
-// (sm_90a: gemm_wgmma_f16, gemm_wgmma_reduce_f16, gemm_wgmma_unaligned_f16), sampled from the shipped
+// (sm_90a: gemm_wgmma_f16, gemm_wgmma_reduce_f16, gemm_wgmma_unaligned_f16) and gemm_decode.cu
+// with F16 1 (gemm_decode_f16, every architecture), sampled from the shipped
 // templates' own spaces: the residual kernel without spills, the fp16 gemm with the
 // registers and spills of the bf16 kernels of the same configuration. Each module holds exactly the entry points of its
 // element type (the image's section names say so), the fp16 gemm's PTX issues the .f16 form
@@ -66,6 +67,23 @@ std::string key(const std::map<std::string, long long>& params) {
   std::string k;
   for (auto& [name, v] : params) k += name + "=" + std::to_string(v) + " ";
   return k;
+}
+
+// The PTX of `source` at params, with F16 1 where `half`, for virtual architecture arch:
+// its products are of that element type only (`.f32.f16.f16` or `.f32.bf16.bf16`), its entry
+// point is `kernel` (with `_f16` where half), and with fp16 C is rounded to nearest fp16.
+// Returned for the caller's own checks.
+std::string element_type_ptx(const fs::path& dir, const std::string& source, std::map<std::string, long long> params,
+                             bool half, const std::string& arch, const std::string& kernel) {
+  if (half) params["F16"] = 1;
+  auto r = codegen::compile_ptx({codegen::render(source, params), "t.cu", arch, {dir, targets() / "common"}, {}});
+  EXPECT_TRUE(r.ok) << r.log;
+  const std::string& ptx = r.cubin;
+  EXPECT_NE(ptx.find(half ? ".f32.f16.f16" : ".f32.bf16.bf16"), std::string::npos) << "the products' type";
+  EXPECT_EQ(ptx.find(half ? ".f32.bf16.bf16" : ".f32.f16.f16"), std::string::npos);
+  EXPECT_NE(ptx.find(".entry " + kernel + (half ? "_f16(" : "(")), std::string::npos);
+  if (half) EXPECT_NE(ptx.find("cvt.rn.f16x2.f32"), std::string::npos) << "C rounded to nearest fp16";
+  return ptx;
 }
 
 }  // namespace
@@ -186,22 +204,46 @@ TEST(ImportTemplates, Fp16HopperGemmCompilesAndIssuesFp16Wgmma) {
                                              {"PINGPONG", 1}, {"OCC", 1},    {"STAGES", 4},
                                              {"GROUP_M", 8},  {"SPLITK", 4}, {"FOLD", 0}};
   for (int half : {1, 0}) {
-    auto p = params;
-    if (half) p["F16"] = 1;
-    auto r =
-        codegen::compile_ptx({codegen::render(source, p), "t.cu", "compute_90a", {op.dir, targets() / "common"}, {}});
-    ASSERT_TRUE(r.ok) << r.log;
-    const std::string& ptx = r.cubin;
     SCOPED_TRACE(half ? "F16 1" : "default");
-    EXPECT_NE(ptx.find(half ? ".f32.f16.f16" : ".f32.bf16.bf16"), std::string::npos) << "the products' type";
-    EXPECT_EQ(ptx.find(half ? ".f32.bf16.bf16" : ".f32.f16.f16"), std::string::npos);
-    EXPECT_NE(ptx.find(half ? ".entry gemm_wgmma_f16(" : ".entry gemm_wgmma("), std::string::npos);
-    if (half) EXPECT_NE(ptx.find("cvt.rn.f16x2.f32"), std::string::npos) << "C rounded to nearest fp16";
+    const std::string ptx = element_type_ptx(op.dir, source, params, half, "compute_90a", "gemm_wgmma");
     // the reduce step waits for the main kernel (a programmatic dependent), which lets it start
     const size_t red = ptx.find(half ? ".entry gemm_wgmma_reduce_f16(" : ".entry gemm_wgmma_reduce(");
     ASSERT_NE(red, std::string::npos);
     EXPECT_NE(ptx.find("griddepcontrol.wait", red), std::string::npos);
     EXPECT_LT(ptx.find("griddepcontrol.launch_dependents"), red) << "in the main kernel";
+  }
+}
+
+// The decode template's fp16 build: sampled configurations compile for every architecture
+// with gemm_decode_f16 alone, the bf16 build's registers and no spill; its products are the
+// fp16 mma.sync and C is rounded to fp16, while the default build keeps bf16.
+TEST(ImportTemplates, Fp16DecodeGemmCompilesForEveryArchAndIssuesTheFp16Mma) {
+  auto op = spec::load_operator(targets() / "gemm");
+  const std::string source = codegen::read_file((targets() / "gemm" / "gemm_decode.cu").string());
+  unsigned seed = 1616;
+  for (const char* arch : kArchs) {
+    for (auto& params : sample(op, "decode", 2, seed++, "F16")) {
+      SCOPED_TRACE(std::string(arch) + " " + key(params));
+      auto r = compile(op.dir, codegen::render(source, params), arch);
+      ASSERT_TRUE(r.ok) << r.log;
+      EXPECT_EQ(r.kernels.size(), 1u) << r.log;
+      EXPECT_TRUE(image_has_kernel(r.cubin, "gemm_decode_f16"));
+      EXPECT_FALSE(image_has_kernel(r.cubin, "gemm_decode")) << "one element type per module";
+      EXPECT_FALSE(r.spills()) << r.log;
+      auto bf16_params = params;
+      bf16_params.erase("F16");
+      auto rb = compile(op.dir, codegen::render(source, bf16_params), arch);
+      ASSERT_TRUE(rb.ok) << rb.log;
+      EXPECT_EQ(r.kernels["gemm_decode_f16"].registers, rb.kernels["gemm_decode"].registers);
+    }
+  }
+  std::map<std::string, long long> params = {{"NJ", 2}, {"WARPS", 8}, {"MT", 1}, {"UNROLL", 4}, {"PF", 1}, {"OCC", 1}};
+  for (int half : {1, 0}) {
+    SCOPED_TRACE(half ? "F16 1" : "default");
+    const std::string ptx = element_type_ptx(op.dir, source, params, half, "compute_90", "gemm_decode");
+    if (!half) EXPECT_NE(ptx.find("cvt.rn.bf16x2.f32"), std::string::npos) << "C rounded to nearest bf16";
+    // the weights are read once, past L1, with the 256-byte L2 prefetch hint (PF 1)
+    EXPECT_NE(ptx.find("ld.global.nc.L1::no_allocate.L2::256B.v4.u32"), std::string::npos);
   }
 }
 

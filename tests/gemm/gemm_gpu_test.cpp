@@ -1,5 +1,5 @@
-// tests/gemm/gemm_gpu_test.cpp — gemm's Hopper template `wgmma` on the GPU (label gpu;
-// skipped without an sm_90a GPU): configurations that differ in every structural choice
+// tests/gemm/gemm_gpu_test.cpp — gemm's Hopper template `wgmma` and its `decode` template
+// on the GPU (label gpu; skipped without an sm_90a GPU): configurations that differ in every structural choice
 // judged as `tessera optimize` judges them (evaluator::Judge, validation only: NaN-poisoned
 // outputs and scratch, guard zones, two seeds, the spec's tolerance against the float64
 // reference, through the spec's launch plan with its tensor maps and `when` steps), on the
@@ -122,4 +122,35 @@ TEST_F(GemmGpu, HopperTemplateInFp16MatchesTheReference) {
                    {"SPLITK", 8},
                    {"FOLD", 1},
                    {"F16", 1}}});
+}
+
+// The decode template (gemm_decode.cu: mma.sync fed from global memory by 16-byte loads in a
+// permuted k order, the warps' sums added through shared memory): every parameter's values,
+// on the validation shapes (K 3 and 17 take the element-wise path; 127 x 129 x 72 and
+// 33 x 65 x 17 odd columns; 1000 and 4096 many row blocks) and on decode widths (M 1, 16 and
+// 64 of the benchmark shapes), rows past a block (M 17 and 100: a second row block, partly
+// empty), an odd N with K 4104 (a slab past K for some warps), and fp16.
+TEST_F(GemmGpu, DecodeTemplateMatchesTheReference) {
+  for (auto [m, n, k] : std::vector<std::tuple<long long, long long, long long>>{
+           {1, 6144, 4096}, {16, 4096, 14336}, {64, 6144, 4096}, {17, 200, 136}, {100, 72, 520}, {3, 77, 4104}})
+    op.validation_shapes.push_back({"", {{"M", m}, {"N", n}, {"K", k}}});
+  const spec::Program* tpl = op.find_template("decode");
+  ASSERT_NE(tpl, nullptr);
+  const std::vector<std::string> names = {"NJ", "WARPS", "MT", "UNROLL", "PF", "OCC"};
+  const std::vector<std::vector<long long>> rows = {
+      {1, 4, 1, 8, 0, 1}, {2, 8, 1, 4, 1, 2}, {4, 8, 1, 4, 0, 1},
+      {1, 8, 2, 4, 1, 1}, {4, 4, 4, 2, 1, 1}, {2, 4, 2, 2, 0, 2},
+  };
+  judge_all(*tpl, tessera::testing::param_table(names, rows));
+}
+
+TEST_F(GemmGpu, DecodeTemplateInFp16MatchesTheReference) {
+  for (auto& t : op.tensors) t.dtype = spec::DType::f16;
+  op.reference.launch[0].kernel = "gemm_reference_f16";
+  op.validation_shapes.push_back({"", {{"M", 1}, {"N", 6144}, {"K", 4096}}});
+  op.validation_shapes.push_back({"", {{"M", 64}, {"N", 6144}, {"K", 4096}}});
+  spec::Program tpl = *op.find_template("decode");
+  for (auto& k : tpl.launch) k.kernel += "_f16";
+  judge_all(tpl, {{{"NJ", 2}, {"WARPS", 8}, {"MT", 1}, {"UNROLL", 4}, {"PF", 1}, {"OCC", 2}, {"F16", 1}},
+                  {{"NJ", 1}, {"WARPS", 4}, {"MT", 4}, {"UNROLL", 2}, {"PF", 0}, {"OCC", 1}, {"F16", 1}}});
 }

@@ -146,6 +146,11 @@ TEST(Import, ShapesFollowTheWorkloads) {
   EXPECT_EQ(tpl->params.at("F16"), std::vector<long long>{1});
   EXPECT_EQ(tpl->launch[0].args, (std::vector<std::string>{"A", "B", "C", "M", "N", "K"}));
   EXPECT_EQ(op.tensor("C")->tol.rel_l2, 5e-3);  // float16 output
+  auto dec = op.find_template("decode");        // the decode widths' template, its fp16 kernel
+  ASSERT_NE(dec, nullptr);
+  EXPECT_EQ(dec->launch[0].kernel, "gemm_decode_f16");
+  EXPECT_EQ(dec->source.filename(), "gemm_decode.cu");
+  EXPECT_EQ(dec->launch[0].args, (std::vector<std::string>{"A", "B", "C", "M", "N", "K"}));
   // fused_add_rmsnorm: the residual kernel, eps read from the reference
   auto f = import_one(kData / "definitions/rmsnorm/fused_add_rmsnorm_h4096.json", out);
   spec::Operator fo = spec::load_operator(f.dir);

@@ -16,12 +16,17 @@
 //                                  [N][K] shared tile (B given transposed = col-major B)
 //   mma(rt_c& d, rt_a, rt_b, h)    d += a * b_half(h)   (m16n8k16, fp32 accumulate)
 //   zero(rt_c&)
+// Element types: MmaElem<T> (T __nv_bfloat16 or __half) has the product mma(d, a, b, h) of
+// that operand type (the fragment layouts are the same for both), and round / round2, C's
+// rounding to nearest T; MmaElemOf<HALF>::T picks T.
 // Fast addressing for hot loops (no per-load swizzle arithmetic):
 //   u32 o = lane_off_a<COLS>(row0) / lane_off_b<COLS>(row0): this lane's swizzled byte
 //   offset for the 16x16 block at (row0, 0). The block at (row0 + 16*i, col0) is then at
 //   (o ^ (col0*2)) + i*16*COLS*2, valid for col0 a multiple of 16 and row0 of 8;
 //   ldmatrix_x4(rt.x, tile_base + offset) loads it.
 #pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include "base.cuh"
 
 namespace tile {
@@ -77,5 +82,39 @@ __device__ __forceinline__ void mma(rt_c& d, const rt_a& a, const rt_b& b, int h
       : "+f"(d.x[0]), "+f"(d.x[1]), "+f"(d.x[2]), "+f"(d.x[3])
       : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "r"(b.x[2 * h]), "r"(b.x[2 * h + 1]));
 }
+
+// What the element type changes in an mma.sync product: the instruction (bf16 or fp16
+// operands, fp32 accumulation) and the rounding of C.
+template <typename T>
+struct MmaElem;
+template <>
+struct MmaElem<__nv_bfloat16> {
+  using T2 = __nv_bfloat162;
+  static __device__ __forceinline__ void mma(rt_c& d, const rt_a& a, const rt_b& b, int h) { tile::mma(d, a, b, h); }
+  static __device__ __forceinline__ __nv_bfloat16 round(float v) { return __float2bfloat16_rn(v); }
+  static __device__ __forceinline__ T2 round2(float v0, float v1) { return __floats2bfloat162_rn(v0, v1); }
+};
+template <>
+struct MmaElem<__half> {
+  using T2 = __half2;
+  // d += a * b_half(h), fp16 operands, fp32 accumulation (mma's bf16 form with .f16)
+  static __device__ __forceinline__ void mma(rt_c& d, const rt_a& a, const rt_b& b, int h) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d.x[0]), "+f"(d.x[1]), "+f"(d.x[2]), "+f"(d.x[3])
+        : "r"(a.x[0]), "r"(a.x[1]), "r"(a.x[2]), "r"(a.x[3]), "r"(b.x[2 * h]), "r"(b.x[2 * h + 1]));
+  }
+  static __device__ __forceinline__ __half round(float v) { return __float2half_rn(v); }
+  static __device__ __forceinline__ T2 round2(float v0, float v1) { return __floats2half2_rn(v0, v1); }
+};
+template <bool HALF>
+struct MmaElemOf {
+  using T = __nv_bfloat16;
+};
+template <>
+struct MmaElemOf<true> {
+  using T = __half;
+};
 
 }  // namespace tile
