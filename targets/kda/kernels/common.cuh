@@ -186,5 +186,3 @@ __device__ __forceinline__ void kc_gate_quarter(float (&s0)[16], float (&s1)[16]
   kda::inclusive_scan_regs(s1);
 }
 #define KC_LDB 136  // row stride (bf16 elements) of the bf16 chunk tiles
-#define KC_P2U 4  // unroll of the k-loop of the P/L products
-[[maybe_unused]] constexpr int kP2U = KC_P2U;

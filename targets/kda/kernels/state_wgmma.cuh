@@ -608,6 +608,11 @@ __device__ __forceinline__ void kc_gm2_o(const kda::frag_c (&acc)[C::ch / 8], ti
 //   -- barrier (both warpgroups are done with the buffer) --
 // Registers: S^T 64, its fp16 fragments 32, V^T / O^T 32, v'^T fragments 16. Shared
 // memory: the two chunk buffers of GM 1 (KC_STATE_SMEM: no Sh, no Vh).
+// v'^T without UA: u^T - V^T (columns i past len: 0), as A fragments over i; u^T in V^T's
+// layout by ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows
+// i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
+// (e = er0 or er1, i = 8j + 2tq, +1). A transition has u = 0. It and S^T's start stay in the
+// body: as functions of their own both changed kda_chunk_seg's code (2026-12-04).
 template <class C, bool kStateOnly>
 __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool from_s0, bool ident,
                                              const __half* __restrict__ qg, const __half* __restrict__ kd,
@@ -666,11 +671,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
     kda::frag_c acc[NI];
     kc_gm2_product_a<C>(acc, au, sa, bb);
-    // v'^T = u^T - V^T (columns i past len: 0), as A fragments over i. u^T in V^T's layout by
-    // ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows i = 8(2p + m/2)..
-    // at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread (e = er0 or er1,
-    // i = 8j + 2tq, +1). (A transition has u = 0. In the body, as S^T's start above: as
-    // functions of their own both changed kda_chunk_seg's code, 2026-12-04.)
+    // v'^T = u^T - V^T (header: "v'^T without UA")
     tile::u32 va[C::ch / 16][4];
     if constexpr (C::ua) {
       kc_ua_vprime<C>(acc, au, len, tq);
