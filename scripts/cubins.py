@@ -4,7 +4,7 @@ of an operator's templates compiled the way tessera compiles it, before and afte
 byte for byte.
 
     scripts/cubins.py build OP DIR [--template T]... [--arch A]... [--jobs N]
-    scripts/cubins.py compare DIR_BEFORE DIR_AFTER [--subset]
+    scripts/cubins.py compare DIR_BEFORE DIR_AFTER [--subset] [--sass CUOBJDUMP]
 
 `build` enumerates each template's configurations from targets/OP/spec.json (the product of
 the parameter lists, filtered by the constraints), renders each as codegen/render.cpp does
@@ -14,7 +14,13 @@ with NVRTC with tessera's options (codegen/compiler.cpp: --gpu-architecture, -st
 architecture the template lists (or those given). DIR gets one cubin per configuration and
 architecture and index.json (configuration -> SHA-256 of its cubin).
 `compare` prints each configuration whose cubin differs or is missing on one side and exits 1
-if there is one. Cubins carry no line table (no -lineinfo), so comments and line moves do not
+if there is one. With `--sass CUOBJDUMP`, a pair whose bytes differ is disassembled by that
+cuobjdump and compared instruction by instruction (encodings and addresses dropped): where
+every kernel's SASS is the same, the cubins differ only outside the code (a module variable,
+the symbol table) and the pair counts as SASS-identical; the exit status is then 1 only for a
+SASS difference or a missing cubin. A cuobjdump reads the architectures of its CUDA version
+(12.8's reads sm_100a, not sm_103a; 13.x's both; recent triton wheels carry one in
+backends/nvidia/bin); a cubin it cannot decode is reported as such. Cubins carry no line table (no -lineinfo), so comments and line moves do not
 change them; a renamed or reordered kernel does. Rebuild a template whose cubins differ on its
 own before believing it (`--template`): once, on a machine loaded by other builds, one of 90
 came out different and was the same again in five rebuilds (2026-12-03).
@@ -134,17 +140,47 @@ def build(ns):
     return 1 if failed else 0
 
 
+def sass(cuobjdump, path):
+    """The cubin's SASS as text, one instruction a line without encodings and addresses;
+    None where this cuobjdump cannot decode it."""
+    import re
+    import subprocess
+    r = subprocess.run([cuobjdump, "-sass", str(path)], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    lines = []
+    for line in r.stdout.splitlines():
+        if "Function :" in line:
+            lines.append(line.strip())
+            continue
+        m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
+        if m:
+            lines.append(m.group(1))
+    return "\n".join(lines) if lines else None
+
+
 def compare(ns):
     a = json.loads((Path(ns.before) / "index.json").read_text())
     b = json.loads((Path(ns.after) / "index.json").read_text())
-    bad = 0
+    bad = sass_same = 0
     keys = set(b) if ns.subset else set(a) | set(b)
     for key in sorted(keys):
-        if a.get(key) != b.get(key) or a.get(key) is None:
-            bad += 1
+        if a.get(key) == b.get(key) and a.get(key) is not None:
+            continue
+        if ns.sass and a.get(key) and b.get(key):
+            name = key.replace("/", "__") + ".cubin"
+            before, after = sass(ns.sass, Path(ns.before) / name), sass(ns.sass, Path(ns.after) / name)
+            if before is not None and before == after:
+                sass_same += 1
+                continue
+            why = "not decoded by " + ns.sass if before is None or after is None else "SASS differs"
+            print(f"differs: {key} ({why})")
+        else:
             print(f"differs: {key} ({(a.get(key) or 'missing')[:12]} -> {(b.get(key) or 'missing')[:12]})")
+        bad += 1
     same = sum(1 for k in keys if a.get(k) is not None and a.get(k) == b.get(k))
-    print(f"{same} identical, {bad} different or missing, of {len(keys)} configurations")
+    extra = f", {sass_same} with the same SASS" if ns.sass else ""
+    print(f"{same} identical{extra}, {bad} different or missing, of {len(keys)} configurations")
     return 1 if bad else 0
 
 
@@ -161,6 +197,7 @@ def main():
     c.add_argument("before")
     c.add_argument("after")
     c.add_argument("--subset", action="store_true", help="only the configurations DIR_AFTER has (a --template build)")
+    c.add_argument("--sass", metavar="CUOBJDUMP", help="compare differing cubins' SASS with this cuobjdump")
     ns = p.parse_args()
     return build(ns) if ns.cmd == "build" else compare(ns)
 
