@@ -38,6 +38,78 @@ bool fatal(llm::LlmErrorKind k) {
   return k == llm::LlmErrorKind::BudgetExceeded || k == llm::LlmErrorKind::ReplayExhausted ||
          k == llm::LlmErrorKind::Config || k == llm::LlmErrorKind::MissingKey;
 }
+
+// Statically checks a proposal's source and builds its program from its plan into *prog;
+// returns why it is rejected (the violations, then the plan's error), empty when it is not.
+std::string check_proposal(const llm::Proposal& p, const json& plan, const std::string& name, const spec::Operator& op,
+                           const llm::StaticCheckOptions& check_options, spec::Program* prog) {
+  auto violations = llm::check_source(p.source, check_options);
+  std::string plan_error;
+  try {
+    json pj = plan;
+    pj["name"] = name;
+    *prog = spec::program_from_json(pj, op.dir);
+    spec::validate_program(op, *prog, name);
+  } catch (const std::exception& e) {
+    plan_error = e.what();
+  }
+  if (violations.empty() && plan_error.empty()) return "";
+  std::string msg = violations.empty() ? "" : llm::format_violations(violations);
+  if (!plan_error.empty()) msg += (msg.empty() ? "" : "\n") + ("launch plan: " + plan_error);
+  return msg;
+}
+
+// The candidate ids a prompt names: its best ones and its failures'.
+std::set<long long> shown_ids(const llm::PromptContext& ctx) {
+  std::set<long long> ids;
+  for (auto& c : ctx.best) ids.insert(std::stoll(c.id.substr(1)));
+  for (auto& f : ctx.failures)
+    if (!f.id.empty()) ids.insert(std::stoll(f.id.substr(1)));
+  return ids;
+}
+
+// The id of the best candidate a prompt shows, if it shows one.
+std::optional<long long> best_shown_id(const llm::PromptContext& ctx) {
+  return ctx.best.empty() ? std::nullopt : std::optional<long long>(std::stoll(ctx.best[0].id.substr(1)));
+}
+
+// How an answer is parsed: up to twice the proposals asked for, knowing why the reply ended.
+llm::ParseOptions parse_options(int proposals_per_turn, const std::string& finish_reason) {
+  llm::ParseOptions po;
+  po.max_proposals = static_cast<size_t>(std::max(1, proposals_per_turn * 2));
+  po.finish_reason = finish_reason;
+  return po;
+}
+
+// The progress line of a turn with proposals: how many, and how many parts were unreadable.
+std::string turn_summary(int number, const llm::ParseResult& parsed) {
+  return fmt::format("llm: turn {}: {} proposal{}{}\n", number, parsed.proposals.size(),
+                     parsed.proposals.size() == 1 ? "" : "s",
+                     parsed.errors.empty() ? "" : fmt::format(", {} unreadable", parsed.errors.size()));
+}
+
+// Adds the unreadable parts of turn `number`'s answer, if any, to the failures as one.
+void add_parse_failure(int number, const std::vector<std::string>& errors, std::vector<llm::FailureReport>* failures) {
+  if (errors.empty()) return;
+  std::string all;
+  for (auto& e : errors) all += e + "\n";
+  failures->push_back({"", fmt::format("part of your answer of turn {}", number), "parse", all});
+}
+
+// Puts a turn's failures before the older ones in *recent, keeping the most shown.
+void remember_failures(const std::vector<llm::FailureReport>& failures, std::vector<llm::FailureReport>* recent) {
+  recent->insert(recent->begin(), failures.begin(), failures.end());
+  if (recent->size() > kMaxFailuresShown) recent->resize(kMaxFailuresShown);
+}
+
+// Writes a proposal's text under dir, named by its content hash (once); returns the file.
+fs::path write_proposal(const std::string& dir, const std::string& text) {
+  fs::path file = fs::path(dir) / (codegen::content_hash(text) + ".cu");
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (!fs::exists(file)) std::ofstream(file, std::ios::binary) << text;
+  return file;
+}
 }  // namespace
 
 struct LlmProposer::Turn {
@@ -100,20 +172,9 @@ void LlmProposer::evaluate_proposals(Loop& loop, const spec::Operator& op, Turn&
     auto fail = [&](const Judged& j, const std::string& label) {
       turn.failures.push_back({candidate_ref(j.id), label, failure_stage(j.status), j.message, j.printed});
     };
-    auto violations = llm::check_source(p.source, check_options);
     spec::Program prog;
-    std::string plan_error;
-    try {
-      json pj = plan;
-      pj["name"] = name;
-      prog = spec::program_from_json(pj, op.dir);
-      spec::validate_program(op, prog, name);
-    } catch (const std::exception& e) {
-      plan_error = e.what();
-    }
-    if (!violations.empty() || !plan_error.empty()) {
-      std::string msg = violations.empty() ? "" : llm::format_violations(violations);
-      if (!plan_error.empty()) msg += (msg.empty() ? "" : "\n") + ("launch plan: " + plan_error);
+    std::string msg = check_proposal(p, plan, name, op, check_options, &prog);
+    if (!msg.empty()) {
       Judged j = loop.reject(name, text, plan.dump(), lin, st::rejected_static, msg);
       fail(j, name);
       rec["candidates"] = {j.id};
@@ -122,11 +183,7 @@ void LlmProposer::evaluate_proposals(Loop& loop, const spec::Operator& op, Turn&
       ++used;
       continue;
     }
-    fs::path file = fs::path(proposals_dir_) / (codegen::content_hash(text) + ".cu");
-    std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
-    if (!fs::exists(file)) std::ofstream(file, std::ios::binary) << text;
-    prog.source = file;
+    prog.source = write_proposal(proposals_dir_, text);
     std::vector<Judged> results;
     if (!is_template) {
       results = loop.evaluate(prog, {search::Config{}}, lin);
@@ -197,16 +254,8 @@ void LlmProposer::run(Loop& loop, const spec::Operator& op, store::Store& db, si
   llm::Conversation opening = llm::build_propose_conversation(templates, ctx);
   std::vector<llm::Message> tail;  // the previous answer and the feedback on it
   std::vector<llm::FailureReport> recent;
-  auto shown_ids = [&] {
-    std::set<long long> ids;
-    for (auto& c : ctx.best) ids.insert(std::stoll(c.id.substr(1)));
-    for (auto& f : ctx.failures)
-      if (!f.id.empty()) ids.insert(std::stoll(f.id.substr(1)));
-    return ids;
-  };
-  std::set<long long> shown = shown_ids();
-  std::optional<long long> best_shown =
-      ctx.best.empty() ? std::nullopt : std::optional<long long>(std::stoll(ctx.best[0].id.substr(1)));
+  std::set<long long> shown = shown_ids(ctx);
+  std::optional<long long> best_shown = best_shown_id(ctx);
   int bad_in_a_row = 0;
   for (int number = 1; left() > 0 && loop.seconds_left() > 0; ++number) {
     llm::Conversation conv = opening;
@@ -232,10 +281,8 @@ void LlmProposer::run(Loop& loop, const spec::Operator& op, store::Store& db, si
     turn.exchange_id = answer.exchange_id;
     turn.shown = shown;
     turn.default_parent = best_shown;
-    llm::ParseOptions po;
-    po.max_proposals = static_cast<size_t>(std::max(1, options_.proposals_per_turn * 2));
-    po.finish_reason = answer.reply.finish_reason;
-    turn.parsed = llm::parse_proposals(answer.reply.text, po);
+    turn.parsed =
+        llm::parse_proposals(answer.reply.text, parse_options(options_.proposals_per_turn, answer.reply.finish_reason));
     if (turn.parsed.proposals.empty()) {
       ++unusable_answers_;
       session_->set_outcome(answer.exchange_id, {{"proposals", json::array()}, {"parse_errors", turn.parsed.errors}});
@@ -251,26 +298,17 @@ void LlmProposer::run(Loop& loop, const spec::Operator& op, store::Store& db, si
       continue;
     }
     bad_in_a_row = 0;
-    if (!options_.quiet)
-      std::cerr << fmt::format(
-          "llm: turn {}: {} proposal{}{}\n", number, turn.parsed.proposals.size(),
-          turn.parsed.proposals.size() == 1 ? "" : "s",
-          turn.parsed.errors.empty() ? "" : fmt::format(", {} unreadable", turn.parsed.errors.size()));
+    if (!options_.quiet) std::cerr << turn_summary(number, turn.parsed);
     evaluate_proposals(loop, op, turn, left());
     learn_recorded_ids(answer.recorded_outcome, turn.outcome);
-    if (!turn.parsed.errors.empty()) {
-      std::string all;
-      for (auto& e : turn.parsed.errors) all += e + "\n";
-      turn.failures.push_back({"", fmt::format("part of your answer of turn {}", number), "parse", all});
-    }
+    add_parse_failure(number, turn.parsed.errors, &turn.failures);
     session_->set_outcome(answer.exchange_id, {{"proposals", turn.outcome}, {"parse_errors", turn.parsed.errors}});
     // Feedback: the new failures first, then older ones; the best as they stand now.
-    recent.insert(recent.begin(), turn.failures.begin(), turn.failures.end());
-    if (recent.size() > kMaxFailuresShown) recent.resize(kMaxFailuresShown);
+    remember_failures(turn.failures, &recent);
     ctx.best = best_reports(db, op, loop, kBestShown);
     ctx.failures = recent;
-    shown = shown_ids();
-    best_shown = ctx.best.empty() ? std::nullopt : std::optional<long long>(std::stoll(ctx.best[0].id.substr(1)));
+    shown = shown_ids(ctx);
+    best_shown = best_shown_id(ctx);
     tail = {{llm::Role::Assistant, answer.reply.text}, {llm::Role::User, llm::render_refine_message(templates, ctx)}};
   }
 }

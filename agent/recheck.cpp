@@ -1,5 +1,5 @@
 // agent/recheck.cpp — the nightly re-check: picks the champion and the top N,
-// has them judged again (detail::rejudge_stored, in optimize.cpp), and compares
+// has them judged again (detail::rejudge_stored, in session_rejudge.cpp), and compares
 // each new figure with the stored one under the noise model of recheck.h.
 #include "agent/recheck.h"
 
@@ -184,29 +184,23 @@ std::vector<Recheck> verdicts_of_run(store::Store& db, const store::RunRow& run)
   return out;
 }
 
-RecheckResult recheck(const RecheckOptions& o) {
-  RecheckResult res;
-  {
-    store::Store db(o.db);
-    for (long long id : o.candidates) {
-      auto c = db.candidate(id);
-      if (!c || c->op != o.op) {
-        res.code = 2;
-        res.error = c ? fmt::format("candidate #{} is a {} candidate, not {}", id, c->op, o.op)
-                      : fmt::format("no candidate #{} in {}", id, o.db);
-        return res;
-      }
-    }
+namespace {
+// Why the candidates named in `o` cannot be re-checked (not in the database, another
+// operator's); empty when they all can.
+std::string named_candidates_error(const RecheckOptions& o) {
+  store::Store db(o.db);
+  for (long long id : o.candidates) {
+    auto c = db.candidate(id);
+    if (!c || c->op != o.op)
+      return c ? fmt::format("candidate #{} is a {} candidate, not {}", id, c->op, o.op)
+               : fmt::format("no candidate #{} in {}", id, o.db);
   }
-  std::vector<std::string> models;
-  {
-    store::Store db(o.db);
-    models = store::devices_of(db, o.op);
-  }
-  if (models.empty()) {
-    res.skipped = fmt::format("no timed candidate of {} in the database: nothing to re-check", o.op);
-    return res;
-  }
+  return "";
+}
+
+// The optimize options of a re-check run: the same GPUs, timing and seed, a budget of
+// the candidates judged again, strategy "recheck".
+OptimizeOptions rejudge_options(const RecheckOptions& o) {
   OptimizeOptions oo;
   oo.op = o.op;
   oo.db = o.db;
@@ -218,6 +212,88 @@ RecheckResult recheck(const RecheckOptions& o) {
   oo.quiet = o.quiet;
   oo.budget = static_cast<size_t>(std::max<size_t>(o.candidates.empty() ? std::max(1, o.top) : 0, o.candidates.size()));
   oo.strategy = "recheck";
+  return oo;
+}
+
+// Records `settings` as the run's (proposer "recheck"), keeping the per-GPU figures the
+// session stored there.
+void save_settings(store::Store& db, const std::string& op, long long run_id, json& settings) {
+  for (auto& r : store::runs_of(db, op))
+    if (r.id == run_id) {
+      json now = json::parse(r.settings.empty() ? "{}" : r.settings, nullptr, false);
+      if (now.is_object() && now.contains("per_gpu")) settings["per_gpu"] = now["per_gpu"];
+    }
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db.raw(), "UPDATE runs SET proposer='recheck', settings=? WHERE id=?", -1, &st, nullptr);
+  std::string text = settings.dump();
+  sqlite3_bind_text(st, 1, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, run_id);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE)
+    throw store::StoreError(fmt::format("cannot record the re-check: {}", sqlite3_errmsg(db.raw())));
+}
+
+// The candidates to judge again on `device` (the named ones, else the top N), with their
+// ranks; sets settings' "ranked_on" and "candidates".
+std::vector<long long> choose_candidates(store::Store& db, const RecheckOptions& o,
+                                         const std::vector<std::string>& models, const std::string& device,
+                                         json* settings) {
+  // Ranked on this GPU model; on another (the latest timed) when it has no figures yet or there is no GPU.
+  std::string ranked_on = device;
+  auto rows =
+      device == "(no GPU)" ? std::vector<store::LeaderboardRow>{} : store::timed_leaderboard(db, o.op, device, o.top);
+  if (rows.empty() || rows[0].status != "ok") {
+    ranked_on = models[0];
+    rows = store::timed_leaderboard(db, o.op, ranked_on, o.top);
+  }
+  std::vector<long long> ids;
+  json cands = json::array();
+  if (!o.candidates.empty()) {
+    // Named candidates: each keeps its rank on the leaderboard (0 when unranked),
+    // so a regression is still flagged only for the champion.
+    auto all = store::timed_leaderboard(db, o.op, ranked_on, 1000000);
+    for (long long id : o.candidates) {
+      int rank = 0;
+      double speedup = 0;
+      for (size_t i = 0; i < all.size() && all[i].status == "ok"; ++i)
+        if (all[i].candidate_id == id) {
+          rank = static_cast<int>(i) + 1;
+          speedup = all[i].geomean_speedup;
+        }
+      ids.push_back(id);
+      cands.push_back({{"id", id}, {"rank", rank}, {"speedup", speedup}});
+    }
+  } else {
+    for (auto& r : rows) {
+      if (r.status != "ok") break;
+      ids.push_back(r.candidate_id);
+      cands.push_back({{"id", r.candidate_id}, {"rank", static_cast<int>(ids.size())}, {"speedup", r.geomean_speedup}});
+    }
+  }
+  (*settings)["ranked_on"] = ranked_on;
+  (*settings)["candidates"] = cands;
+  return ids;
+}
+}  // namespace
+
+RecheckResult recheck(const RecheckOptions& o) {
+  RecheckResult res;
+  if (std::string error = named_candidates_error(o); !error.empty()) {
+    res.code = 2;
+    res.error = error;
+    return res;
+  }
+  std::vector<std::string> models;
+  {
+    store::Store db(o.db);
+    models = store::devices_of(db, o.op);
+  }
+  if (models.empty()) {
+    res.skipped = fmt::format("no timed candidate of {} in the database: nothing to re-check", o.op);
+    return res;
+  }
+  OptimizeOptions oo = rejudge_options(o);
   store::Store db(o.db);
   json settings = {{"kind", "recheck"},
                    {"seed", o.seed},
@@ -225,60 +301,9 @@ RecheckResult recheck(const RecheckOptions& o) {
                    {"stopping_rule", evaluator::stopping_criterion_name(o.stopping_rule)},
                    {"top", o.top},
                    {"noise", {{"threshold", o.noise.threshold}, {"z", o.noise.z}}}};
-  auto save = [&](long long run_id) {
-    // Keep what the session recorded there (per-GPU figures).
-    for (auto& r : store::runs_of(db, o.op))
-      if (r.id == run_id) {
-        json now = json::parse(r.settings.empty() ? "{}" : r.settings, nullptr, false);
-        if (now.is_object() && now.contains("per_gpu")) settings["per_gpu"] = now["per_gpu"];
-      }
-    sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(db.raw(), "UPDATE runs SET proposer='recheck', settings=? WHERE id=?", -1, &st, nullptr);
-    std::string text = settings.dump();
-    sqlite3_bind_text(st, 1, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, run_id);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-      throw store::StoreError(fmt::format("cannot record the re-check: {}", sqlite3_errmsg(db.raw())));
-  };
   auto choose = [&](long long run_id, const std::string& device) {
-    // Ranked on this GPU model; on another (the latest timed) when it has no figures yet or there is no GPU.
-    std::string ranked_on = device;
-    auto rows =
-        device == "(no GPU)" ? std::vector<store::LeaderboardRow>{} : store::timed_leaderboard(db, o.op, device, o.top);
-    if (rows.empty() || rows[0].status != "ok") {
-      ranked_on = models[0];
-      rows = store::timed_leaderboard(db, o.op, ranked_on, o.top);
-    }
-    std::vector<long long> ids;
-    json cands = json::array();
-    if (!o.candidates.empty()) {
-      // Named candidates: each keeps its rank on the leaderboard (0 when unranked),
-      // so a regression is still flagged only for the champion.
-      auto all = store::timed_leaderboard(db, o.op, ranked_on, 1000000);
-      for (long long id : o.candidates) {
-        int rank = 0;
-        double speedup = 0;
-        for (size_t i = 0; i < all.size() && all[i].status == "ok"; ++i)
-          if (all[i].candidate_id == id) {
-            rank = static_cast<int>(i) + 1;
-            speedup = all[i].geomean_speedup;
-          }
-        ids.push_back(id);
-        cands.push_back({{"id", id}, {"rank", rank}, {"speedup", speedup}});
-      }
-    } else {
-      for (auto& r : rows) {
-        if (r.status != "ok") break;
-        ids.push_back(r.candidate_id);
-        cands.push_back(
-            {{"id", r.candidate_id}, {"rank", static_cast<int>(ids.size())}, {"speedup", r.geomean_speedup}});
-      }
-    }
-    settings["ranked_on"] = ranked_on;
-    settings["candidates"] = cands;
-    save(run_id);
+    auto ids = choose_candidates(db, o, models, device, &settings);
+    save_settings(db, o.op, run_id, settings);
     return ids;
   };
   detail::RejudgeRun run;
@@ -295,7 +320,7 @@ RecheckResult recheck(const RecheckOptions& o) {
   for (auto& i : run.items)
     outs.push_back({{"id", i.candidate_id}, {"status", i.status}, {"note", i.note.substr(0, 500)}});
   settings["outcomes"] = outs;
-  save(run.run_id);
+  save_settings(db, o.op, run.run_id, settings);
   if (!run.no_gpu_reason.empty())
     res.skipped = fmt::format("re-timing and re-validation skipped ({}): {} stored source(s) compiled again only",
                               run.no_gpu_reason, run.items.size());

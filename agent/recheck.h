@@ -101,7 +101,7 @@ RecheckResult recheck(const RecheckOptions& o);
 std::vector<Recheck> verdicts_of_run(store::Store& db, const store::RunRow& run);
 
 namespace detail {
-// Implemented in agent/optimize.cpp with its Session (workers, compiler,
+// Implemented in agent/session_rejudge.cpp with its Session (workers, compiler,
 // judge): starts like optimize does, lets choose() pick stored candidates once
 // the run exists and the GPU model is known, judges them again (without a GPU:
 // compiles them again and records only the compile), and finishes the run.

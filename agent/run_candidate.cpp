@@ -64,25 +64,10 @@ spec::Shape infer_shape(const spec::Operator& op, const fs::path& dir) {
   return shape;
 }
 
-}  // namespace
-
-int run_candidate(const RunOptions& o) {
-  fs::path dir = spec::targets_dir() / o.op;
-  if (!fs::exists(dir / "spec.json")) {
-    std::cerr << fmt::format("tessera: unknown operator '{}'\n", o.op);
-    return 2;
-  }
-  spec::Operator op = spec::load_operator(dir);
-  spec::Shape shape;
-  try {
-    shape = infer_shape(op, o.inputs_dir);
-  } catch (npy::Error& e) {
-    std::cerr << "tessera: " << e.what() << "\n";
-    return 1;
-  }
-  // The program and its source.
-  std::string source, tpl_name;
-  json params = json::object();
+// The program to run and its source: a stored candidate (with its template and
+// parameters), or the spec's reference or baseline. 0, or the exit code once said why not.
+int choose_program(const RunOptions& o, const spec::Operator& op, std::string* source, std::string* tpl_name,
+                   json* params) {
   if (o.role == "candidate") {
     if (!fs::exists(o.db)) {
       std::cerr << fmt::format("tessera: no database at {}\n", o.db);
@@ -94,30 +79,25 @@ int run_candidate(const RunOptions& o) {
       std::cerr << fmt::format("tessera: no candidate #{} of '{}' in {}\n", o.candidate, o.op, o.db);
       return 1;
     }
-    source = st.source(c->source_hash).value_or("");
-    tpl_name = c->template_name;
-    params = json::parse(c->params_json.empty() ? "{}" : c->params_json);
-    if (const spec::Program* t = op.find_template(tpl_name))  // (parameters the template gained since)
-      params = spec::complete_params(*t, params.get<std::map<std::string, long long>>());
+    *source = st.source(c->source_hash).value_or("");
+    *tpl_name = c->template_name;
+    *params = json::parse(c->params_json.empty() ? "{}" : c->params_json);
+    if (const spec::Program* t = op.find_template(*tpl_name))  // (parameters the template gained since)
+      *params = spec::complete_params(*t, params->get<std::map<std::string, long long>>());
   } else if (o.role == "reference" || o.role == "baseline") {
     const spec::Program& p = o.role == "reference" ? op.reference : op.baseline;
-    if (p.builtin.empty() && p.python.empty()) source = codegen::read_file(p.source.string());
+    if (p.builtin.empty() && p.python.empty()) *source = codegen::read_file(p.source.string());
   } else {
     std::cerr << "tessera: role must be candidate, reference or baseline\n";
     return 2;
   }
-  fs::create_directories(o.outputs_dir);
-  fs::path logdir = fs::path(o.db).parent_path() / "logs";
-  fs::create_directories(logdir);
-  evaluator::WorkerClient worker(evaluator::self_exe(), o.gpu, (logdir / "run-worker.log").string());
-  auto hello = worker.request({{"type", "hello"}}, 120);
-  if (hello.kind != evaluator::WorkerReply::Kind::ok || !hello.body.value("ok", false)) {
-    std::cerr << "tessera: cannot run: "
-              << (hello.kind == evaluator::WorkerReply::Kind::ok ? hello.body.value("error", "") : hello.detail)
-              << "\n";
-    return 1;
-  }
-  std::string arch = hello.body["device"].value("arch", "sm_90a");
+  return 0;
+}
+
+// The worker's "run" request: reference, baseline and the program compiled for `arch`
+// (in that order), the inputs' paths and where the outputs go.
+json run_request(const RunOptions& o, const spec::Operator& op, const spec::Shape& shape, const std::string& arch,
+                 const std::string& source, const std::string& tpl_name, const json& params) {
   codegen::Compiler compiler;
   std::vector<fs::path> includes = {op.dir, spec::targets_dir() / "common"};
   auto cubin_of = [&](const std::string& src, const std::string& what) -> std::string {
@@ -145,7 +125,51 @@ int run_candidate(const RunOptions& o) {
       {"inputs", inputs},
       {"outputs_dir", fs::absolute(o.outputs_dir).string()},
       {"repeat", o.repeat}};
-  auto r = worker.request(req, 600);
+  return req;
+}
+
+// The worker's answer in text: the outputs written and, when timed, the median.
+void print_run_result(json& body) {
+  for (auto& f : body["outputs"])
+    std::cout << fmt::format("wrote {} ({})\n", f["path"].get<std::string>(), f["dtype"].get<std::string>());
+  if (body.contains("median_ms"))
+    std::cout << fmt::format("median {:.4f} ms over {} cold-L2 launches (min {:.4f})\n",
+                             body["median_ms"].get<double>(), body["samples"].get<int>(), body["min_ms"].get<double>());
+}
+
+}  // namespace
+
+int run_candidate(const RunOptions& o) {
+  fs::path dir = spec::targets_dir() / o.op;
+  if (!fs::exists(dir / "spec.json")) {
+    std::cerr << fmt::format("tessera: unknown operator '{}'\n", o.op);
+    return 2;
+  }
+  spec::Operator op = spec::load_operator(dir);
+  spec::Shape shape;
+  try {
+    shape = infer_shape(op, o.inputs_dir);
+  } catch (npy::Error& e) {
+    std::cerr << "tessera: " << e.what() << "\n";
+    return 1;
+  }
+  // The program and its source.
+  std::string source, tpl_name;
+  json params = json::object();
+  if (int rc = choose_program(o, op, &source, &tpl_name, &params); rc != 0) return rc;
+  fs::create_directories(o.outputs_dir);
+  fs::path logdir = fs::path(o.db).parent_path() / "logs";
+  fs::create_directories(logdir);
+  evaluator::WorkerClient worker(evaluator::self_exe(), o.gpu, (logdir / "run-worker.log").string());
+  auto hello = worker.request({{"type", "hello"}}, 120);
+  if (hello.kind != evaluator::WorkerReply::Kind::ok || !hello.body.value("ok", false)) {
+    std::cerr << "tessera: cannot run: "
+              << (hello.kind == evaluator::WorkerReply::Kind::ok ? hello.body.value("error", "") : hello.detail)
+              << "\n";
+    return 1;
+  }
+  std::string arch = hello.body["device"].value("arch", "sm_90a");
+  auto r = worker.request(run_request(o, op, shape, arch, source, tpl_name, params), 600);
   if (r.kind != evaluator::WorkerReply::Kind::ok || !r.body.value("ok", false)) {
     std::cerr << "tessera: run failed: "
               << (r.kind == evaluator::WorkerReply::Kind::ok ? r.body.value("error", "") : r.detail) << "\n";
@@ -157,12 +181,7 @@ int run_candidate(const RunOptions& o) {
     std::cout << r.body.dump(2) << "\n";
     return 0;
   }
-  for (auto& f : r.body["outputs"])
-    std::cout << fmt::format("wrote {} ({})\n", f["path"].get<std::string>(), f["dtype"].get<std::string>());
-  if (r.body.contains("median_ms"))
-    std::cout << fmt::format("median {:.4f} ms over {} cold-L2 launches (min {:.4f})\n",
-                             r.body["median_ms"].get<double>(), r.body["samples"].get<int>(),
-                             r.body["min_ms"].get<double>());
+  print_run_result(r.body);
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "agent/ceilings.h"
 #include "agent/recorded.h"
 #include "agent/template_space.h"
 #include "codegen/render.h"
@@ -169,17 +170,7 @@ void Session::load_ceilings(const std::string& device, const std::string& driver
   auto c = db_.ceilings(device, driver);
   if (!c) {
     if (!o_.quiet) std::cerr << "measuring the device's ceilings (copy bandwidth, bf16 tensor-core rate)...\n";
-    auto r = workers_[0]->client->request({{"type", "ceilings"}}, 300);
-    if (r.kind == evaluator::WorkerReply::Kind::ok && r.body.value("ok", false)) {
-      store::DeviceCeilings dc{device,
-                               driver,
-                               store::hostname(),
-                               "",
-                               r.body.value("copy_bytes_per_s", 0.0),
-                               r.body.value("bf16_flops_per_s", 0.0)};
-      db_.put_ceilings(dc);
-      c = dc;
-    }
+    c = measure_ceilings(*workers_[0]->client, db_, device, driver);
   }
   if (c) copy_bw_ = c->copy_bytes_per_s, tc_flops_ = c->bf16_flops_per_s;
 }

@@ -28,6 +28,33 @@ bool judged_under(const std::vector<store::EvaluationInfo>& evals, const std::st
     if (e.spec_hash.empty() || e.spec_hash == spec_hash) return true;
   return false;
 }
+
+// Sets *tpl to the program a stored candidate is launched with: its spec template, or
+// its stored plan (rebuilt into `planned`) where that differs or the template is gone;
+// false, with *note set, when the stored plan is unreadable.
+bool program_for(const spec::Operator& op, const store::CandidateInfo& c, std::deque<spec::Program>& planned,
+                 const spec::Program** tpl, std::string* note) {
+  for (auto& t : op.templates)
+    if (t.name == c.template_name) *tpl = &t;
+  if (!c.plan_json.empty()) {
+    // The plan it was judged with is stored with it: a proposed program's (LLM), or a
+    // template's, which is launched as stored where the template's plan has changed since.
+    try {
+      spec::Program stored = spec::program_from_json(json::parse(c.plan_json), op.dir);
+      if (!*tpl || !spec::same_launches(stored, **tpl)) {
+        if (*tpl) *note = "launched with its stored plan: the template's has changed since";
+        stored.name = c.template_name;
+        stored.source.clear();  // (not the spec's template: the plan travels to the workers with it)
+        planned.push_back(std::move(stored));
+        *tpl = &planned.back();
+      }
+    } catch (std::exception& e) {
+      *note = fmt::format("stored launch plan unreadable: {}", e.what());
+      return false;
+    }
+  }
+  return true;
+}
 }  // namespace
 
 namespace fs = std::filesystem;
@@ -54,25 +81,7 @@ void Session::rejudge(const detail::Chooser& choose, detail::RejudgeRun* res) {
       res->items[i].note = "not in the database";
       continue;
     }
-    for (auto& t : op_.templates)
-      if (t.name == c->template_name) tpls[i] = &t;
-    if (!c->plan_json.empty()) {
-      // The plan it was judged with is stored with it: a proposed program's (LLM), or a
-      // template's, which is launched as stored where the template's plan has changed since.
-      try {
-        spec::Program stored = spec::program_from_json(json::parse(c->plan_json), op_.dir);
-        if (!tpls[i] || !spec::same_launches(stored, *tpls[i])) {
-          if (tpls[i]) res->items[i].note = "launched with its stored plan: the template's has changed since";
-          stored.name = c->template_name;
-          stored.source.clear();  // (not the spec's template: the plan travels to the workers with it)
-          planned.push_back(std::move(stored));
-          tpls[i] = &planned.back();
-        }
-      } catch (std::exception& e) {
-        res->items[i].note = fmt::format("stored launch plan unreadable: {}", e.what());
-        continue;
-      }
-    }
+    if (!program_for(op_, *c, planned, &tpls[i], &res->items[i].note)) continue;
     if (!tpls[i]) {
       res->items[i].note = fmt::format("template '{}' is not in the spec", c->template_name);
       continue;

@@ -227,6 +227,169 @@ static std::string launch_plan_line(const store::CandidateInfo& c) {
   return "launch plan: " + c.plan_json;
 }
 
+namespace {
+// Everything `show` prints about one candidate, read from the store once.
+struct ShowData {
+  store::CandidateInfo c;
+  std::string src;
+  std::optional<store::CompileInfo> comp;
+  std::vector<store::EvaluationInfo> evals;
+  std::vector<store::CandidateInfo> chain;  // the parent chain, nearest first
+  std::optional<store::ExchangeRecord> exchange;
+};
+
+// Lineage: the parent chain, nearest first (a cycle or a missing row ends it).
+std::vector<store::CandidateInfo> lineage_of(store::Store& st, const store::CandidateInfo& c) {
+  std::vector<store::CandidateInfo> chain;
+  std::set<long long> seen = {c.id};
+  for (auto p = c.parent; p && chain.size() < 100 && seen.insert(*p).second;) {
+    auto pc = st.candidate(*p);
+    if (!pc) break;
+    chain.push_back(*pc);
+    p = pc->parent;
+  }
+  return chain;
+}
+
+// The candidate's evaluations as `show --json` lists them.
+json evaluations_json(const std::vector<store::EvaluationInfo>& evals) {
+  json e = json::array();
+  for (auto& ev : evals)
+    e.push_back({{"status", ev.status},
+                 {"message", ev.message},
+                 {"device", ev.device},
+                 {"geomean_speedup", ev.geomean_speedup},
+                 {"max_rel_l2", ev.max_rel_l2},
+                 {"roofline_fraction", ev.roofline_fraction},
+                 {"seconds", ev.seconds},
+                 {"printed", ev.printed},
+                 {"printed_bytes", ev.printed_bytes},
+                 {"report", ev.report_json.empty() ? json() : json::parse(ev.report_json)}});
+  return e;
+}
+
+// The exchange that proposed the candidate, as `show --json` gives it.
+json exchange_json(const store::ExchangeRecord& x) {
+  return {{"id", x.id},
+          {"run_id", x.run_id},
+          {"turn", x.turn},
+          {"provider", x.provider},
+          {"model", x.model},
+          {"prompt_tokens", x.prompt_tokens},
+          {"completion_tokens", x.completion_tokens},
+          {"latency_s", x.latency_s},
+          {"http_status", x.http_status},
+          {"attempts", x.attempts},
+          {"finish_reason", x.finish_reason},
+          {"error", x.error},
+          {"error_kind", x.error_kind},
+          {"request", json::parse(x.request_json, nullptr, false)},
+          {"response", x.response},
+          {"outcome", json::parse(x.outcome_json.empty() ? "null" : x.outcome_json, nullptr, false)},
+          {"created", x.created}};
+}
+
+// `show --json`: the whole candidate as one JSON document on stdout.
+void print_show_json(store::Store& st, const ShowData& d) {
+  const auto& c = d.c;
+  json e = evaluations_json(d.evals);
+  json out = {{"id", c.id},
+              {"operator", c.op},
+              {"template", c.template_name},
+              {"params", json::parse(c.params_json.empty() ? "{}" : c.params_json)},
+              {"arch", c.arch},
+              {"origin", c.origin},
+              {"parent", c.parent ? json(*c.parent) : json()},
+              {"status", st.status_of(c.id)},
+              {"source_hash", c.source_hash},
+              {"source", d.src},
+              {"evaluations", e}};
+  if (d.comp)
+    out["compile"] = {{"ok", d.comp->ok},
+                      {"seconds", d.comp->seconds},
+                      {"registers", d.comp->registers},
+                      {"spill_bytes", d.comp->spill_bytes},
+                      {"smem", d.comp->smem},
+                      {"log", d.comp->log}};
+  if (!c.plan_json.empty()) out["plan"] = json::parse(c.plan_json, nullptr, false);
+  json lineage = json::array();
+  for (auto& a : d.chain)
+    lineage.push_back({{"id", a.id},
+                       {"template", a.template_name},
+                       {"origin", a.origin},
+                       {"status", st.status_of(a.id)},
+                       {"exchange_id", a.exchange_id ? json(*a.exchange_id) : json()}});
+  out["lineage"] = lineage;
+  out["exchange_id"] = c.exchange_id ? json(*c.exchange_id) : json();
+  if (d.exchange) out["exchange"] = exchange_json(*d.exchange);
+  std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+}
+
+// The proposing exchange in text: its figures, the head of the last prompt, the model's answer.
+void print_exchange(const store::ExchangeRecord& x) {
+  std::cout << fmt::format(
+      "proposed by exchange #{} (run {}, turn {}): {} {}, {} prompt + {} completion tokens, "
+      "{:.1f} s, HTTP {}, finish {}\n",
+      x.id, x.run_id, x.turn, x.provider, x.model, x.prompt_tokens, x.completion_tokens, x.latency_s, x.http_status,
+      x.finish_reason.empty() ? "-" : x.finish_reason);
+  json req = json::parse(x.request_json, nullptr, false);
+  if (req.is_object() && req.contains("messages") && req["messages"].is_array() && !req["messages"].empty()) {
+    std::string last = req["messages"].back().value("content", "");
+    std::cout << fmt::format("  prompt: {} message(s); the last one ({} chars) begins:\n", req["messages"].size(),
+                             last.size());
+    std::string head = last.substr(0, 600), quoted = "  | ";
+    for (char ch : head) quoted += ch == '\n' ? std::string("\n  | ") : std::string(1, ch);
+    std::cout << quoted << (last.size() > head.size() ? " ..." : "") << "\n";
+  }
+  std::cout << "--- the model's answer ---\n" << x.response << "\n--- end of answer (full exchange: --json) ---\n";
+}
+
+// One evaluation in text: its status, figures, per-shape table and what the kernel printed.
+void print_evaluation(const store::EvaluationInfo& ev) {
+  std::cout << fmt::format("\nevaluation on {}: {}{}\n", ev.device.empty() ? "-" : ev.device, ev.status,
+                           ev.message.empty() ? "" : " — " + ev.message);
+  if (ev.status == "ok")
+    std::cout << fmt::format("  geomean {:.3f}x, max rel L2 {:.2e}, roofline {:.1f}%, SM clock {:.0f}→{:.0f} MHz\n",
+                             ev.geomean_speedup, ev.max_rel_l2, 100 * ev.roofline_fraction, ev.clock_before,
+                             ev.clock_after);
+  auto timing = timing_notes(ev.report_json);
+  if (!ev.shapes.empty())
+    std::cout << fmt::format("  {:<28} {:>11} {:>11} {:>8} {:>9} {:>9}  {}\n", "shape", "median ms", "base ms",
+                             "speedup", "floor ms", "roofline", "timing");
+  for (auto& s : ev.shapes)
+    std::cout << fmt::format("  {:<28} {:>11.4f} {:>11.4f} {:>7.3f}x {:>9.4f} {:>8.1f}%  {}\n", s.shape,
+                             s.cand_median_ms, s.base_median_ms, s.speedup, s.floor_ms, 100 * s.roofline_fraction,
+                             timing.count(s.shape) ? timing.at(s.shape) : "");
+  if (ev.printed_bytes > 0) print_printed(ev.printed, ev.printed_bytes);
+}
+
+// `show` in text: header, lineage, plan, exchange, compile, evaluations, compiler log, source.
+void print_show_text(store::Store& st, const ShowData& d) {
+  const auto& c = d.c;
+  std::cout << fmt::format("candidate #{} — {} / {} for {}\n", c.id, c.op, c.template_name, c.arch);
+  std::cout << fmt::format("status: {}   origin: {}   parent: {}   created: {}\n", st.status_of(c.id), c.origin,
+                           c.parent ? fmt::format("#{}", *c.parent) : "-", c.created);
+  std::cout << "params: " << c.params_json << "\n";
+  if (!d.chain.empty()) {
+    std::string line = fmt::format("lineage: #{}", c.id);
+    for (auto& a : d.chain)
+      line += fmt::format(" <- #{} ({}, {}, {})", a.id, a.template_name, a.origin, st.status_of(a.id));
+    std::cout << line << "\n";
+  }
+  if (!c.plan_json.empty()) std::cout << launch_plan_line(c) << "\n";
+  if (c.exchange_id && !d.exchange)
+    std::cout << fmt::format("proposed by exchange #{} (not in this database)\n", *c.exchange_id);
+  if (d.exchange) print_exchange(*d.exchange);
+  if (d.comp)
+    std::cout << fmt::format("compile: {} in {:.2f} s, {} registers, {} bytes spilled, {} bytes static smem\n",
+                             d.comp->ok ? "ok" : "FAILED", d.comp->seconds, d.comp->registers, d.comp->spill_bytes,
+                             d.comp->smem);
+  for (auto& ev : d.evals) print_evaluation(ev);
+  if (d.comp && !d.comp->ok) std::cout << "\ncompiler log:\n" << d.comp->log << "\n";
+  std::cout << "\n--- source ---\n" << d.src << "\n";
+}
+}  // namespace
+
 int cmd_show(const std::string& db, long long id, bool as_json) {
   auto st = open_existing(db);
   auto c = st->candidate(id);
@@ -234,136 +397,17 @@ int cmd_show(const std::string& db, long long id, bool as_json) {
     std::cerr << fmt::format("tessera: no candidate #{} in {}\n", id, db);
     return 1;
   }
-  std::string src = st->source(c->source_hash).value_or("");
-  auto comp = st->last_compile(id);
-  auto evals = st->evaluations(id);
-  // Lineage: the parent chain, nearest first (a cycle or a missing row ends it).
-  std::vector<store::CandidateInfo> chain;
-  std::set<long long> seen = {id};
-  for (auto p = c->parent; p && chain.size() < 100 && seen.insert(*p).second;) {
-    auto pc = st->candidate(*p);
-    if (!pc) break;
-    chain.push_back(*pc);
-    p = pc->parent;
-  }
-  auto exchange = c->exchange_id ? st->exchange(*c->exchange_id) : std::nullopt;
-  if (as_json) {
-    json e = json::array();
-    for (auto& ev : evals)
-      e.push_back({{"status", ev.status},
-                   {"message", ev.message},
-                   {"device", ev.device},
-                   {"geomean_speedup", ev.geomean_speedup},
-                   {"max_rel_l2", ev.max_rel_l2},
-                   {"roofline_fraction", ev.roofline_fraction},
-                   {"seconds", ev.seconds},
-                   {"printed", ev.printed},
-                   {"printed_bytes", ev.printed_bytes},
-                   {"report", ev.report_json.empty() ? json() : json::parse(ev.report_json)}});
-    json out = {{"id", c->id},
-                {"operator", c->op},
-                {"template", c->template_name},
-                {"params", json::parse(c->params_json.empty() ? "{}" : c->params_json)},
-                {"arch", c->arch},
-                {"origin", c->origin},
-                {"parent", c->parent ? json(*c->parent) : json()},
-                {"status", st->status_of(id)},
-                {"source_hash", c->source_hash},
-                {"source", src},
-                {"evaluations", e}};
-    if (comp)
-      out["compile"] = {{"ok", comp->ok},
-                        {"seconds", comp->seconds},
-                        {"registers", comp->registers},
-                        {"spill_bytes", comp->spill_bytes},
-                        {"smem", comp->smem},
-                        {"log", comp->log}};
-    if (!c->plan_json.empty()) out["plan"] = json::parse(c->plan_json, nullptr, false);
-    json lineage = json::array();
-    for (auto& a : chain)
-      lineage.push_back({{"id", a.id},
-                         {"template", a.template_name},
-                         {"origin", a.origin},
-                         {"status", st->status_of(a.id)},
-                         {"exchange_id", a.exchange_id ? json(*a.exchange_id) : json()}});
-    out["lineage"] = lineage;
-    out["exchange_id"] = c->exchange_id ? json(*c->exchange_id) : json();
-    if (exchange)
-      out["exchange"] = {
-          {"id", exchange->id},
-          {"run_id", exchange->run_id},
-          {"turn", exchange->turn},
-          {"provider", exchange->provider},
-          {"model", exchange->model},
-          {"prompt_tokens", exchange->prompt_tokens},
-          {"completion_tokens", exchange->completion_tokens},
-          {"latency_s", exchange->latency_s},
-          {"http_status", exchange->http_status},
-          {"attempts", exchange->attempts},
-          {"finish_reason", exchange->finish_reason},
-          {"error", exchange->error},
-          {"error_kind", exchange->error_kind},
-          {"request", json::parse(exchange->request_json, nullptr, false)},
-          {"response", exchange->response},
-          {"outcome", json::parse(exchange->outcome_json.empty() ? "null" : exchange->outcome_json, nullptr, false)},
-          {"created", exchange->created}};
-    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-    return 0;
-  }
-  std::cout << fmt::format("candidate #{} — {} / {} for {}\n", c->id, c->op, c->template_name, c->arch);
-  std::cout << fmt::format("status: {}   origin: {}   parent: {}   created: {}\n", st->status_of(id), c->origin,
-                           c->parent ? fmt::format("#{}", *c->parent) : "-", c->created);
-  std::cout << "params: " << c->params_json << "\n";
-  if (!chain.empty()) {
-    std::string line = fmt::format("lineage: #{}", c->id);
-    for (auto& a : chain)
-      line += fmt::format(" <- #{} ({}, {}, {})", a.id, a.template_name, a.origin, st->status_of(a.id));
-    std::cout << line << "\n";
-  }
-  if (!c->plan_json.empty()) std::cout << launch_plan_line(*c) << "\n";
-  if (c->exchange_id && !exchange)
-    std::cout << fmt::format("proposed by exchange #{} (not in this database)\n", *c->exchange_id);
-  if (exchange) {
-    std::cout << fmt::format(
-        "proposed by exchange #{} (run {}, turn {}): {} {}, {} prompt + {} completion tokens, "
-        "{:.1f} s, HTTP {}, finish {}\n",
-        exchange->id, exchange->run_id, exchange->turn, exchange->provider, exchange->model, exchange->prompt_tokens,
-        exchange->completion_tokens, exchange->latency_s, exchange->http_status,
-        exchange->finish_reason.empty() ? "-" : exchange->finish_reason);
-    json req = json::parse(exchange->request_json, nullptr, false);
-    if (req.is_object() && req.contains("messages") && req["messages"].is_array() && !req["messages"].empty()) {
-      std::string last = req["messages"].back().value("content", "");
-      std::cout << fmt::format("  prompt: {} message(s); the last one ({} chars) begins:\n", req["messages"].size(),
-                               last.size());
-      std::string head = last.substr(0, 600), quoted = "  | ";
-      for (char ch : head) quoted += ch == '\n' ? std::string("\n  | ") : std::string(1, ch);
-      std::cout << quoted << (last.size() > head.size() ? " ..." : "") << "\n";
-    }
-    std::cout << "--- the model's answer ---\n"
-              << exchange->response << "\n--- end of answer (full exchange: --json) ---\n";
-  }
-  if (comp)
-    std::cout << fmt::format("compile: {} in {:.2f} s, {} registers, {} bytes spilled, {} bytes static smem\n",
-                             comp->ok ? "ok" : "FAILED", comp->seconds, comp->registers, comp->spill_bytes, comp->smem);
-  for (auto& ev : evals) {
-    std::cout << fmt::format("\nevaluation on {}: {}{}\n", ev.device.empty() ? "-" : ev.device, ev.status,
-                             ev.message.empty() ? "" : " — " + ev.message);
-    if (ev.status == "ok")
-      std::cout << fmt::format("  geomean {:.3f}x, max rel L2 {:.2e}, roofline {:.1f}%, SM clock {:.0f}→{:.0f} MHz\n",
-                               ev.geomean_speedup, ev.max_rel_l2, 100 * ev.roofline_fraction, ev.clock_before,
-                               ev.clock_after);
-    auto timing = timing_notes(ev.report_json);
-    if (!ev.shapes.empty())
-      std::cout << fmt::format("  {:<28} {:>11} {:>11} {:>8} {:>9} {:>9}  {}\n", "shape", "median ms", "base ms",
-                               "speedup", "floor ms", "roofline", "timing");
-    for (auto& s : ev.shapes)
-      std::cout << fmt::format("  {:<28} {:>11.4f} {:>11.4f} {:>7.3f}x {:>9.4f} {:>8.1f}%  {}\n", s.shape,
-                               s.cand_median_ms, s.base_median_ms, s.speedup, s.floor_ms, 100 * s.roofline_fraction,
-                               timing.count(s.shape) ? timing.at(s.shape) : "");
-    if (ev.printed_bytes > 0) print_printed(ev.printed, ev.printed_bytes);
-  }
-  if (comp && !comp->ok) std::cout << "\ncompiler log:\n" << comp->log << "\n";
-  std::cout << "\n--- source ---\n" << src << "\n";
+  ShowData d;
+  d.c = *c;
+  d.src = st->source(c->source_hash).value_or("");
+  d.comp = st->last_compile(id);
+  d.evals = st->evaluations(id);
+  d.chain = lineage_of(*st, *c);
+  d.exchange = c->exchange_id ? st->exchange(*c->exchange_id) : std::nullopt;
+  if (as_json)
+    print_show_json(*st, d);
+  else
+    print_show_text(*st, d);
   return 0;
 }
 

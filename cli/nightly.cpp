@@ -20,6 +20,23 @@ namespace tessera::cli {
 
 using nlohmann::json;
 
+namespace {
+
+// A re-check's verdict on one candidate, as nightly.json and `tessera recheck --json`
+// write it (the latter adds the two evaluations compared).
+json verdict_json(const agent::Recheck& v) {
+  return {{"candidate", v.candidate_id},
+          {"rank", v.rank},
+          {"verdict", v.verdict},
+          {"regression", v.regression},
+          {"speedup_before", v.speedup_before},
+          {"speedup_now", v.speedup_now},
+          {"time_ratio", v.time_ratio},
+          {"note", v.note}};
+}
+
+}  // namespace
+
 int cmd_nightly(const NightlyFlags& f) {
   agent::NightlyJob job;
   try {
@@ -61,15 +78,7 @@ int cmd_nightly(const NightlyFlags& f) {
   json jops = json::array();
   for (auto& o : res.operators) {
     json items = json::array();
-    for (auto& v : o.recheck.items)
-      items.push_back({{"candidate", v.candidate_id},
-                       {"rank", v.rank},
-                       {"verdict", v.verdict},
-                       {"regression", v.regression},
-                       {"speedup_before", v.speedup_before},
-                       {"speedup_now", v.speedup_now},
-                       {"time_ratio", v.time_ratio},
-                       {"note", v.note}});
+    for (auto& v : o.recheck.items) items.push_back(verdict_json(v));
     jops.push_back({{"name", o.name},
                     {"recheck_run", o.recheck.run_id},
                     {"device", o.recheck.device},
@@ -121,17 +130,12 @@ int cmd_recheck(const RecheckFlags& f) {
   }
   if (f.json) {
     json items = json::array();
-    for (auto& v : res.items)
-      items.push_back({{"candidate", v.candidate_id},
-                       {"rank", v.rank},
-                       {"verdict", v.verdict},
-                       {"regression", v.regression},
-                       {"speedup_before", v.speedup_before},
-                       {"speedup_now", v.speedup_now},
-                       {"time_ratio", v.time_ratio},
-                       {"stored_evaluation", v.stored_evaluation},
-                       {"new_evaluation", v.new_evaluation},
-                       {"note", v.note}});
+    for (auto& v : res.items) {
+      json item = verdict_json(v);
+      item["stored_evaluation"] = v.stored_evaluation;
+      item["new_evaluation"] = v.new_evaluation;
+      items.push_back(item);
+    }
     std::cout << json{{"run", res.run_id}, {"device", res.device}, {"skipped", res.skipped}, {"items", items}}.dump(2)
               << "\n";
   } else {

@@ -114,15 +114,49 @@ void write_atomically(const fs::path& p, const std::string& bytes) {
   fs::rename(tmp, p, ec);
 }
 
+// NVRTC's options for req: the architecture, C++17 (with ptxas' resource report where asked),
+// device code by default, the include folders, the CUDA headers, then the request's own.
+std::vector<std::string> nvrtc_options(const CompileRequest& req, bool ptxas_report) {
+  std::vector<std::string> opts = {"--gpu-architecture=" + req.arch, "-std=c++17"};
+  if (ptxas_report) opts.push_back("--ptxas-options=-v");
+  opts.push_back("-default-device");
+  for (auto& d : req.include_dirs) opts.push_back("-I" + d.string());
+  opts.push_back("-I" + cuda_include_dir().string());
+  for (auto& o : req.extra_options) opts.push_back(o);
+  return opts;
+}
+
+// req's source compiled by NVRTC with opts: the program (null where it could not be made;
+// the caller destroys it), the result and the log, its trailing NULs removed.
+struct Nvrtc {
+  nvrtcProgram prog = nullptr;
+  nvrtcResult rc = NVRTC_ERROR_INVALID_INPUT;
+  std::string log;
+};
+Nvrtc run_nvrtc(const CompileRequest& req, const std::vector<std::string>& opts) {
+  Nvrtc r;
+  if (nvrtcCreateProgram(&r.prog, req.source.c_str(), req.name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
+    r.prog = nullptr;
+    r.log = "nvrtcCreateProgram failed";
+    return r;
+  }
+  std::vector<const char*> copts;
+  for (auto& o : opts) copts.push_back(o.c_str());
+  r.rc = nvrtcCompileProgram(r.prog, static_cast<int>(copts.size()), copts.data());
+  size_t n = 0;
+  nvrtcGetProgramLogSize(r.prog, &n);
+  r.log.resize(n);
+  if (n) nvrtcGetProgramLog(r.prog, r.log.data());
+  while (!r.log.empty() && r.log.back() == '\0') r.log.pop_back();
+  if (r.rc != NVRTC_SUCCESS && r.log.empty()) r.log = nvrtcGetErrorString(r.rc);
+  return r;
+}
+
 }  // namespace
 
 CompileResult Compiler::compile(const CompileRequest& req) const {
   CompileResult res;
-  std::vector<std::string> opts = {"--gpu-architecture=" + req.arch, "-std=c++17", "--ptxas-options=-v",
-                                   "-default-device"};
-  for (auto& d : req.include_dirs) opts.push_back("-I" + d.string());
-  opts.push_back("-I" + cuda_include_dir().string());
-  for (auto& o : req.extra_options) opts.push_back(o);
+  const std::vector<std::string> opts = nvrtc_options(req, true);
 
   std::string keytext = req.source + "\n--\n" + nvrtc_version();
   for (auto& o : opts) keytext += "\n" + o;
@@ -156,32 +190,20 @@ CompileResult Compiler::compile(const CompileRequest& req) const {
   }
 
   auto t0 = std::chrono::steady_clock::now();
-  nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
-    res.log = "nvrtcCreateProgram failed";
-    return res;
-  }
-  std::vector<const char*> copts;
-  for (auto& o : opts) copts.push_back(o.c_str());
-  nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
-  size_t log_size = 0;
-  nvrtcGetProgramLogSize(prog, &log_size);
-  res.log.resize(log_size);
-  if (log_size) nvrtcGetProgramLog(prog, res.log.data());
-  while (!res.log.empty() && res.log.back() == '\0') res.log.pop_back();
-  if (rc == NVRTC_SUCCESS) {
+  Nvrtc run = run_nvrtc(req, opts);
+  res.log = std::move(run.log);
+  if (!run.prog) return res;
+  if (run.rc == NVRTC_SUCCESS) {
     size_t n = 0;
-    if (nvrtcGetCUBINSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+    if (nvrtcGetCUBINSize(run.prog, &n) == NVRTC_SUCCESS && n > 0) {
       res.cubin.resize(n);
-      nvrtcGetCUBIN(prog, res.cubin.data());
+      nvrtcGetCUBIN(run.prog, res.cubin.data());
       res.ok = true;
     } else {
       res.log += "\n(no cubin produced: is the architecture a real one, e.g. sm_90a?)";
     }
-  } else if (res.log.empty()) {
-    res.log = nvrtcGetErrorString(rc);
   }
-  nvrtcDestroyProgram(&prog);
+  nvrtcDestroyProgram(&run.prog);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.kernels = parse_resource_report(res.log);
   if (res.ok) {
@@ -211,32 +233,17 @@ std::vector<CompileResult> Compiler::compile_many(const std::vector<CompileReque
 // options of Compiler::compile without ptxas, uncached (an export compiles each once).
 CompileResult compile_ptx(const CompileRequest& req) {
   CompileResult res;
-  std::vector<std::string> opts = {"--gpu-architecture=" + req.arch, "-std=c++17", "-default-device"};
-  for (auto& d : req.include_dirs) opts.push_back("-I" + d.string());
-  opts.push_back("-I" + cuda_include_dir().string());
-  for (auto& o : req.extra_options) opts.push_back(o);
-  nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
-    res.log = "nvrtcCreateProgram failed";
-    return res;
-  }
-  std::vector<const char*> copts;
-  for (auto& o : opts) copts.push_back(o.c_str());
-  nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
+  Nvrtc run = run_nvrtc(req, nvrtc_options(req, false));
+  res.log = std::move(run.log);
+  if (!run.prog) return res;
   size_t n = 0;
-  nvrtcGetProgramLogSize(prog, &n);
-  res.log.resize(n);
-  if (n) nvrtcGetProgramLog(prog, res.log.data());
-  while (!res.log.empty() && res.log.back() == '\0') res.log.pop_back();
-  if (rc == NVRTC_SUCCESS && nvrtcGetPTXSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+  if (run.rc == NVRTC_SUCCESS && nvrtcGetPTXSize(run.prog, &n) == NVRTC_SUCCESS && n > 0) {
     res.cubin.resize(n);
-    nvrtcGetPTX(prog, res.cubin.data());
+    nvrtcGetPTX(run.prog, res.cubin.data());
     while (!res.cubin.empty() && res.cubin.back() == '\0') res.cubin.pop_back();
     res.ok = true;
-  } else if (res.log.empty()) {
-    res.log = nvrtcGetErrorString(rc);
   }
-  nvrtcDestroyProgram(&prog);
+  nvrtcDestroyProgram(&run.prog);
   return res;
 }
 

@@ -81,24 +81,6 @@ void write_atomically(const fs::path& p, const char* data, size_t n) {
   fs::rename(tmp, p);
 }
 
-const char* server_dtype(spec::DType t) {
-  switch (t) {
-    case spec::DType::bf16:
-      return "bfloat16";
-    case spec::DType::f16:
-      return "float16";
-    case spec::DType::f32:
-      return "float32";
-    case spec::DType::f64:
-      return "float64";
-    case spec::DType::i32:
-      return "int32";
-    case spec::DType::i64:
-      return "int64";
-  }
-  return "?";
-}
-
 long long element_count(const std::vector<long long>& shape) {
   long long n = 1;
   for (long long s : shape) n *= s;
@@ -403,7 +385,8 @@ json PythonReference::input_specs(const std::vector<PythonTensor>& inputs) {
     if (t.kind == "none") {
       specs.push_back({{"name", t.name}, {"kind", "none"}});
     } else if (t.kind == "scalar") {
-      specs.push_back({{"name", t.name}, {"kind", "scalar"}, {"dtype", server_dtype(t.dtype)}, {"value", t.value}});
+      specs.push_back(
+          {{"name", t.name}, {"kind", "scalar"}, {"dtype", spec::torch_dtype_name(t.dtype)}, {"value", t.value}});
     } else if (t.kind == "tensor") {
       size_t want = static_cast<size_t>(element_count(t.shape)) * spec::dtype_size(t.dtype);
       if (t.bytes != want || (want && !t.data))
@@ -416,7 +399,7 @@ json PythonReference::input_specs(const std::vector<PythonTensor>& inputs) {
       input_files_.push_back(f);
       specs.push_back({{"name", t.name},
                        {"kind", "tensor"},
-                       {"dtype", server_dtype(t.dtype)},
+                       {"dtype", spec::torch_dtype_name(t.dtype)},
                        {"shape", t.shape},
                        {"path", f.string()}});
     } else {
@@ -457,7 +440,7 @@ std::string reference_key(const std::string& server_hash, const std::string& def
   text(server_hash);
   text(definition);
   for (const auto& t : inputs) {
-    text(t.name), text(t.kind), text(server_dtype(t.dtype)), shape(t.shape);
+    text(t.name), text(t.kind), text(spec::torch_dtype_name(t.dtype)), shape(t.shape);
     if (t.kind == "tensor") feed(t.data, t.bytes);
     if (t.kind == "scalar") feed(&t.value, sizeof t.value);
   }

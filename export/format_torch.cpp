@@ -222,22 +222,20 @@ void ensure_cpp(const ExportPackage& p, const fs::path& out, fs::path* header, f
   if (!fs::exists(*header) || !fs::exists(*source)) write_cpp(p, out);
 }
 
-}  // namespace
-
-void write_torch(const ExportPackage& p, const fs::path& out) {
-  if (!p.op || p.candidates.empty()) throw std::runtime_error("write_torch: an empty package");
-  const spec::Operator& op = *p.op;
-  const std::string n = c_name(op.name);
-  PythonCall call = python_call(op);
-  TorchCode k = torch_code(p, call);
-  fs::path dir = out / "torch";
+// DIR/torch/csrc (write_cpp's header and source) and the package's copy of DIR/manifest.json.
+void copy_cpp_and_manifest(const ExportPackage& p, const fs::path& out, const fs::path& dir, const std::string& n) {
   fs::path header, source;
   ensure_cpp(p, out, &header, &source);
   write_text(dir / "csrc" / header.filename(), read_file(header));
   write_text(dir / "csrc" / source.filename(), read_file(source));
   if (!fs::exists(out / "manifest.json")) write_manifest(p, out);
   write_text(dir / ("tessera_" + n) / "manifest.json", read_file(out / "manifest.json"));
+}
 
+// The values of the package's templates (pyproject.toml, setup.py, README.md, __init__.py).
+std::map<std::string, std::string> package_values(const ExportPackage& p, const PythonCall& call, const TorchCode& k) {
+  const spec::Operator& op = *p.op;
+  const std::string n = c_name(op.name);
   std::vector<std::string> cands, inputs, outputs;
   for (auto& c : p.candidates) cands.push_back(c.name);
   for (auto* t : call.inputs) inputs.push_back(t->name);
@@ -249,7 +247,7 @@ void write_torch(const ExportPackage& p, const fs::path& out) {
   std::string tensors = readme_tables(op, call, &scalars_text, &fixed_text);
   std::vector<std::string> set_args;
   for (auto& s : op.symbols) set_args.push_back(s);
-  std::map<std::string, std::string> v = {
+  return {
       {"OP", op.name},
       {"CNAME", n},
       {"DIST", dist},
@@ -272,12 +270,11 @@ void write_torch(const ExportPackage& p, const fs::path& out) {
        n == "kda" ? "\nfrom . import fla_kda  # noqa: E402,F401  (FLA's chunk_kda backend, when FLA is installed)\n"
                   : ""},
   };
-  write_text(dir / "pyproject.toml", fill_template("torch/pyproject.toml", v));
-  write_text(dir / "setup.py", fill_template("torch/setup.py", v));
-  write_text(dir / "README.md", fill_template("torch/README.md", v));
-  fs::path pkg = dir / ("tessera_" + n);
-  write_text(pkg / "__init__.py", fill_template("torch/package/__init__.py", v));
+}
 
+// pkg/_library.py and pkg/_op.py, adding the operator's code to `v` (which fla_kda.py then uses).
+void write_library_and_op(const fs::path& pkg, const PythonCall& call, const TorchCode& k,
+                          std::map<std::string, std::string>& v) {
   v["FIELDS"] = k.fields_py.empty() ? "" : k.fields_py.substr(0, k.fields_py.size() - 1);
   v["SET_SYMBOLS"] = k.set_symbols.empty() ? "    pass" : k.set_symbols.substr(0, k.set_symbols.size() - 1);
   write_text(pkg / "_library.py", fill_template("torch/package/_library.py", v));
@@ -300,17 +297,41 @@ void write_torch(const ExportPackage& p, const fs::path& out) {
   v["ARGS_FIELDS"] = k.args_fields;
   v["RETURN"] = k.ret;
   write_text(pkg / "_op.py", fill_template("torch/package/_op.py", v));
+}
 
-  if (n == "kda") {
-    std::string fixed;
-    for (auto& [s, x] : call.fixed) fixed += (fixed.empty() ? "" : ", ") + fmt::format("{} = {}", s, x);
-    std::string lb = "?";
-    for (auto& sc : op.scalars)
-      if (sc.name == "lower_bound") lb = sc.expr;
-    v["LOWER_BOUND"] = lb;
-    v["FIXED_TEXT"] = fixed.empty() ? "any" : fixed;
-    write_text(pkg / "fla_kda.py", fill_template("torch/package/fla_kda.py", v));
-  }
+// pkg/fla_kda.py (kda only): the FLA backend, with the spec's lower_bound and fixed symbols.
+void write_fla_kda(const fs::path& pkg, const spec::Operator& op, const PythonCall& call,
+                   std::map<std::string, std::string>& v) {
+  std::string fixed;
+  for (auto& [s, x] : call.fixed) fixed += (fixed.empty() ? "" : ", ") + fmt::format("{} = {}", s, x);
+  std::string lb = "?";
+  for (auto& sc : op.scalars)
+    if (sc.name == "lower_bound") lb = sc.expr;
+  v["LOWER_BOUND"] = lb;
+  v["FIXED_TEXT"] = fixed.empty() ? "any" : fixed;
+  write_text(pkg / "fla_kda.py", fill_template("torch/package/fla_kda.py", v));
+}
+
+}  // namespace
+
+void write_torch(const ExportPackage& p, const fs::path& out) {
+  if (!p.op || p.candidates.empty()) throw std::runtime_error("write_torch: an empty package");
+  const spec::Operator& op = *p.op;
+  const std::string n = c_name(op.name);
+  PythonCall call = python_call(op);
+  TorchCode k = torch_code(p, call);
+  fs::path dir = out / "torch";
+  copy_cpp_and_manifest(p, out, dir, n);
+
+  std::map<std::string, std::string> v = package_values(p, call, k);
+  write_text(dir / "pyproject.toml", fill_template("torch/pyproject.toml", v));
+  write_text(dir / "setup.py", fill_template("torch/setup.py", v));
+  write_text(dir / "README.md", fill_template("torch/README.md", v));
+  fs::path pkg = dir / ("tessera_" + n);
+  write_text(pkg / "__init__.py", fill_template("torch/package/__init__.py", v));
+
+  write_library_and_op(pkg, call, k, v);
+  if (n == "kda") write_fla_kda(pkg, op, call, v);
 }
 
 }  // namespace tessera::exporter

@@ -77,41 +77,15 @@ PythonCall python_call(const spec::Operator& op) {
 }
 
 std::string torch_dtype(spec::DType t) {
-  switch (t) {
-    case spec::DType::bf16:
-      return "torch.bfloat16";
-    case spec::DType::f16:
-      return "torch.float16";
-    case spec::DType::f32:
-      return "torch.float32";
-    case spec::DType::f64:
-      return "torch.float64";
-    case spec::DType::i32:
-      return "torch.int32";
-    case spec::DType::i64:
-      return "torch.int64";
-  }
-  return "torch.float32";
+  return std::string("torch.") + spec::torch_dtype_name(t);
 }
 
 std::string flashinfer_dtype(spec::DType t) {
-  switch (t) {
-    case spec::DType::bf16:
-      return "bfloat16";
-    case spec::DType::f16:
-      return "float16";
-    case spec::DType::f32:
-      return "float32";
-    case spec::DType::i32:
-      return "int32";
-    case spec::DType::i64:
-      return "int64";
-    case spec::DType::f64:
-      break;
-  }
-  throw std::runtime_error(
-      "FlashInfer Trace has no float64 tensors (its dtypes: float32, float16, bfloat16, "
-      "float8_e4m3fn, float8_e5m2, float4_e2m1, int64, int32, int16, int8, bool)");
+  if (t == spec::DType::f64)
+    throw std::runtime_error(
+        "FlashInfer Trace has no float64 tensors (its dtypes: float32, float16, bfloat16, "
+        "float8_e4m3fn, float8_e5m2, float4_e2m1, int64, int32, int16, int8, bool)");
+  return spec::torch_dtype_name(t);
 }
 
 std::string python_dim(const std::string& expr) {

@@ -134,24 +134,10 @@ std::string tessera_dtype(const std::string& d, const std::string& where) {
                   where, d));
 }
 
-Definition read_definition(const fs::path& file, std::string* parse_note) {
-  std::ifstream in(file);
-  if (!in) throw ImportError(file.string() + ": cannot be read");
-  Definition d;
-  d.file = file;
-  try {
-    d.json = ojson::parse(in);
-  } catch (std::exception& e) {
-    throw ImportError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
-  }
-  const ojson& j = d.json;
-  if (!j.is_object()) fail(file, "(top level)", "an object");
-  d.name = str(file, j, "name", "", true);
-  d.op_type = str(file, j, "op_type", "", true);
-  d.description = str(file, j, "description", "", false);
-  if (j.contains("tags") && j.at("tags").is_array())
-    for (auto& t : j.at("tags"))
-      if (t.is_string()) d.tags.push_back(t.get<std::string>());
+namespace {
+
+// The "axes" object: each axis's type (const with a non-negative value, or var) and description.
+void read_axes(const fs::path& file, const ojson& j, Definition& d) {
   if (!j.contains("axes") || !j.at("axes").is_object()) fail(file, "axes", "an object of axis name -> {type, value}");
   for (auto& [name, a] : j.at("axes").items()) {
     Axis ax;
@@ -168,17 +154,10 @@ Definition read_definition(const fs::path& file, std::string* parse_note) {
     ax.description = a.value("description", "");
     d.axes.push_back(ax);
   }
-  for (const char* part : {"inputs", "outputs"}) {
-    if (!j.contains(part) || !j.at(part).is_object() || j.at(part).empty())
-      fail(file, part, "an object of name -> {shape, dtype} with at least one entry");
-    for (auto& [name, v] : j.at(part).items())
-      (std::string(part) == "inputs" ? d.inputs : d.outputs)
-          .push_back(read_tensor(file, std::string(part) + "." + name, name, v));
-  }
-  if (j.contains("constraints") && j.at("constraints").is_array())
-    for (auto& c : j.at("constraints"))
-      if (c.is_string()) d.constraints.push_back(c.get<std::string>());
-  // dtypes, axes declared, var axes readable from the inputs
+}
+
+// dtypes, axes declared, var axes readable from the inputs, outputs not scalars.
+void check_tensors(const fs::path& file, const Definition& d) {
   std::set<std::string> in_inputs;
   for (const char* part : {"inputs", "outputs"})
     for (auto& t : std::string(part) == "inputs" ? d.inputs : d.outputs) {
@@ -204,7 +183,10 @@ Definition read_definition(const fs::path& file, std::string* parse_note) {
     }
   for (auto& t : d.outputs)
     if (!t.shape) fail(file, "outputs." + t.name + ".shape", "a list of axis names (an output cannot be a scalar)");
-  // the reference
+}
+
+// The reference: Python source defining run(...), parsed by python3's ast when there is one.
+void read_reference(const fs::path& file, const ojson& j, Definition& d, std::string* parse_note) {
   if (!j.contains("reference") || !j.at("reference").is_string())
     fail(file, "reference", "Python source defining run(...) as a string");
   d.reference = j.at("reference").get<std::string>();
@@ -216,6 +198,41 @@ Definition read_definition(const fs::path& file, std::string* parse_note) {
   if (parse_note)
     *parse_note = checked ? "the reference parses (python3's ast) and run takes the inputs"
                           : "python3 was not found: the reference was not parsed here";
+}
+
+}  // namespace
+
+Definition read_definition(const fs::path& file, std::string* parse_note) {
+  std::ifstream in(file);
+  if (!in) throw ImportError(file.string() + ": cannot be read");
+  Definition d;
+  d.file = file;
+  try {
+    d.json = ojson::parse(in);
+  } catch (std::exception& e) {
+    throw ImportError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
+  }
+  const ojson& j = d.json;
+  if (!j.is_object()) fail(file, "(top level)", "an object");
+  d.name = str(file, j, "name", "", true);
+  d.op_type = str(file, j, "op_type", "", true);
+  d.description = str(file, j, "description", "", false);
+  if (j.contains("tags") && j.at("tags").is_array())
+    for (auto& t : j.at("tags"))
+      if (t.is_string()) d.tags.push_back(t.get<std::string>());
+  read_axes(file, j, d);
+  for (const char* part : {"inputs", "outputs"}) {
+    if (!j.contains(part) || !j.at(part).is_object() || j.at(part).empty())
+      fail(file, part, "an object of name -> {shape, dtype} with at least one entry");
+    for (auto& [name, v] : j.at(part).items())
+      (std::string(part) == "inputs" ? d.inputs : d.outputs)
+          .push_back(read_tensor(file, std::string(part) + "." + name, name, v));
+  }
+  if (j.contains("constraints") && j.at("constraints").is_array())
+    for (auto& c : j.at("constraints"))
+      if (c.is_string()) d.constraints.push_back(c.get<std::string>());
+  check_tensors(file, d);
+  read_reference(file, j, d, parse_note);
   return d;
 }
 

@@ -52,6 +52,24 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+const char* torch_dtype_name(DType t) {
+  switch (t) {
+    case DType::bf16:
+      return "bfloat16";
+    case DType::f16:
+      return "float16";
+    case DType::f32:
+      return "float32";
+    case DType::f64:
+      return "float64";
+    case DType::i32:
+      return "int32";
+    case DType::i64:
+      return "int64";
+  }
+  return "?";
+}
+
 DType parse_dtype(const std::string& s) {
   if (s == "bf16") return DType::bf16;
   if (s == "f16") return DType::f16;
@@ -645,74 +663,54 @@ json apply_extends(const json& j, const fs::path& file, fs::path* base_dir) {
   return merged;
 }
 
-}  // namespace
-
-Operator load_operator(const fs::path& dir_in) {
-  const fs::path spec_dir = fs::absolute(dir_in);
-  fs::path dir = spec_dir;  // where the sources are: the base's folder for a suite
-  fs::path file = spec_dir / "spec.json";
-  json j = read_spec_json(file);
-  if (!j.is_object()) Reader(j, file.string(), "").fail("(top level)", "an object");
-  Operator op;
-  if (j.contains("extends")) {
-    j = apply_extends(j, file, &dir);
-    op.extends = dir.filename().string();
-  }
-  Reader r(j, op.extends.empty() ? file.string() : fmt::format("{} (extending {})", file.string(), op.extends), "");
-  op.dir = dir;
-  op.spec_dir = spec_dir;
-  op.name = r.str("name");
-  op.description = r.str("description", std::string());
-  op.symbols = r.str_list("symbols");
-  if (std::count(op.symbols.begin(), op.symbols.end(), kSmCountSymbol))
-    r.fail("symbols", fmt::format("names other than {} (the device's SM count, bound by the judge)", kSmCountSymbol));
-  op.figure_of_merit = r.str("figure_of_merit", std::string("time"));
-  if (op.figure_of_merit != "time" && op.figure_of_merit != "bandwidth")
-    r.fail("figure_of_merit", "'time' or 'bandwidth'");
-  if (r.has("scalars")) {
-    for (auto& [name, v] : r.raw("scalars").items()) {
-      Reader s(v, file.string(), "scalars." + name);
-      Scalar sc;
-      sc.name = name;
-      try {
-        sc.dtype = parse_dtype(s.str("dtype", std::string("f32")));
-      } catch (std::invalid_argument&) {
-        s.fail("dtype", "f32, f64 or i64");
-      }
-      sc.expr = s.str("expr");
-      op.scalars.push_back(sc);
-    }
-  }
-  size_t nt = r.array_size("tensors");
-  std::set<std::string> seen;
-  for (size_t i = 0; i < nt; ++i) {
-    Reader t = r.item("tensors", i);
-    Tensor tn;
-    tn.name = t.str("name");
-    if (!seen.insert(tn.name).second) t.fail("name", "a unique tensor name ('" + tn.name + "' repeats)");
+// The spec's scalars (name -> {dtype, expr}), in the file's order.
+void read_scalars(const Reader& r, const fs::path& file, Operator& op) {
+  if (!r.has("scalars")) return;
+  for (auto& [name, v] : r.raw("scalars").items()) {
+    Reader s(v, file.string(), "scalars." + name);
+    Scalar sc;
+    sc.name = name;
     try {
-      tn.dtype = parse_dtype(t.str("dtype"));
+      sc.dtype = parse_dtype(s.str("dtype", std::string("f32")));
     } catch (std::invalid_argument&) {
-      t.fail("dtype", "bf16, f16, f32, f64, i32 or i64");
+      s.fail("dtype", "f32, f64 or i64");
     }
-    tn.shape = t.str_list("shape");
-    std::string role = t.str("role");
-    if (role != "input" && role != "output") t.fail("role", "'input' or 'output'");
-    tn.output = role == "output";
-    if (tn.output) {
-      if (t.has("tolerance")) {
-        Reader tol = t.child("tolerance");
-        tn.tol.rel_l2 = tol.num("rel_l2");
-        if (tol.has("max_abs")) tn.tol.max_abs = tol.num("max_abs");
-      } else {
-        t.fail("tolerance", "an object {\"rel_l2\": ..} for every output");
-      }
-    } else {
-      if (!t.has("init")) t.fail("init", "an init distribution for every input");
-      tn.init = read_init(t.child("init"));
-    }
-    op.tensors.push_back(tn);
+    sc.expr = s.str("expr");
+    op.scalars.push_back(sc);
   }
+}
+
+// One entry of tensors[]: its name (unique among `seen`), dtype, shape, role and tolerance or init.
+Tensor read_tensor(const Reader& t, std::set<std::string>& seen) {
+  Tensor tn;
+  tn.name = t.str("name");
+  if (!seen.insert(tn.name).second) t.fail("name", "a unique tensor name ('" + tn.name + "' repeats)");
+  try {
+    tn.dtype = parse_dtype(t.str("dtype"));
+  } catch (std::invalid_argument&) {
+    t.fail("dtype", "bf16, f16, f32, f64, i32 or i64");
+  }
+  tn.shape = t.str_list("shape");
+  std::string role = t.str("role");
+  if (role != "input" && role != "output") t.fail("role", "'input' or 'output'");
+  tn.output = role == "output";
+  if (tn.output) {
+    if (t.has("tolerance")) {
+      Reader tol = t.child("tolerance");
+      tn.tol.rel_l2 = tol.num("rel_l2");
+      if (tol.has("max_abs")) tn.tol.max_abs = tol.num("max_abs");
+    } else {
+      t.fail("tolerance", "an object {\"rel_l2\": ..} for every output");
+    }
+  } else {
+    if (!t.has("init")) t.fail("init", "an init distribution for every input");
+    tn.init = read_init(t.child("init"));
+  }
+  return tn;
+}
+
+// validation_shapes and benchmark_shapes, each with at least one shape.
+void read_shapes(const Reader& r, Operator& op) {
   bool derive_t = std::count(op.symbols.begin(), op.symbols.end(), "T") > 0;
   bool derive_n = std::count(op.symbols.begin(), op.symbols.end(), "NSEQ") > 0;
   for (const char* suite : {"validation_shapes", "benchmark_shapes"}) {
@@ -723,9 +721,10 @@ Operator load_operator(const fs::path& dir_in) {
       (std::string(suite) == "validation_shapes" ? op.validation_shapes : op.benchmark_shapes).push_back(s);
     }
   }
-  op.flops = r.str("flops");
-  op.bytes = r.str("bytes");
-  // Every expression that depends only on shapes must evaluate at every shape.
+}
+
+// Every expression that depends only on shapes must evaluate at every shape.
+void check_shape_expressions(const Operator& op, const fs::path& file) {
   for (auto* suite : {&op.validation_shapes, &op.benchmark_shapes}) {
     for (auto& s : *suite) {
       Bindings b;
@@ -751,20 +750,25 @@ Operator load_operator(const fs::path& dir_in) {
       check_index_inits(op, s, b, file.string());
     }
   }
-  if (r.has("imported")) {
-    Reader im = r.child("imported");
-    Operator::Imported imp;
-    imp.op_type = im.str("op_type", std::string());
-    for (auto [field, path] : {std::pair{"definition", &imp.definition}, std::pair{"workloads", &imp.workloads}}) {
-      std::string f = im.str(field, std::string());
-      if (f.empty()) continue;
-      if (f.find("..") != std::string::npos || f[0] == '/') im.fail(field, "a file name inside the target folder");
-      *path = dir / f;
-      if (!fs::exists(*path)) im.fail(field, "an existing file (" + path->string() + " not found)");
-    }
-    if (imp.definition.empty()) im.fail("definition", "the FlashInfer Trace definition the operator came from");
-    op.imported = imp;
+}
+
+// The "imported" object: the FlashInfer Trace files (inside `dir`) the operator came from.
+Operator::Imported read_imported(const Reader& im, const fs::path& dir) {
+  Operator::Imported imp;
+  imp.op_type = im.str("op_type", std::string());
+  for (auto [field, path] : {std::pair{"definition", &imp.definition}, std::pair{"workloads", &imp.workloads}}) {
+    std::string f = im.str(field, std::string());
+    if (f.empty()) continue;
+    if (f.find("..") != std::string::npos || f[0] == '/') im.fail(field, "a file name inside the target folder");
+    *path = dir / f;
+    if (!fs::exists(*path)) im.fail(field, "an existing file (" + path->string() + " not found)");
   }
+  if (imp.definition.empty()) im.fail("definition", "the FlashInfer Trace definition the operator came from");
+  return imp;
+}
+
+// reference, baseline and templates (read, not yet checked against the operator).
+void read_programs(const Reader& r, const fs::path& dir, Operator& op) {
   op.reference = read_program(r.child("reference"), dir, false);
   if (!op.reference.builtin.empty()) r.fail("reference", "a source reference (a built-in cannot be the judge)");
   if (!op.reference.python.empty() && op.reference.python.extension() != ".json")
@@ -779,6 +783,42 @@ Operator load_operator(const fs::path& dir_in) {
     if (op.find_template(p.name)) r.item("templates", i).fail("name", "a unique template name");
     op.templates.push_back(p);
   }
+}
+
+}  // namespace
+
+Operator load_operator(const fs::path& dir_in) {
+  const fs::path spec_dir = fs::absolute(dir_in);
+  fs::path dir = spec_dir;  // where the sources are: the base's folder for a suite
+  fs::path file = spec_dir / "spec.json";
+  json j = read_spec_json(file);
+  if (!j.is_object()) Reader(j, file.string(), "").fail("(top level)", "an object");
+  Operator op;
+  if (j.contains("extends")) {
+    j = apply_extends(j, file, &dir);
+    op.extends = dir.filename().string();
+  }
+  Reader r(j, op.extends.empty() ? file.string() : fmt::format("{} (extending {})", file.string(), op.extends), "");
+  op.dir = dir;
+  op.spec_dir = spec_dir;
+  op.name = r.str("name");
+  op.description = r.str("description", std::string());
+  op.symbols = r.str_list("symbols");
+  if (std::count(op.symbols.begin(), op.symbols.end(), kSmCountSymbol))
+    r.fail("symbols", fmt::format("names other than {} (the device's SM count, bound by the judge)", kSmCountSymbol));
+  op.figure_of_merit = r.str("figure_of_merit", std::string("time"));
+  if (op.figure_of_merit != "time" && op.figure_of_merit != "bandwidth")
+    r.fail("figure_of_merit", "'time' or 'bandwidth'");
+  read_scalars(r, file, op);
+  size_t nt = r.array_size("tensors");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < nt; ++i) op.tensors.push_back(read_tensor(r.item("tensors", i), seen));
+  read_shapes(r, op);
+  op.flops = r.str("flops");
+  op.bytes = r.str("bytes");
+  check_shape_expressions(op, file);
+  if (r.has("imported")) op.imported = read_imported(r.child("imported"), dir);
+  read_programs(r, dir, op);
   check_program(op, op.reference, file.string(), "reference");
   check_program(op, op.baseline, file.string(), "baseline");
   for (size_t i = 0; i < op.templates.size(); ++i)

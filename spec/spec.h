@@ -20,6 +20,7 @@ namespace tessera::spec {
 enum class DType { bf16, f16, f32, f64, i32, i64 };
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
+const char* torch_dtype_name(DType t);    // PyTorch's: "bfloat16", "float16", ..., "int64"
 DType parse_dtype(const std::string& s);  // throws
 
 struct Init {
