@@ -255,6 +255,157 @@ struct Doc {
   static std::string md_cell(const std::string& s) { return md_escape(s); }
 };
 
+// A plot written to DIR/plots/FILE and shown in both documents.
+void figure(Doc& d, ReportFiles& files, const std::string& dir, const std::string& file, const std::string& svg,
+            const std::string& alt, const std::string& caption) {
+  std::ofstream(fs::path(dir) / file) << svg;
+  files.plots.push_back((fs::path(dir) / file).string());
+  d.md += fmt::format("![{}]({})\n\n", alt, file);
+  d.html += "<figure>" + svg + "<figcaption>" + caption + "</figcaption></figure>\n";
+}
+
+// Leaderboard per GPU model (timings compare only within one model).
+void leaderboard_section(Doc& d, store::Store& db, const std::string& op, const std::vector<std::string>& models) {
+  d.h(3, "Leaderboard");
+  if (models.empty()) {
+    auto all = db.leaderboard(op, "", 10);
+    d.p(fmt::format("No candidate has been timed on a GPU yet; {} candidate(s) recorded (latest status shown).",
+                    all.size()));
+    std::vector<std::vector<std::string>> rows;
+    for (auto& r : all)
+      rows.push_back(
+          {std::to_string(r.candidate_id), r.template_name, params_text(r.params_json), r.status, r.created});
+    if (!rows.empty()) d.table({"id", "template", "parameters", "status", "when"}, rows, "leaderboard");
+  }
+  for (auto& m : models) {
+    auto board = store::timed_leaderboard(db, op, m, 10);
+    if (models.size() > 1) d.h(4, m);
+    std::vector<std::vector<std::string>> rows;
+    int rank = 0;
+    for (auto& r : board)
+      rows.push_back({std::to_string(++rank), fmt::format("#{}", r.candidate_id), r.template_name,
+                      params_text(r.params_json), r.status,
+                      r.status == "ok" ? fmt::format("{:.3f}×", r.geomean_speedup) : "—",
+                      r.status == "ok" && r.roofline_fraction > 0 ? pct(r.roofline_fraction) : "—",
+                      fmt::format("{:.2e}", r.max_rel_l2), r.created});
+    d.table({"rank", "candidate", "template", "parameters", "status", "speedup", "roofline", "max rel. L2", "when"},
+            rows, "leaderboard");
+  }
+}
+
+void timeline_section(Doc& d, ReportFiles& files, store::Store& db, const std::string& op, const std::string& dir) {
+  d.h(3, "Best speedup over time");
+  auto tl = store::ok_timeline(db, op);
+  if (tl.empty()) {
+    d.p("No timed evaluation yet: nothing to plot.");
+    return;
+  }
+  figure(d, files, dir, "plots/" + op + "-speedup.svg", speedup_plot("plot-" + op + "-speedup", tl),
+         "best geomean speedup over time",
+         fmt::format("Best geomean speedup over the baseline so far, per GPU model "
+                     "({} timed evaluations; dots: every one).",
+                     tl.size()));
+}
+
+// The champion on the first GPU model: its figures, per-shape plot and table.
+void champion_section(Doc& d, ReportFiles& files, store::Store& db, const std::string& op,
+                      const std::vector<std::string>& models, const std::string& dir) {
+  d.h(3, "Champion per shape");
+  if (models.empty()) {
+    d.p("No champion yet.");
+    return;
+  }
+  auto board = store::timed_leaderboard(db, op, models[0], 1);
+  if (board.empty() || board[0].status != "ok") {
+    d.p(fmt::format("No candidate currently passes on {}.", models[0]));
+    return;
+  }
+  auto& c = board[0];
+  d.p(fmt::format("Candidate #{} ({} {}) on {}: {:.3f}× the baseline (geomean), {} of the roofline.", c.candidate_id,
+                  c.template_name, params_text(c.params_json), models[0], c.geomean_speedup, pct(c.roofline_fraction)));
+  std::string svg = shapes_plot("plot-" + op + "-shapes", c.shapes);
+  if (!svg.empty())
+    figure(d, files, dir, "plots/" + op + "-shapes.svg", svg, "champion per-shape times",
+           "Median time per benchmark shape (log scale): the champion, the baseline and the "
+           "roofline floor (what the measured ceilings allow).");
+  std::vector<std::vector<std::string>> rows;
+  for (auto& r : c.shapes)
+    rows.push_back({r.shape, fmt::format("{:.4g}", r.cand_median_ms), fmt::format("{:.4g}", r.base_median_ms),
+                    r.floor_ms > 0 ? fmt::format("{:.4g}", r.floor_ms) : "—", fmt::format("{:.3f}×", r.speedup),
+                    r.roofline_fraction > 0 ? pct(r.roofline_fraction) : "—"});
+  d.table({"shape", "champion ms", "baseline ms", "floor ms", "speedup", "roofline"}, rows, "shapes");
+}
+
+void rechecks_section(Doc& d, store::Store& db, const std::vector<store::RunRow>& runs) {
+  d.h(3, "Re-checks and regressions");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> flags;
+  int regressions = 0;
+  for (auto& run : runs) {
+    for (auto& v : agent::verdicts_of_run(db, run)) {
+      rows.push_back({run.started, run.device, fmt::format("#{}", v.candidate_id), std::to_string(v.rank), v.verdict,
+                      v.regression ? "REGRESSION" : "",
+                      v.speedup_before > 0 ? fmt::format("{:.3f}×", v.speedup_before) : "—",
+                      v.speedup_now > 0 ? fmt::format("{:.3f}×", v.speedup_now) : "—",
+                      v.time_ratio > 0 ? fmt::format("{:.3f}", v.time_ratio) : "—", v.note});
+      flags.push_back(v.regression);
+      regressions += v.regression;
+    }
+  }
+  if (rows.empty()) {
+    d.p("No re-check has run yet (`tessera nightly` re-checks the champion and the top N).");
+    return;
+  }
+  d.p(regressions ? fmt::format("{} regression(s) of a champion found (highlighted).", regressions)
+                  : "No champion regressed.");
+  d.table(
+      {"when", "GPU", "candidate", "rank", "verdict", "", "speedup before", "speedup now", "time now/before", "note"},
+      rows, "rechecks", flags);
+}
+
+// A run's GPU busy fraction, and with several GPUs each one's share (runs.settings "per_gpu").
+std::string busy_text(const store::RunRow& r) {
+  std::string busy = r.gpu_busy_fraction && r.device != "(no GPU)" ? pct(*r.gpu_busy_fraction) : "—";
+  json s = json::parse(r.settings.empty() ? "{}" : r.settings, nullptr, false);
+  if (s.is_object() && s.contains("per_gpu") && s["per_gpu"].is_array() && s["per_gpu"].size() > 1) {
+    std::string each;
+    for (auto& g : s["per_gpu"])
+      each += fmt::format("{}GPU {} {} ({} evaluated; idle {:.1f} s for the compiler, {:.1f} s at batch ends)",
+                          each.empty() ? "" : ", ", g.value("gpu", 0), pct(g.value("busy", 0.0)),
+                          g.value("evaluated", 0), g.value("waited_s", 0.0), g.value("tail_s", 0.0));
+    busy += " — " + each;
+  }
+  return busy;
+}
+
+void runs_section(Doc& d, const std::vector<store::RunRow>& runs) {
+  d.h(3, "Runs");
+  std::vector<std::vector<std::string>> rows;
+  for (auto& r : runs)
+    rows.push_back({std::to_string(r.id), r.started, r.proposer + (r.strategy.empty() ? "" : "/" + r.strategy), r.host,
+                    r.device, std::to_string(r.budget), std::to_string(r.evaluations), std::to_string(r.timed),
+                    r.status, busy_text(r)});
+  d.table(
+      {"run", "started", "proposer/strategy", "host", "GPU", "budget", "evaluations", "timed", "status", "GPU busy"},
+      rows, "runs");
+}
+
+// The HTML document around the body: one page, its style inline.
+std::string html_page(const std::string& title, const std::string& body) {
+  std::string css = R"CSS(
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f3f3f3} tr.flag td{background:#fde2e2;font-weight:600}
+figure{margin:1em 0} figcaption{font-size:12px;color:#555}
+section.operator{border-top:2px solid #444;margin-top:2em} .meta{color:#666}
+)CSS";
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{}</style>\n"
+      "</head>\n<body>\n{}</body>\n</html>\n",
+      esc(title), css, body);
+}
+
 }  // namespace
 
 ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const std::string& dir,
@@ -283,151 +434,17 @@ ReportFiles write_report(store::Store& db, std::vector<std::string> ops, const s
     d.h(2, op, "op-" + op);
     auto models = store::devices_of(db, op);
     auto runs = store::runs_of(db, op);
-
-    // Leaderboard per GPU model (timings compare only within one model).
-    d.h(3, "Leaderboard");
-    if (models.empty()) {
-      auto all = db.leaderboard(op, "", 10);
-      d.p(fmt::format("No candidate has been timed on a GPU yet; {} candidate(s) recorded (latest status shown).",
-                      all.size()));
-      std::vector<std::vector<std::string>> rows;
-      for (auto& r : all)
-        rows.push_back(
-            {std::to_string(r.candidate_id), r.template_name, params_text(r.params_json), r.status, r.created});
-      if (!rows.empty()) d.table({"id", "template", "parameters", "status", "when"}, rows, "leaderboard");
-    }
-    for (auto& m : models) {
-      auto board = store::timed_leaderboard(db, op, m, 10);
-      if (models.size() > 1) d.h(4, m);
-      std::vector<std::vector<std::string>> rows;
-      int rank = 0;
-      for (auto& r : board)
-        rows.push_back({std::to_string(++rank), fmt::format("#{}", r.candidate_id), r.template_name,
-                        params_text(r.params_json), r.status,
-                        r.status == "ok" ? fmt::format("{:.3f}×", r.geomean_speedup) : "—",
-                        r.status == "ok" && r.roofline_fraction > 0 ? pct(r.roofline_fraction) : "—",
-                        fmt::format("{:.2e}", r.max_rel_l2), r.created});
-      d.table({"rank", "candidate", "template", "parameters", "status", "speedup", "roofline", "max rel. L2", "when"},
-              rows, "leaderboard");
-    }
-
-    // Best speedup over time.
-    d.h(3, "Best speedup over time");
-    auto tl = store::ok_timeline(db, op);
-    if (tl.empty()) {
-      d.p("No timed evaluation yet: nothing to plot.");
-    } else {
-      std::string id = "plot-" + op + "-speedup";
-      std::string svg = speedup_plot(id, tl);
-      std::string file = "plots/" + op + "-speedup.svg";
-      std::ofstream(fs::path(dir) / file) << svg;
-      files.plots.push_back((fs::path(dir) / file).string());
-      d.md += fmt::format("![best geomean speedup over time]({})\n\n", file);
-      d.html += "<figure>" + svg +
-                fmt::format(
-                    "<figcaption>Best geomean speedup over the baseline so far, per GPU model "
-                    "({} timed evaluations; dots: every one).</figcaption></figure>\n",
-                    tl.size());
-    }
-
-    // The champion per shape.
-    d.h(3, "Champion per shape");
-    if (models.empty()) {
-      d.p("No champion yet.");
-    } else {
-      auto board = store::timed_leaderboard(db, op, models[0], 1);
-      if (board.empty() || board[0].status != "ok") {
-        d.p(fmt::format("No candidate currently passes on {}.", models[0]));
-      } else {
-        auto& c = board[0];
-        d.p(fmt::format("Candidate #{} ({} {}) on {}: {:.3f}× the baseline (geomean), {} of the roofline.",
-                        c.candidate_id, c.template_name, params_text(c.params_json), models[0], c.geomean_speedup,
-                        pct(c.roofline_fraction)));
-        std::string svg = shapes_plot("plot-" + op + "-shapes", c.shapes);
-        if (!svg.empty()) {
-          std::string file = "plots/" + op + "-shapes.svg";
-          std::ofstream(fs::path(dir) / file) << svg;
-          files.plots.push_back((fs::path(dir) / file).string());
-          d.md += fmt::format("![champion per-shape times]({})\n\n", file);
-          d.html += "<figure>" + svg +
-                    "<figcaption>Median time per benchmark shape (log scale): the champion, the baseline and the "
-                    "roofline floor (what the measured ceilings allow).</figcaption></figure>\n";
-        }
-        std::vector<std::vector<std::string>> rows;
-        for (auto& r : c.shapes)
-          rows.push_back({r.shape, fmt::format("{:.4g}", r.cand_median_ms), fmt::format("{:.4g}", r.base_median_ms),
-                          r.floor_ms > 0 ? fmt::format("{:.4g}", r.floor_ms) : "—", fmt::format("{:.3f}×", r.speedup),
-                          r.roofline_fraction > 0 ? pct(r.roofline_fraction) : "—"});
-        d.table({"shape", "champion ms", "baseline ms", "floor ms", "speedup", "roofline"}, rows, "shapes");
-      }
-    }
-
-    // Re-checks and regressions.
-    d.h(3, "Re-checks and regressions");
-    std::vector<std::vector<std::string>> rrows;
-    std::vector<bool> flags;
-    int regressions = 0;
-    for (auto& run : runs) {
-      for (auto& v : agent::verdicts_of_run(db, run)) {
-        rrows.push_back({run.started, run.device, fmt::format("#{}", v.candidate_id), std::to_string(v.rank), v.verdict,
-                         v.regression ? "REGRESSION" : "",
-                         v.speedup_before > 0 ? fmt::format("{:.3f}×", v.speedup_before) : "—",
-                         v.speedup_now > 0 ? fmt::format("{:.3f}×", v.speedup_now) : "—",
-                         v.time_ratio > 0 ? fmt::format("{:.3f}", v.time_ratio) : "—", v.note});
-        flags.push_back(v.regression);
-        regressions += v.regression;
-      }
-    }
-    if (rrows.empty()) {
-      d.p("No re-check has run yet (`tessera nightly` re-checks the champion and the top N).");
-    } else {
-      d.p(regressions ? fmt::format("{} regression(s) of a champion found (highlighted).", regressions)
-                      : "No champion regressed.");
-      d.table({"when", "GPU", "candidate", "rank", "verdict", "", "speedup before", "speedup now", "time now/before",
-               "note"},
-              rrows, "rechecks", flags);
-    }
-
-    // Runs and their GPU busy fraction.
-    d.h(3, "Runs");
-    std::vector<std::vector<std::string>> runrows;
-    for (auto& r : runs) {
-      std::string busy = r.gpu_busy_fraction && r.device != "(no GPU)" ? pct(*r.gpu_busy_fraction) : "—";
-      // With several GPUs, each one's share too (runs.settings "per_gpu").
-      json s = json::parse(r.settings.empty() ? "{}" : r.settings, nullptr, false);
-      if (s.is_object() && s.contains("per_gpu") && s["per_gpu"].is_array() && s["per_gpu"].size() > 1) {
-        std::string each;
-        for (auto& g : s["per_gpu"])
-          each += fmt::format("{}GPU {} {} ({} evaluated; idle {:.1f} s for the compiler, {:.1f} s at batch ends)",
-                              each.empty() ? "" : ", ", g.value("gpu", 0), pct(g.value("busy", 0.0)),
-                              g.value("evaluated", 0), g.value("waited_s", 0.0), g.value("tail_s", 0.0));
-        busy += " — " + each;
-      }
-      runrows.push_back({std::to_string(r.id), r.started, r.proposer + (r.strategy.empty() ? "" : "/" + r.strategy),
-                         r.host, r.device, std::to_string(r.budget), std::to_string(r.evaluations),
-                         std::to_string(r.timed), r.status, busy});
-    }
-    d.table(
-        {"run", "started", "proposer/strategy", "host", "GPU", "budget", "evaluations", "timed", "status", "GPU busy"},
-        runrows, "runs");
+    leaderboard_section(d, db, op, models);
+    timeline_section(d, files, db, op, dir);
+    champion_section(d, files, db, op, models, dir);
+    rechecks_section(d, db, runs);
+    runs_section(d, runs);
     d.html += "</section>\n";
   }
-  std::string css = R"CSS(
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
-table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}
-th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#f3f3f3} tr.flag td{background:#fde2e2;font-weight:600}
-figure{margin:1em 0} figcaption{font-size:12px;color:#555}
-section.operator{border-top:2px solid #444;margin-top:2em} .meta{color:#666}
-)CSS";
-  std::string html = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{}</style>\n"
-      "</head>\n<body>\n{}</body>\n</html>\n",
-      esc(title), css, d.html);
   files.markdown = (fs::path(dir) / "report.md").string();
   files.html = (fs::path(dir) / "report.html").string();
   std::ofstream(files.markdown) << d.md;
-  std::ofstream(files.html) << html;
+  std::ofstream(files.html) << html_page(title, d.html);
   return files;
 }
 

@@ -83,6 +83,8 @@ class Judge {
  private:
   ShapeCheck validate_one(const LoadedProgram& cand, const spec::Shape& s, unsigned long long seed,
                           const JudgeSettings& st);
+  void compare_outputs(ShapeCheck& chk, const OutputSet& c1, const OutputSet& c2, const OutputSet& ref,
+                       const Workspace& ws);
   void announce(const std::string& what, double limit_s) const {
     if (watch_) watch_(what, limit_s);
   }
@@ -114,6 +116,12 @@ class Judge {
     std::string why;
   };
   bool time_batched(const TimedPair& p, const JudgeSettings& st, bool graph, double prior_ms, Batches* out);
+  void enqueue_batch(const TimedPair& p, const JudgeSettings& st, bool graph, const std::vector<CUevent>& ev);
+  int read_batch(const std::vector<CUevent>& ev, bool with_base, std::vector<double>& c, std::vector<double>& b);
+  double time_once(PlanRunner& runner, const LoadedProgram& p, const Workspace& ws, OutputSet& o,
+                   const JudgeSettings& st);
+  std::map<std::string, Buffer> reference_outputs(PlanRunner& runner, const Workspace& ws);
+  ShapeCheck check_after_timing(const OutputSet& co, const Workspace& ws, const std::map<std::string, Buffer>& ref);
   std::map<std::string, double> base_best_;  // lowest baseline median per (shape, seed, method, flush)
 
   Device& dev_;

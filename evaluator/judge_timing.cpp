@@ -38,27 +38,10 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
   PlanRunner runner(dev_, op_, cublas_.get(), python_.get());
   std::string key = fmt::format("{}#{}", s.label(), st.bench_seed);
   announce(fmt::format("the float64 reference and the baseline on {}", s.label()), st.trusted_step_s);
-  if (!bench_ref_.count(key)) {
-    OutputSet ref = runner.make_outputs(reference_, *ws, true);
-    runner.poison(ref);
-    runner.run(reference_, *ws, ref);
-    dev_.sync();
-    for (auto& t : op_.tensors)
-      if (t.output) bench_ref_[key].emplace(t.name, std::move(ref.bufs.at(t.name)));
-  }
+  if (!bench_ref_.count(key)) bench_ref_[key] = reference_outputs(runner, *ws);
   OutputSet co = runner.make_outputs(cand, *ws, false);
   OutputSet bo = runner.make_outputs(baseline_, *ws, false);
-  auto timed = [&](const LoadedProgram& p, OutputSet& o) {
-    runner.poison(o);
-    flush(st);
-    CUevent a = dev_.record();
-    runner.run(p, *ws, o);
-    CUevent b = dev_.record();
-    double ms = dev_.elapsed_ms(a, b);
-    dev_.release(a);
-    dev_.release(b);
-    return ms;
-  };
+  auto timed = [&](const LoadedProgram& p, OutputSet& o) { return time_once(runner, p, *ws, o, st); };
   // A Python baseline (judge_python.h) is timed once per shape in the reference process;
   // then only the candidate is timed here, and the batches have no baseline to filter by.
   const bool py_base = python_ && python_->has_baseline();
@@ -103,18 +86,16 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
       tm.method = graph ? "events (graph capture failed: " + got.why + ")" : "events";
     }
     const BatchSelection& sel = got.sel;
-    const std::vector<double>& cs = got.cs;
-    const std::vector<double>& bs = got.bs;
     if (st.l2_flush == L2Flush::read) tm.method += ", read flush";  // not compared with write-flush figures
     if (py_base) tm.method += "; baseline: " + python_->baseline_what() + ", timed in the reference process";
     dev_.sync();
     tm.stopping_rule = stopping_criterion_name(st.stopping_rule);
     tm.batches = sel.total;
     tm.batches_set_aside = sel.total - sel.kept;
-    tm.disturbed = prior > 0 && summarize(bs).median_ms > (1 + kBatchTolerance) * prior;
+    tm.disturbed = prior > 0 && summarize(got.bs).median_ms > (1 + kBatchTolerance) * prior;
     dump_samples(tm.shape, tm.method, sel);
-    tm.candidate = summarize(cs);
-    tm.baseline = py_base ? *py_timing : summarize(bs);
+    tm.candidate = summarize(got.cs);
+    tm.baseline = py_base ? *py_timing : summarize(got.bs);
     if (tm.baseline.median_ms > 0 && (!base_best_.count(best_key) || tm.baseline.median_ms < base_best_.at(best_key)))
       base_best_[best_key] = tm.baseline.median_ms;
   } catch (DriverError& e) {
@@ -122,28 +103,61 @@ ShapeTiming Judge::time_one(const LoadedProgram& cand, const spec::Shape& s, con
     throw;
   }
   tm.speedup = tm.candidate.median_ms > 0 ? tm.baseline.median_ms / tm.candidate.median_ms : 0;
-  // The outputs of the last timed launch must still be right.
+  tm.after = check_after_timing(co, *ws, bench_ref_.at(key));
   tm.after.shape = tm.shape;
   tm.after.seed = st.bench_seed;
-  tm.after.pass = true;
+  return tm;
+}
+
+// One cold-L2 launch of p between two events (a warm-up: module load, first touch), in ms.
+double Judge::time_once(PlanRunner& runner, const LoadedProgram& p, const Workspace& ws, OutputSet& o,
+                        const JudgeSettings& st) {
+  runner.poison(o);
+  flush(st);
+  CUevent a = dev_.record();
+  runner.run(p, ws, o);
+  CUevent b = dev_.record();
+  double ms = dev_.elapsed_ms(a, b);
+  dev_.release(a);
+  dev_.release(b);
+  return ms;
+}
+
+// The float64 reference's outputs on a benchmark shape's inputs, kept on the device.
+std::map<std::string, Buffer> Judge::reference_outputs(PlanRunner& runner, const Workspace& ws) {
+  OutputSet ref = runner.make_outputs(reference_, ws, true);
+  runner.poison(ref);
+  runner.run(reference_, ws, ref);
+  dev_.sync();
+  std::map<std::string, Buffer> kept;
+  for (auto& t : op_.tensors)
+    if (t.output) kept.emplace(t.name, std::move(ref.bufs.at(t.name)));
+  return kept;
+}
+
+// The outputs of the last timed launch must still be right, and the guard zones intact.
+ShapeCheck Judge::check_after_timing(const OutputSet& co, const Workspace& ws,
+                                     const std::map<std::string, Buffer>& ref) {
+  ShapeCheck after;
+  after.pass = true;
   for (auto& t : op_.tensors) {
     if (!t.output) continue;
-    OutputError e = device_compare(t.name, co.bufs.at(t.name), co.dtype.at(t.name), bench_ref_.at(key).at(t.name),
-                                   DType::f64, ws->elems.at(t.name), t.tol);
-    tm.after.outputs.push_back(e);
+    OutputError e = device_compare(t.name, co.bufs.at(t.name), co.dtype.at(t.name), ref.at(t.name), DType::f64,
+                                   ws.elems.at(t.name), t.tol);
+    after.outputs.push_back(e);
     if (!e.pass) {
-      tm.after.pass = false;
-      tm.after.status = status::wrong_result;
-      tm.after.message = fmt::format("after timing, {}: rel_l2 {:.3g}, non-finite {}", t.name, e.rel_l2, e.nonfinite);
+      after.pass = false;
+      after.status = status::wrong_result;
+      after.message = fmt::format("after timing, {}: rel_l2 {:.3g}, non-finite {}", t.name, e.rel_l2, e.nonfinite);
     }
   }
   for (auto& [name, buf] : co.bufs)
     if (!buf.guards_intact()) {
-      tm.after.pass = false;
-      tm.after.status = status::out_of_bounds;
-      tm.after.message = fmt::format("wrote outside buffer '{}' during timing", name);
+      after.pass = false;
+      after.status = status::out_of_bounds;
+      after.message = fmt::format("wrote outside buffer '{}' during timing", name);
     }
-  return tm;
+  return after;
 }
 
 // Timing in batches of `graph_rounds` rounds of
@@ -177,32 +191,7 @@ bool Judge::time_batched(const TimedPair& p, const JudgeSettings& st, bool graph
     if (g) d.cuGraphDestroy(g);
     for (auto e : ev) d.cuEventDestroy(e);
   };
-  auto record = [&](CUevent e) {
-    if (graph)
-      TESSERA_CU(d, cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL));
-    else
-      TESSERA_CU(d, cuEventRecord(e, s));
-  };
-  // With events, the batch waits behind a gate until all of it is queued, so the
-  // GPU never catches up with the host inside a timed pair of events. (A graph is
-  // launched whole, and needs none.)
-  auto enqueue = [&] {
-    unsigned want = graph ? 0 : hold_gate();
-    for (int r = 0; r < rounds; ++r) {
-      p.runner.poison(p.co);
-      flush(st);
-      record(ev[4 * r]);
-      p.runner.run(p.cand, p.ws, p.co);
-      record(ev[4 * r + 1]);
-      if (!p.base) continue;  // (a baseline timed elsewhere)
-      p.runner.poison(p.bo);
-      flush(st);
-      record(ev[4 * r + 2]);
-      p.runner.run(*p.base, p.ws, p.bo);
-      record(ev[4 * r + 3]);
-    }
-    if (!graph) release_gate(want);
-  };
+  auto enqueue = [&] { enqueue_batch(p, st, graph, ev); };
   try {
     if (graph) {
       TESSERA_CU(d, cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
@@ -233,13 +222,7 @@ bool Judge::time_batched(const TimedPair& p, const JudgeSettings& st, bool graph
         batch_clocks_.push_back({sm_clock_mhz(dev_.info().ordinal), clock_event_reasons(dev_.info().ordinal)});
       cb.emplace_back();
       bb.emplace_back();
-      for (int r = 1; r < rounds; ++r, ++taken) {
-        float a = 0, b = 0;
-        TESSERA_CU(d, cuEventElapsedTime(&a, ev[4 * r], ev[4 * r + 1]));
-        if (p.base) TESSERA_CU(d, cuEventElapsedTime(&b, ev[4 * r + 2], ev[4 * r + 3]));
-        cb.back().push_back(a);
-        bb.back().push_back(b);
-      }
+      taken += read_batch(ev, p.base != nullptr, cb.back(), bb.back());
       double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       bool settling = prior_ms > 0 && spent < settle_s;
       out->sel = select_batches(cb, bb, settling ? prior_ms : 0, kBatchTolerance);
@@ -250,16 +233,11 @@ bool Judge::time_batched(const TimedPair& p, const JudgeSettings& st, bool graph
     if (dumping) raw_batches_ = {cb, bb};
     out->cs = out->sel.candidate_ms;
     out->bs = out->sel.baseline_ms;
-  } catch (DriverError& e) {
-    cleanup();
-    if (!graph || is_sticky(e.code)) throw;  // plain launches failing is the candidate's fault
-    out->cs.clear();
-    out->bs.clear();
-    out->why = e.what();
-    return false;
   } catch (std::exception& e) {
     cleanup();
-    if (!graph) throw;
+    // Plain launches failing is the candidate's fault, and a sticky fault ends the worker.
+    auto* de = dynamic_cast<DriverError*>(&e);
+    if (!graph || (de && is_sticky(de->code))) throw;
     out->cs.clear();
     out->bs.clear();
     out->why = e.what();
@@ -267,6 +245,50 @@ bool Judge::time_batched(const TimedPair& p, const JudgeSettings& st, bool graph
   }
   cleanup();
   return true;
+}
+
+// One batch enqueued: `ev.size() / 4` rounds of the candidate and the baseline between
+// their events. With events (not a graph), the batch waits behind a gate until all of it
+// is queued, so the GPU never catches up with the host inside a timed pair of events. (A
+// graph is launched whole, and needs none.)
+void Judge::enqueue_batch(const TimedPair& p, const JudgeSettings& st, bool graph, const std::vector<CUevent>& ev) {
+  Driver& d = dev_.drv();
+  CUstream s = dev_.stream();
+  auto record = [&](CUevent e) {
+    if (graph)
+      TESSERA_CU(d, cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL));
+    else
+      TESSERA_CU(d, cuEventRecord(e, s));
+  };
+  unsigned want = graph ? 0 : hold_gate();
+  for (size_t r = 0; 4 * r < ev.size(); ++r) {
+    p.runner.poison(p.co);
+    flush(st);
+    record(ev[4 * r]);
+    p.runner.run(p.cand, p.ws, p.co);
+    record(ev[4 * r + 1]);
+    if (!p.base) continue;  // (a baseline timed elsewhere)
+    p.runner.poison(p.bo);
+    flush(st);
+    record(ev[4 * r + 2]);
+    p.runner.run(*p.base, p.ws, p.bo);
+    record(ev[4 * r + 3]);
+  }
+  if (!graph) release_gate(want);
+}
+
+// The samples of a finished batch, round 0 (the warm-up) dropped; returns their count.
+int Judge::read_batch(const std::vector<CUevent>& ev, bool with_base, std::vector<double>& c, std::vector<double>& b) {
+  Driver& d = dev_.drv();
+  int n = 0;
+  for (size_t r = 1; 4 * r < ev.size(); ++r, ++n) {
+    float a = 0, bt = 0;
+    TESSERA_CU(d, cuEventElapsedTime(&a, ev[4 * r], ev[4 * r + 1]));
+    if (with_base) TESSERA_CU(d, cuEventElapsedTime(&bt, ev[4 * r + 2], ev[4 * r + 3]));
+    c.push_back(a);
+    b.push_back(bt);
+  }
+  return n;
 }
 
 // A diagnostic for timing noise: with TESSERA_DUMP_SAMPLES=DIR set in the worker's

@@ -114,11 +114,19 @@ ShapeCheck Judge::validate_one(const LoadedProgram& cand, const spec::Shape& s, 
       return fail(status::modified_input,
                   fmt::format("input '{}' changed while the candidate ran ({} bytes differ)", name, n));
 
+  compare_outputs(chk, c1, c2, ref, *ws);
+  return chk;
+}
+
+// Both candidate runs against the reference (the worse error is kept) and against each
+// other: two identical runs must agree to rounding; more is a race.
+void Judge::compare_outputs(ShapeCheck& chk, const OutputSet& c1, const OutputSet& c2, const OutputSet& ref,
+                            const Workspace& ws) {
   chk.pass = true;
   for (auto& t : op_.tensors) {
     if (!t.output) continue;
     DType dt = c1.dtype.at(t.name);
-    long long n = ws->elems.at(t.name);
+    long long n = ws.elems.at(t.name);
     const Buffer& r = ref.bufs.at(t.name);
     OutputError e1 = device_compare(t.name, c1.bufs.at(t.name), dt, r, DType::f64, n, t.tol);
     OutputError e2 = device_compare(t.name, c2.bufs.at(t.name), dt, r, DType::f64, n, t.tol);
@@ -130,7 +138,6 @@ ShapeCheck Judge::validate_one(const LoadedProgram& cand, const spec::Shape& s, 
       chk.message = fmt::format("{}: rel_l2 {:.3g} (limit {:.3g}), max_abs {:.3g}, non-finite {}", t.name, worst.rel_l2,
                                 t.tol.rel_l2, worst.max_abs, worst.nonfinite);
     }
-    // Two identical runs must agree to rounding; more is a race.
     OutputError d = device_compare(t.name, c1.bufs.at(t.name), dt, c2.bufs.at(t.name), dt, n,
                                    spec::Tolerance{t.tol.rel_l2 * 0.05, {}});
     if (chk.pass && !d.pass) {
@@ -139,7 +146,6 @@ ShapeCheck Judge::validate_one(const LoadedProgram& cand, const spec::Shape& s, 
       chk.message = fmt::format("{}: two runs on identical inputs differ (rel {:.3g})", t.name, d.rel_l2);
     }
   }
-  return chk;
 }
 
 long long Judge::count_differing_bytes(const Buffer& a, const Buffer& b) {

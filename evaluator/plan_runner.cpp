@@ -49,42 +49,11 @@ spec::Bindings PlanRunner::bindings(const LoadedProgram& p, const Workspace& ws)
   return b;
 }
 
-void PlanRunner::run(const LoadedProgram& p, const Workspace& ws, OutputSet& outs) {
-  if (!p.program.python.empty()) {
-    // (only the reference runs here; a Python baseline is timed by the reference process)
-    if (!python_ || outs.dtype.empty() || outs.dtype.begin()->second != DType::f64)
-      throw std::logic_error("a Python program runs here only as the float64 reference");
-    dev_.sync();
-    python_->reference(ws.shape, ws.b, ws.inputs, outs.bufs);
-    return;
-  }
-  if (p.program.builtin == "cublas_gemm") {
-    if (!cublas_) throw std::runtime_error("the cublas_gemm baseline needs cuBLAS, which could not be loaded");
-    auto sym = [&](const char* n) { return static_cast<long long>(ws.b.at(n)); };
-    cublas_->gemm_bf16(ws.inputs.at("a").ptr(), ws.inputs.at("b").ptr(), outs.bufs.at("c").ptr(), sym("M"), sym("N"),
-                       sym("K"));
-    return;
-  }
-  spec::Bindings b = bindings(p, ws);
-  // Side launches (spec::KernelLaunch::stream): the first forks the side stream from the
-  // main one (an event: everything enqueued so far on main comes first), the end joins it
-  // back, so that whatever follows the program on the main stream (the timing's events, the
-  // next sample) waits for the side launches too. Events record and wait in a graph
-  // capture as well (the side stream joins the capture at the fork).
-  bool forked = false;
-  auto event = [&](CUevent& e) -> CUevent {
-    if (!e) TESSERA_CU(dev_.drv(), cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
-    return e;
-  };
-  // Every kernel of the plan is looked up (and its shared-memory limit raised) before the
-  // first launch: with lazy loading (the driver's default since CUDA 12.2) a kernel is
-  // loaded when first looked up, and a load may wait for the device to go idle, which a
-  // kernel already running and waiting for this one (a side launch) would never let happen.
-  struct Step {
-    CUfunction f = nullptr;  // (nullptr: nothing to do at this shape)
-    int grid[3], block[3];
-    long long smem = 0;
-  };
+// Every kernel of the plan is looked up (and its shared-memory limit raised) before the
+// first launch: with lazy loading (the driver's default since CUDA 12.2) a kernel is
+// loaded when first looked up, and a load may wait for the device to go idle, which a
+// kernel already running and waiting for this one (a side launch) would never let happen.
+std::vector<PlanRunner::Step> PlanRunner::resolve(const LoadedProgram& p, const spec::Bindings& b) const {
   std::vector<Step> steps(p.program.launch.size());
   std::map<CUfunction, long long> most_smem;  // (a kernel launched twice: the larger of its two)
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -103,59 +72,100 @@ void PlanRunner::run(const LoadedProgram& p, const Workspace& ws, OutputSet& out
     if (smem > 48 * 1024)
       TESSERA_CU(dev_.drv(),
                  cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)));
-  for (size_t li = 0; li < steps.size(); ++li) {
-    const auto& k = p.program.launch[li];
-    if (!steps[li].f) continue;
-    CUfunction f = steps[li].f;
-    const int* grid = steps[li].grid;
-    const int* block = steps[li].block;
-    const long long smem = steps[li].smem;
-    // (128 bytes, 64-byte aligned, per argument: a tensor map is passed by value)
-    struct alignas(64) ArgStorage {
-      unsigned char bytes[128];
+  return steps;
+}
+
+// The value of each argument of launch step k, in `storage` (one slot an argument), and
+// the pointers to them that the launch takes.
+void PlanRunner::marshal(const spec::KernelLaunch& k, const LoadedProgram& p, const Workspace& ws,
+                         const OutputSet& outs, const spec::Bindings& b, std::vector<ArgStorage>& storage,
+                         std::vector<void*>& ptrs) const {
+  storage.assign(k.args.size(), ArgStorage{});
+  ptrs.assign(k.args.size(), nullptr);
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const std::string& a = k.args[i];
+    auto put = [&](auto v) {
+      static_assert(sizeof(v) <= sizeof(ArgStorage));
+      std::memcpy(storage[i].bytes, &v, sizeof v);
     };
-    std::vector<ArgStorage> storage(k.args.size());
-    std::vector<void*> ptrs(k.args.size());
-    for (size_t i = 0; i < k.args.size(); ++i) {
-      const std::string& a = k.args[i];
-      auto put = [&](auto v) {
-        static_assert(sizeof(v) <= sizeof(ArgStorage));
-        std::memcpy(storage[i].bytes, &v, sizeof v);
-      };
-      if (auto tm = spec::parse_tensor_map_arg(a))
-        put(tensor_map(*tm, ws, outs, b, k.kernel));
-      else if (auto it = ws.inputs.find(a); it != ws.inputs.end())
-        put(it->second.ptr());
-      else if (auto ot = outs.bufs.find(a); ot != outs.bufs.end())
-        put(ot->second.ptr());
-      else if (auto pt = p.params.find(a); pt != p.params.end())
-        put(static_cast<long long>(pt->second));
-      else {
-        const spec::Scalar* sc = nullptr;
-        for (auto& s : op_.scalars)
-          if (s.name == a) sc = &s;
-        if (sc && sc->dtype == DType::f32)
-          put(static_cast<float>(b.at(a)));
-        else if (sc && sc->dtype == DType::f64)
-          put(static_cast<double>(b.at(a)));
-        else if (b.count(a))
-          put(static_cast<long long>(std::llround(b.at(a))));
-        else
-          throw std::runtime_error(fmt::format("kernel '{}': argument '{}' has no value", k.kernel, a));
-      }
-      ptrs[i] = storage[i].bytes;
+    if (auto tm = spec::parse_tensor_map_arg(a))
+      put(tensor_map(*tm, ws, outs, b, k.kernel));
+    else if (auto it = ws.inputs.find(a); it != ws.inputs.end())
+      put(it->second.ptr());
+    else if (auto ot = outs.bufs.find(a); ot != outs.bufs.end())
+      put(ot->second.ptr());
+    else if (auto pt = p.params.find(a); pt != p.params.end())
+      put(static_cast<long long>(pt->second));
+    else {
+      const spec::Scalar* sc = nullptr;
+      for (auto& s : op_.scalars)
+        if (s.name == a) sc = &s;
+      if (sc && sc->dtype == DType::f32)
+        put(static_cast<float>(b.at(a)));
+      else if (sc && sc->dtype == DType::f64)
+        put(static_cast<double>(b.at(a)));
+      else if (b.count(a))
+        put(static_cast<long long>(std::llround(b.at(a))));
+      else
+        throw std::runtime_error(fmt::format("kernel '{}': argument '{}' has no value", k.kernel, a));
     }
+    ptrs[i] = storage[i].bytes;
+  }
+}
+
+// A builtin (cuBLAS) or a Python reference in place of a launch plan; false for a plan.
+bool PlanRunner::run_special(const LoadedProgram& p, const Workspace& ws, OutputSet& outs) {
+  if (!p.program.python.empty()) {
+    // (only the reference runs here; a Python baseline is timed by the reference process)
+    if (!python_ || outs.dtype.empty() || outs.dtype.begin()->second != DType::f64)
+      throw std::logic_error("a Python program runs here only as the float64 reference");
+    dev_.sync();
+    python_->reference(ws.shape, ws.b, ws.inputs, outs.bufs);
+    return true;
+  }
+  if (p.program.builtin == "cublas_gemm") {
+    if (!cublas_) throw std::runtime_error("the cublas_gemm baseline needs cuBLAS, which could not be loaded");
+    auto sym = [&](const char* n) { return static_cast<long long>(ws.b.at(n)); };
+    cublas_->gemm_bf16(ws.inputs.at("a").ptr(), ws.inputs.at("b").ptr(), outs.bufs.at("c").ptr(), sym("M"), sym("N"),
+                       sym("K"));
+    return true;
+  }
+  return false;
+}
+
+void PlanRunner::run(const LoadedProgram& p, const Workspace& ws, OutputSet& outs) {
+  if (run_special(p, ws, outs)) return;
+  spec::Bindings b = bindings(p, ws);
+  // Side launches (spec::KernelLaunch::stream): the first forks the side stream from the
+  // main one (an event: everything enqueued so far on main comes first), the end joins it
+  // back, so that whatever follows the program on the main stream (the timing's events, the
+  // next sample) waits for the side launches too. Events record and wait in a graph
+  // capture as well (the side stream joins the capture at the fork).
+  bool forked = false;
+  auto event = [&](CUevent& e) -> CUevent {
+    if (!e) TESSERA_CU(dev_.drv(), cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    return e;
+  };
+  const std::vector<Step> steps = resolve(p, b);
+  std::vector<ArgStorage> storage;
+  std::vector<void*> ptrs;
+  for (size_t li = 0; li < steps.size(); ++li) {
+    const Step& st = steps[li];
+    if (!st.f) continue;  // (nothing to do at this shape)
+    const auto& k = p.program.launch[li];
+    marshal(k, p, ws, outs, b, storage, ptrs);
+    const auto smem = static_cast<unsigned>(st.smem);
     if (k.stream == "side") {
       if (!forked) {
         TESSERA_CU(dev_.drv(), cuEventRecord(event(fork_), dev_.stream()));
         TESSERA_CU(dev_.drv(), cuStreamWaitEvent(dev_.side_stream(), fork_, 0));
         forked = true;
       }
-      dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data(), dev_.side_stream());
+      dev_.launch(st.f, st.grid, st.block, smem, ptrs.data(), dev_.side_stream());
     } else if (k.pdl) {
-      dev_.launch_dependent(f, grid, block, static_cast<unsigned>(smem), ptrs.data());
+      dev_.launch_dependent(st.f, st.grid, st.block, smem, ptrs.data());
     } else {
-      dev_.launch(f, grid, block, static_cast<unsigned>(smem), ptrs.data());
+      dev_.launch(st.f, st.grid, st.block, smem, ptrs.data());
     }
   }
   if (forked) {

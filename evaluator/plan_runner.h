@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "evaluator/cublas.h"
 #include "evaluator/device.h"
@@ -62,6 +63,20 @@ class PlanRunner {
   void run(const LoadedProgram& p, const Workspace& ws, OutputSet& outs);
 
  private:
+  // One launch step at a shape (f nullptr: the step does not run there).
+  struct Step {
+    CUfunction f = nullptr;
+    int grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+    long long smem = 0;
+  };
+  // (128 bytes, 64-byte aligned, per argument: a tensor map is passed by value)
+  struct alignas(64) ArgStorage {
+    unsigned char bytes[128];
+  };
+  std::vector<Step> resolve(const LoadedProgram& p, const spec::Bindings& b) const;
+  void marshal(const spec::KernelLaunch& k, const LoadedProgram& p, const Workspace& ws, const OutputSet& outs,
+               const spec::Bindings& b, std::vector<ArgStorage>& storage, std::vector<void*>& ptrs) const;
+  bool run_special(const LoadedProgram& p, const Workspace& ws, OutputSet& outs);
   // The CUtensorMap of a "tmap:" argument over an input or output buffer of this run.
   CUtensorMap tensor_map(const spec::TensorMapArg& tm, const Workspace& ws, const OutputSet& outs,
                          const spec::Bindings& b, const std::string& kernel) const;

@@ -334,6 +334,63 @@ void shapes(const Located& where, const Definition& d, const std::vector<Workloa
   for (auto& r : bench) spec["benchmark_shapes"].push_back(shape_json(r, true));
 }
 
+// The scalar inputs: the workloads' value (they agree), else a default from the axes.
+void scalar_inputs(const Definition& d, const std::vector<Workload>& wl, ojson& scalars,
+                   std::vector<std::string>& notes) {
+  for (auto& t : d.inputs) {
+    if (t.shape) continue;
+    if (is_int(t.dtype))
+      throw ImportError(fmt::format("{}: field 'inputs.{}': expected a floating scalar", d.file.string(), t.name));
+    std::set<float> values;
+    for (auto& w : wl)
+      if (w.inputs.count(t.name) && w.inputs.at(t.name).type == "scalar")
+        values.insert(static_cast<float>(w.inputs.at(t.name).value));
+    std::string expr;
+    if (!values.empty()) {
+      expr = fmt::format("{:.9g}", *values.begin());
+      if (values.size() > 1)
+        notes.push_back(fmt::format("input '{}' takes {} values across the workloads; tessera uses {}", t.name,
+                                    values.size(), expr));
+    } else if (t.name.find("scale") != std::string::npos && (d.axis("head_dim") || d.axis("head_size"))) {
+      expr = fmt::format("1/sqrt({})", d.axis("head_dim") ? "head_dim" : "head_size");
+      notes.push_back(fmt::format("input '{}': no workload gives it; tessera uses {}", t.name, expr));
+    } else {
+      expr = "1";
+      notes.push_back(fmt::format("input '{}': no workload gives it; tessera uses 1", t.name));
+    }
+    scalars[t.name] = {{"dtype", "f32"}, {"expr", expr}};  // (kernels take a float; the reference a Python float)
+  }
+}
+
+// The spec's tensors: the inputs with a shape (their init; index inputs kept aside for the
+// shapes' relations), then the outputs with their tolerances.
+ojson tensors_of(const Definition& d, const Relations& rel, std::vector<const TensorDef*>& index_inputs,
+                 std::vector<std::string>& notes) {
+  ojson tensors = ojson::array();
+  for (auto& t : d.inputs) {
+    if (!t.shape) continue;
+    ojson j = {{"name", t.name},
+               {"dtype", tessera_dtype(t.dtype, d.file.string() + ": field 'inputs." + t.name + ".dtype'")},
+               {"shape", *t.shape},
+               {"role", "input"}};
+    if (is_int(t.dtype)) {
+      j["init"] = index_init(d, t, rel);
+      index_inputs.push_back(&t);
+    } else {
+      j["init"] = float_init(d, t);
+    }
+    if (t.optional) notes.push_back(fmt::format("input '{}' is optional: tessera always passes it", t.name));
+    tensors.push_back(j);
+  }
+  for (auto& t : d.outputs)
+    tensors.push_back({{"name", t.name},
+                       {"dtype", tessera_dtype(t.dtype, d.file.string() + ": field 'outputs." + t.name + ".dtype'")},
+                       {"shape", *t.shape},
+                       {"role", "output"},
+                       {"tolerance", tolerance(d, t)}});
+  return tensors;
+}
+
 }  // namespace
 
 ImportResult build_target(const Located& where, const Definition& d, const std::vector<Workload>& wl,
@@ -360,56 +417,12 @@ ImportResult build_target(const Located& where, const Definition& d, const std::
     else
       symbols.push_back(a.name);
   }
-  // Scalar inputs: the workloads' value (they agree), else a default from the axes.
-  for (auto& t : d.inputs) {
-    if (t.shape) continue;
-    if (is_int(t.dtype))
-      throw ImportError(fmt::format("{}: field 'inputs.{}': expected a floating scalar", d.file.string(), t.name));
-    std::set<float> values;
-    for (auto& w : wl)
-      if (w.inputs.count(t.name) && w.inputs.at(t.name).type == "scalar")
-        values.insert(static_cast<float>(w.inputs.at(t.name).value));
-    std::string expr;
-    if (!values.empty()) {
-      expr = fmt::format("{:.9g}", *values.begin());
-      if (values.size() > 1)
-        notes.push_back(fmt::format("input '{}' takes {} values across the workloads; tessera uses {}", t.name,
-                                    values.size(), expr));
-    } else if (t.name.find("scale") != std::string::npos && (d.axis("head_dim") || d.axis("head_size"))) {
-      expr = fmt::format("1/sqrt({})", d.axis("head_dim") ? "head_dim" : "head_size");
-      notes.push_back(fmt::format("input '{}': no workload gives it; tessera uses {}", t.name, expr));
-    } else {
-      expr = "1";
-      notes.push_back(fmt::format("input '{}': no workload gives it; tessera uses 1", t.name));
-    }
-    scalars[t.name] = {{"dtype", "f32"}, {"expr", expr}};  // (kernels take a float; the reference a Python float)
-  }
+  scalar_inputs(d, wl, scalars, notes);
   for (auto& [k, v] : traits.extra_scalars) scalars[k] = v;
   spec["symbols"] = symbols;
   spec["scalars"] = scalars;
-  ojson tensors = ojson::array();
   std::vector<const TensorDef*> index_inputs;
-  for (auto& t : d.inputs) {
-    if (!t.shape) continue;
-    ojson j = {{"name", t.name},
-               {"dtype", tessera_dtype(t.dtype, d.file.string() + ": field 'inputs." + t.name + ".dtype'")},
-               {"shape", *t.shape},
-               {"role", "input"}};
-    if (is_int(t.dtype)) {
-      j["init"] = index_init(d, t, rel);
-      index_inputs.push_back(&t);
-    } else {
-      j["init"] = float_init(d, t);
-    }
-    if (t.optional) notes.push_back(fmt::format("input '{}' is optional: tessera always passes it", t.name));
-    tensors.push_back(j);
-  }
-  for (auto& t : d.outputs)
-    tensors.push_back({{"name", t.name},
-                       {"dtype", tessera_dtype(t.dtype, d.file.string() + ": field 'outputs." + t.name + ".dtype'")},
-                       {"shape", *t.shape},
-                       {"role", "output"},
-                       {"tolerance", tolerance(d, t)}});
+  ojson tensors = tensors_of(d, rel, index_inputs, notes);
   spec["tensors"] = tensors;
   shapes(where, d, wl, rel, max_benchmark_shapes, index_inputs, spec, notes, traits);
   spec["flops"] = traits.flops;
