@@ -48,6 +48,18 @@
 //                  (gemm_wgmma_reduce, built for that: the judge poisons scratch before each
 //                  launch, the export does not initialise it), gemm_wgmma its programmatic
 //                  dependent (it waits, griddepcontrol.wait, only before its first atomic).
+//   STREAMK    1: the tiles of the last, partly filled round of the persistent schedule
+//              (with less than half a round of them, that round and the one before) are
+//              shared by all the blocks as one stream of k-tiles, each block an equal part
+//              (stream-K, as CUTLASS's sm90 stream-K scheduler; where SPLITS is 1, at least
+//              one full round, and the tiles' parts are at most four: spec.json's let SKON).
+//              A block's part of a tile that is not the whole tile goes to fp32 partials in
+//              ws (a slot a part, [BM][BN]), and the warp of the part that arrives last adds
+//              them and writes C, as FOLD 1 does; the arrival counters are zeroed by the
+//              plan's first step (gemm_wgmma_reduce), gemm_wgmma its programmatic dependent.
+//              Why: with 132 SMs, 1024 tiles take 8 rounds for 7.76 rounds of work (3.1 %
+//              of the large shapes' time; 2048 and 3072 tiles likewise). STREAMK 0 builds
+//              the kernels of before, byte for byte.
 //
 // Entry points (the launch plan picks by `when`, spec.json):
 //   gemm_wgmma(a, b, c, ws, M, N, K, SMS, tmap a, tmap b)    K % 8 == 0 (TMA needs 16-byte
@@ -84,6 +96,9 @@
 #define TESSERA_SMEM_gemm_wgmma (STAGES * (BM + BN) * 128 + 256)
 #ifndef F16
 #define F16 0
+#endif
+#ifndef STREAMK
+#define STREAMK 0
 #endif
 #if F16
 #define GEMM_WG_ENTRY(name) name##_f16
@@ -123,8 +138,11 @@ static_assert(OCC == 1 || (OCC == 2 && CONSUMERS == 1 && kRows * BN <= 8192), "t
 static_assert(kRows == 64 || kRows == 128, "a consumer warpgroup owns 64 or 128 rows");
 static_assert(kRows * BN <= 16384, "at most 128 accumulator registers a thread");
 static_assert(STAGES >= 2 && GROUP_M >= 1 && SPLITK >= 1 && (FOLD == 0 || FOLD == 1), "parameters");
+static_assert(STREAMK == 0 || (STREAMK == 1 && FOLD == 0), "STREAMK 1 goes with FOLD 0");
 constexpr long long kSplitK = SPLITK;  // the most k-splits of a tile
 constexpr bool kFold = FOLD == 1;      // the split-K sums added in gemm_wgmma by each tile's last split
+constexpr bool kStreamK = STREAMK == 1;  // the last round's tiles shared as one stream of k-tiles
+constexpr int kSkParts = 4;             // the most blocks that share a stream-K tile (spec.json's SKON)
 constexpr int kParts = BM / kRows;   // the consumer parts of a tile (two consumers sharing it: 2)
 
 // The block's shared memory: STAGES pairs of A [BM][64] and B [BN][64] sw128 tiles
@@ -151,10 +169,34 @@ __device__ __forceinline__ int splits_of(long long M, long long N, long long K, 
   return s < 1 ? 1 : (int)s;
 }
 
-// The problem as every role walks it (32-bit: TMA coordinates are 32-bit anyway).
+// The problem as every role walks it (32-bit: TMA coordinates are 32-bit anyway). dp: the
+// units taken a whole one at a time (all of them but the stream-K tiles); with stream-K (sk)
+// the last skt tiles are one stream of skw = skt · ktiles k-tiles over the slots blocks, each
+// tile's parts in slots of skp partial tiles.
 struct Problem {
-  int M, N, tiles_m, tiles_n, ktiles, splits, per, units;
+  int M, N, tiles_m, tiles_n, ktiles, splits, per, units, dp;
+  bool sk;
+  int slots, skt, skp;
+  long long skw;
 };
+
+// STREAMK: the same formulas as spec.json's lets FULL, TAIL, SKT, SKON and SKP. The stream
+// takes the tiles of the last round (and the round before, where the last holds less than
+// half a round), where SPLITS is 1 and a block's share of the stream is at least a third of a
+// tile's k-tiles (so that a tile has at most kSkParts parts).
+__device__ __forceinline__ void stream_k(Problem& p, long long sms) {
+  const int slots = (int)(OCC * sms), tiles = p.tiles_m * p.tiles_n;
+  const int full = tiles / slots, tail = tiles - full * slots;
+  const int skt = tail + (2 * tail < slots && full >= 2 ? slots : 0);
+  const long long share = (long long)skt * p.ktiles / slots;  // a block's k-tiles, at least
+  p.sk = p.splits == 1 && full >= 1 && tail > 0 && 2 * skt >= slots && 3 * share >= p.ktiles;
+  if (!p.sk) return;
+  p.slots = slots;
+  p.skt = skt;
+  p.skw = (long long)skt * p.ktiles;
+  p.skp = (int)((p.ktiles - 1) / share) + 2;
+  p.dp = tiles - skt;
+}
 
 __device__ __forceinline__ Problem problem_of(long long M, long long N, long long K, long long sms) {
   Problem p;
@@ -166,13 +208,17 @@ __device__ __forceinline__ Problem problem_of(long long M, long long N, long lon
   p.splits = splits_of(M, N, K, sms);
   p.per = (p.ktiles + p.splits - 1) / p.splits;
   p.units = p.tiles_m * p.tiles_n * p.splits;
+  p.dp = p.units;
+  p.sk = false;
+  if constexpr (kStreamK) stream_k(p, sms);
   return p;
 }
 
 // A unit: its tile's first row and column, its k-split and that split's k-tiles [kb, ke)
 // (empty for a split past the last k-tile: it still writes zero partials).
+// With stream-K, sk: the stream tile's index (its k-tiles [kb, ke) one block's part), else -1.
 struct Unit {
-  int m0, n0, split, kb, ke, tile;
+  int m0, n0, split, kb, ke, tile, sk;
 };
 
 // Unit u: tile u / splits in groups of GROUP_M tile-rows (column-major inside a group),
@@ -192,6 +238,56 @@ __device__ __forceinline__ Unit unit_of(const Problem& p, int u) {
   return w;
 }
 
+// The block of the stream's k-tile x: the last whose share [b W / slots, (b + 1) W / slots)
+// begins at or before x.
+__device__ __forceinline__ int block_of(const Problem& p, long long x) {
+  return (int)(((x + 1) * p.slots - 1) / p.skw);
+}
+
+// The block's units in order: blockIdx.x, + gridDim.x, ... below p.dp, then (stream-K) its
+// share of the stream cut at the tiles' ends, a unit each (Cursor: where the walk is).
+struct Cursor {
+  int u;
+  long long it, end;
+};
+__device__ __forceinline__ Cursor cursor_of(const Problem& p) {
+  Cursor k{(int)blockIdx.x, 0, 0};
+  if (p.sk) {
+    k.it = blockIdx.x * p.skw / p.slots;
+    k.end = (blockIdx.x + 1) * p.skw / p.slots;
+  }
+  return k;
+}
+__device__ __forceinline__ bool next_unit(const Problem& p, Cursor& k, Unit& w) {
+  if (k.u < p.dp) {
+    w = unit_of(p, k.u);
+    w.sk = -1;
+    k.u += gridDim.x;
+    return true;
+  }
+  if (k.it >= k.end) return false;
+  const int t = (int)(k.it / p.ktiles);
+  const long long first = (long long)t * p.ktiles, stop = min(k.end, first + p.ktiles);
+  w = unit_of(p, p.dp + t);  // (SPLITS 1: unit and tile are one)
+  w.sk = t;
+  w.kb = (int)(k.it - first);
+  w.ke = (int)(stop - first);
+  k.it = stop;
+  return true;
+}
+
+// Calls f(unit) for each of the block's units in order (STREAMK 0: the loop of before).
+template <typename F>
+__device__ __forceinline__ void for_each_unit(const Problem& p, F f) {
+  if constexpr (kStreamK) {
+    Cursor k = cursor_of(p);
+    Unit w;
+    while (next_unit(p, k, w)) f(w);
+  } else {
+    for (int u = blockIdx.x; u < p.units; u += gridDim.x) f(unit_of(p, u));
+  }
+}
+
 // The producer thread: every unit's k-tiles through the ring, A's and B's boxes that
 // hold rows inside the tensors.
 __device__ __forceinline__ void produce(const Layout& L, const tile::tmap* ma, const tile::tmap* mb,
@@ -200,8 +296,7 @@ __device__ __forceinline__ void produce(const Layout& L, const tile::tmap* ma, c
   tile::tma_prefetch_desc(mb);
   const auto r = L.ring();
   tile::RingPos pos;
-  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-    const Unit w = unit_of(p, u);
+  for_each_unit(p, [&](const Unit& w) {
     const int abox = min(BM / 64, (p.M - w.m0 + 63) / 64), bbox = min(BN / 64, (p.N - w.n0 + 63) / 64);
     for (int kt = w.kb; kt < w.ke; ++kt, pos.next<STAGES>()) {
       r.acquire(pos);
@@ -214,7 +309,7 @@ __device__ __forceinline__ void produce(const Layout& L, const tile::tmap* ma, c
       for (int i = 0; i < BN / 64; ++i)
         if (i < bbox) tile::tma_load_2d(L.b(pos.stage) + i * kBoxBytes, mb, kt * kBK, w.n0 + 64 * i, full);
     }
-  }
+  });
 }
 
 // One stage's products for a consumer: 4 k16 steps of kMI m64nBNk16 products (A's rows at
@@ -326,15 +421,28 @@ __device__ __forceinline__ void to_quad(rt_c& f, bool odd) {
   }
 }
 
+// Where a stream-K part's partial sum of C's (row, col) lies in its tile: [row - m0][col - n0]
+// of [BM][BN] (split-K's partials are ws[split][M][N], indexed by row and col themselves).
+__device__ __forceinline__ long long tile_at(const Unit& w, int row, int col) {
+  return (long long)(row - w.m0) * BN + (col - w.n0);
+}
+
 // The unit's partials: N % 4 == 0, regrouped and stored 16 bytes a lane (columns col .. col + 3,
 // all inside N when col is); otherwise as pairs and single elements.
+template <bool kTile>
 __device__ __forceinline__ void store_partials(rt_c (&acc)[kMI][kFrags], const Problem& p, const Unit& w, int c,
                                                float* part) {
   const long long N = p.N;
   if ((p.N & 3) != 0) {
     store(acc, p, w, c, [&](int row, int col, float v0, float v1) {
-      part[row * N + col] = v0;
-      if (col + 1 < p.N) part[row * N + col + 1] = v1;
+      if constexpr (kTile) {
+        const long long at = tile_at(w, row, col);
+        part[at] = v0;
+        if (col + 1 < p.N) part[at + 1] = v1;
+      } else {
+        part[row * N + col] = v0;
+        if (col + 1 < p.N) part[row * N + col + 1] = v1;
+      }
     });
     return;
   }
@@ -349,7 +457,8 @@ __device__ __forceinline__ void store_partials(rt_c (&acc)[kMI][kFrags], const P
       to_quad(q, lane & 1);
       const int row = row0 + 64 * i, col = col0 + 8 * j;
       if (row < p.M && col < p.N)
-        *reinterpret_cast<float4*>(part + row * N + col) = make_float4(q.x[0], q.x[1], q.x[2], q.x[3]);
+        *reinterpret_cast<float4*>(part + (kTile ? tile_at(w, row, col) : row * N + col)) =
+            make_float4(q.x[0], q.x[1], q.x[2], q.x[3]);
     }
   }
 }
@@ -359,11 +468,15 @@ __device__ __forceinline__ void store_partials(rt_c (&acc)[kMI][kFrags], const P
 // not live across the loads, so the 128-accumulator tiles do not spill). The warp's lanes
 // take V consecutive columns each (V 4 where N % 4 == 0: 16-byte loads, 8-byte stores), only
 // rows inside M (at M 1, one row: every lane busy, all of a lane's splits in flight at once).
-template <int V>
-__device__ __forceinline__ void add_partials(const Problem& p, const Unit& w, int c, elem* out, const float* ws) {
+// kTile false: the splits' partials ws[z][M][N], z < p.splits (at most kSplitK); kTile true
+// (stream-K): the parts' partial tiles ws[z][BM][BN], z < parts (at most kSkParts).
+template <int V, bool kTile>
+__device__ __forceinline__ void add_partials(const Problem& p, const Unit& w, int c, elem* out, const float* ws,
+                                             int parts) {
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
-  const long long N = p.N, MN = (long long)p.M * N;
+  const long long N = p.N, MN = kTile ? (long long)BM * BN : (long long)p.M * N;
   constexpr int kChunks = BN / V;  // of a row
+  constexpr int kZ = kTile ? kSkParts : kSplitK;
 #pragma unroll
   for (int i = 0; i < kMI; ++i) {
     const int r0 = w.m0 + (kPingPong ? 0 : c * kRows) + 64 * i + 16 * warp, rows = min(16, p.M - r0);
@@ -372,18 +485,19 @@ __device__ __forceinline__ void add_partials(const Problem& p, const Unit& w, in
       const int col = w.n0 + (e % kChunks) * V;
       if (col >= p.N) continue;
       const long long at = (long long)(r0 + e / kChunks) * N + col;
+      const long long pat = kTile ? tile_at(w, r0 + e / kChunks, col) : at;
       // Every split's load issued before the first add: a loop that left at `z == splits`
       // (a `break`) issued them one after another, each waiting for the one before (SASS),
       // which cost 2-5x at m16_gateup on the H200 (journal 2026-12-04).
-      float x[kSplitK][V];
+      float x[kZ][V];
 #pragma unroll
-      for (int z = 0; z < kSplitK; ++z) {
+      for (int z = 0; z < kZ; ++z) {
         if constexpr (V == 4) {
-          const float4 q = z < p.splits ? __ldcg(reinterpret_cast<const float4*>(ws + z * MN + at))
-                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+          const float4 q = z < parts ? __ldcg(reinterpret_cast<const float4*>(ws + z * MN + pat))
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
           x[z][0] = q.x, x[z][1] = q.y, x[z][2] = q.z, x[z][3] = q.w;
         } else {
-          x[z][0] = z < p.splits ? __ldcg(ws + z * MN + at) : 0.f;
+          x[z][0] = z < parts ? __ldcg(ws + z * MN + pat) : 0.f;
         }
       }
       float s[V];
@@ -391,7 +505,7 @@ __device__ __forceinline__ void add_partials(const Problem& p, const Unit& w, in
       for (int v = 0; v < V; ++v) {
         s[v] = x[0][v];
 #pragma unroll
-        for (int z = 1; z < kSplitK; ++z) s[v] += x[z][v];
+        for (int z = 1; z < kZ; ++z) s[v] += x[z][v];
       }
       if constexpr (V == 4) {
         *reinterpret_cast<uint2*>(out + at) = make_uint2(tile::pack2<kAb>(s[0], s[1]), tile::pack2<kAb>(s[2], s[3]));
@@ -408,13 +522,43 @@ __device__ __forceinline__ void fold(rt_c (&acc)[kMI][kFrags], const Problem& p,
                                      float* ws) {
   const int warp = (threadIdx.x >> 5) & 3;
   if (w.m0 + (kPingPong ? 0 : c * kRows) + 16 * warp >= p.M) return;
-  store_partials(acc, p, w, c, ws + w.split * (long long)p.M * p.N);
+  store_partials<false>(acc, p, w, c, ws + w.split * (long long)p.M * p.N);
   unsigned* counter = counters(ws, p) + (w.tile * kParts + (kPingPong ? 0 : c)) * 4 + warp;
   if (!arrive_last(counter, p.splits)) return;
   if ((p.N & 3) == 0) {
-    add_partials<4>(p, w, c, out, ws);
+    add_partials<4, false>(p, w, c, out, ws, p.splits);
   } else {
-    add_partials<1>(p, w, c, out, ws);
+    add_partials<1, false>(p, w, c, out, ws, p.splits);
+  }
+}
+
+// ---- STREAMK 1: a stream-K tile's parts, added by the part that arrives last
+
+// The arrival counters, one a (stream tile, consumer part, warp), after the parts' partial tiles
+// ws[skt][skp][BM][BN].
+__device__ __forceinline__ int sk_counter_count(const Problem& p) { return p.skt * kParts * 4; }
+__device__ __forceinline__ unsigned* sk_counters(float* ws, const Problem& p) {
+  return reinterpret_cast<unsigned*>(ws + (long long)p.skt * p.skp * BM * BN);
+}
+
+// A block's part of a stream tile that is not the whole tile: its partials to the tile's slot
+// of this block (blocks b0 .. b0 + parts - 1 share the tile, in the order of the stream), then,
+// as fold, the warp of the part that arrives last adds the tile's parts and writes C.
+__device__ __forceinline__ void stream_part(rt_c (&acc)[kMI][kFrags], const Problem& p, const Unit& w, int c,
+                                            elem* out, float* ws) {
+  const int warp = (threadIdx.x >> 5) & 3;
+  if (w.m0 + (kPingPong ? 0 : c * kRows) + 16 * warp >= p.M) return;
+  const long long first = (long long)w.sk * p.ktiles;
+  const int b0 = block_of(p, first), parts = block_of(p, first + p.ktiles - 1) - b0 + 1;
+  if (parts > kSkParts || (int)blockIdx.x < b0 || (int)blockIdx.x >= b0 + parts) __trap();  // (SKON's bound)
+  float* tile_parts = ws + (long long)w.sk * p.skp * BM * BN;
+  store_partials<true>(acc, p, w, c, tile_parts + (long long)(blockIdx.x - b0) * BM * BN);
+  unsigned* counter = sk_counters(ws, p) + (w.sk * kParts + (kPingPong ? 0 : c)) * 4 + warp;
+  if (!arrive_last(counter, parts)) return;
+  if ((p.N & 3) == 0) {
+    add_partials<4, true>(p, w, c, out, tile_parts, parts);
+  } else {
+    add_partials<1, true>(p, w, c, out, tile_parts, parts);
   }
 }
 
@@ -423,6 +567,9 @@ __device__ __forceinline__ void epilogue(rt_c (&acc)[kMI][kFrags], const Problem
                                          float* ws) {
   if constexpr (kFold) {
     if (p.splits > 1) return fold(acc, p, w, c, out, ws);
+  }
+  if constexpr (kStreamK) {
+    if (w.sk >= 0 && (w.kb != 0 || w.ke != p.ktiles)) return stream_part(acc, p, w, c, out, ws);
   }
   const long long N = p.N;
   const bool pairs = (p.N & 1) == 0;  // (c and ws are 256-byte aligned allocations)
@@ -463,6 +610,7 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
   extern __shared__ __align__(1024) unsigned char smem[];
   const Layout L{tile::smem_addr(smem)};
   if (tile::dynamic_smem_bytes() < Layout::bytes) __trap();
+  if (kStreamK && p.sk && (int)gridDim.x != p.slots) __trap();  // (the stream's shares are of slots blocks)
   if (threadIdx.x == 0) L.ring().init(kPingPong ? 128 : 128 * CONSUMERS);  // (the threads that release a use)
   __syncthreads();
   // (broadcast from lane 0 so that ptxas knows it is warp-uniform and keeps the consumer's
@@ -481,6 +629,19 @@ __device__ __forceinline__ void run(const Problem& p, const tile::tmap* ma, cons
   rt_c acc[kMI][kFrags];
   tile::RingPos pos;
   int mine = 0;  // ping-pong: consumer (i % 2) takes the block's i-th unit
+  if constexpr (kStreamK) {
+    for_each_unit(p, [&](const Unit& w) {
+      if (kPingPong && mine != me) {  // the other consumer's unit: its stages skipped
+        for (int kt = w.kb; kt < w.ke; ++kt) pos.next<STAGES>();
+      } else {
+        mainloop(L, acc, w.ke - w.kb, me, pos);
+        epilogue(acc, p, w, me, c, ws);
+      }
+      mine ^= 1;
+    });
+    return;
+  }
+  // (STREAMK 0: the loop of before, so that its kernels are those of before, register for register)
   for (int u = blockIdx.x; u < p.units; u += gridDim.x, mine ^= 1) {
     const Unit w = unit_of(p, u);
     if (kPingPong && mine != me) {  // the other consumer's unit: its stages skipped
@@ -517,6 +678,15 @@ extern "C" __global__ void __launch_bounds__(256)
     const int i = (int)blockIdx.x * 256 + (int)threadIdx.x;
     if (i < gemm_wg::counter_count(p)) gemm_wg::counters(ws, p)[i] = 0;
     return;
+  }
+  if constexpr (gemm_wg::kStreamK) {  // (the plan's first step where the stream runs: its counters zeroed)
+    const gemm_wg::Problem p = gemm_wg::problem_of(M, N, K, SMS);
+    if (p.sk) {
+      tile::allow_dependents();
+      const int i = (int)blockIdx.x * 256 + (int)threadIdx.x;
+      if (i < gemm_wg::sk_counter_count(p)) gemm_wg::sk_counters(ws, p)[i] = 0;
+      return;
+    }
   }
   const int splits = gemm_wg::splits_of(M, N, K, SMS);
   const long long total = M * N;

@@ -84,6 +84,32 @@ TEST_F(GemmGpu, HopperTemplateAddsTheSplitsInTheKernel) {
   judge_all(*tpl, tessera::testing::param_table(names, rows));
 }
 
+// STREAMK 1: the last round's tiles streamed over all the blocks as k-tiles, parts that are
+// not a whole tile added by the part that arrives last, the counters zeroed by the step before
+// (scratch NaN-poisoned before each launch). On the H200's 132 SMs the stream runs at 4096^3 and
+// 2048 x 6144 x 4096 (validation shapes) and at the shapes here: a tile of 8 k-tiles in up to
+// three parts (1536 x 3072 x 512), N % 4 != 0 with row, column and K tails (2000 x 4099 x 1032:
+// the element-wise sums), a tail under half a round that takes the round before it too (64 x 64
+// tiles at 2048 x 6144 x 4096: 3072 tiles, 36 in the last round); elsewhere (the small
+// validation shapes) the same builds without a stream.
+TEST_F(GemmGpu, HopperTemplateStreamsTheLastRound) {
+  for (auto [m, n, k] : std::vector<std::tuple<long long, long long, long long>>{
+           {1536, 3072, 512}, {2000, 4099, 1032}, {128, 28672, 4096}})
+    op.validation_shapes.push_back({"", {{"M", m}, {"N", n}, {"K", k}}});
+  const spec::Program* tpl = op.find_template("wgmma");
+  ASSERT_NE(tpl, nullptr);
+  // ping-pong (parts taken by either consumer), two consumers sharing a tile (two counter
+  // parts), one consumer at two blocks a SM (264 blocks share the stream), 64 x 64 tiles
+  // (the round before the tail streamed too), 256-row tiles
+  const std::vector<std::string> names = {"BM",     "BN",      "CONSUMERS", "PINGPONG", "OCC",
+                                          "STAGES", "GROUP_M", "SPLITK",    "STREAMK"};
+  const std::vector<std::vector<long long>> rows = {
+      {128, 128, 2, 1, 1, 6, 8, 4, 1}, {128, 256, 2, 0, 1, 3, 16, 1, 1}, {64, 128, 1, 0, 2, 4, 8, 2, 1},
+      {64, 64, 1, 0, 1, 5, 1, 1, 1},   {256, 128, 2, 0, 1, 3, 16, 2, 1},
+  };
+  judge_all(*tpl, tessera::testing::param_table(names, rows));
+}
+
 // The fp16 build (F16 1, what `tessera import` gives fp16 gemm definitions): the shipped
 // operator with fp16 tensors, the fp16 float64 reference and the `_f16` kernels in the plan,
 // as the importer writes them, judged the same way on the validation shapes and a decode

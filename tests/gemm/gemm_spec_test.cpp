@@ -7,7 +7,13 @@
 //     FOLD 0 the reduce step after the kernel, its programmatic dependent, with FOLD 1 the
 //     counters' reset before it, the kernel its programmatic dependent; the grid is
 //     min(OCC x SMS, tiles x splits) and the scratch holds every split's partials (and with
-//     FOLD 1 a counter per tile, consumer part and warp after them);
+//     FOLD 1 a counter per tile, consumer part and warp after them); with STREAMK 1, where the
+//     kernel streams the last round's tiles (the spec's let SKON against the kernel's
+//     stream_k, written out again here), the counters' reset runs first, the kernel its
+//     programmatic dependent, and the scratch holds every stream tile's parts and counters;
+//   * the stream's shares: they cover the stream's k-tiles once, every block's is at least a
+//     third of a tile's k-tiles, and no tile has more parts than the scratch has slots
+//     (SKP) or the kernel's sums take (4);
 //   * the template space: the constraints keep exactly the 18 tile shapes (12 with the
 //     consumers sharing a tile, 6 ping-pong) whose accumulators fit (at most 128 registers a
 //     thread) and the stages that fit in shared memory, and two blocks a SM (OCC 2) only with
@@ -58,6 +64,24 @@ long long kernel_splits(long long M, long long N, long long K, long long bm, lon
   return std::max(1LL, s);
 }
 
+// gemm_wgmma.cu's stream_k: where (and over how many tiles and slots of parts) the last round's
+// tiles are streamed. {0, 0} where the kernel does not stream.
+struct Stream {
+  long long tiles = 0, parts = 0;
+};
+Stream kernel_stream(long long M, long long N, long long K, long long bm, long long bn, long long splits,
+                     long long slots) {
+  const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn), kt = (K + 63) / 64;
+  const long long full = tiles / slots, tail = tiles - full * slots;
+  const long long skt = tail + (2 * tail < slots && full >= 2 ? slots : 0), share = skt * kt / slots;
+  if (!(splits == 1 && full >= 1 && tail > 0 && 2 * skt >= slots && 3 * share >= kt)) return {};
+  return {skt, (kt - 1) / share + 2};
+}
+
+long long rows(const std::map<std::string, long long>& p) {
+  return p.at("PINGPONG") == 1 ? p.at("BM") : p.at("BM") / p.at("CONSUMERS");
+}
+
 // The steps that launch at bindings b: (kernel, pdl) in plan order.
 std::vector<std::pair<std::string, bool>> launched_steps(const spec::Program& t, const spec::Bindings& b) {
   std::vector<std::pair<std::string, bool>> steps;
@@ -104,6 +128,15 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
         const long long splits = kernel_splits(M, N, K, bm, bn, params.at("SPLITK"), slots);
         const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
         const bool folded = params.at("FOLD") == 1;
+        const Stream sk = params.at("STREAMK") == 1 ? kernel_stream(M, N, K, bm, bn, splits, slots) : Stream{};
+        if (sk.tiles > 0) {
+          EXPECT_EQ(steps, fold);  // (the counters' reset, then the kernel)
+          EXPECT_EQ(spec::eval_int(t.scratch[0].size, b), sk.tiles * sk.parts * bm * bn + sk.tiles * (bm / rows(params)) * 4);
+          EXPECT_GE(spec::eval_int(t.launch[0].grid[0], b) * 256, sk.tiles * (bm / rows(params)) * 4);
+          EXPECT_EQ(spec::eval_int(t.launch[2].grid[0], b), slots) << "the stream's shares are of OCC x SMS blocks";
+          ++cases["streamk"];
+          continue;
+        }
         EXPECT_EQ(steps, splits == 1 ? unsplit : folded ? fold : reduce);
         ++cases[splits == 1 ? "unsplit" : folded ? "fold" : "reduce"];
         // the counters: one a tile, consumer part (two consumers sharing a tile) and warp
@@ -125,7 +158,60 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
   EXPECT_GT(cases["reduce"], 500);  // the split path is exercised by the validation shapes too
   EXPECT_GT(cases["fold"], 500);
   EXPECT_GT(cases["unsplit"], 500);
+  EXPECT_GT(cases["streamk"], 500);  // the benchmark shapes of more tiles than blocks
   EXPECT_GT(cases["fallback"], 0);
+}
+
+// The kernel's stream (cursor_of, next_unit, block_of, stream_part; written out again here) at
+// every tile shape, benchmark shape and SM count where it runs: the blocks' shares cover the
+// stream's k-tiles once and in order, each at least a third of a tile's k-tiles; each tile's
+// parts are those of blocks b0 .. b0 + parts - 1 (block_of), at most SKP (the slots the scratch
+// holds) and at most 4 (the sums' registers); a tile whole in one share takes no slot.
+TEST(GemmWgmma, TheStreamsSharesCoverItsTilesOnceInAtMostFourParts) {
+  auto op = spec::load_operator(targets() / "gemm");
+  std::vector<spec::Shape> shapes = op.benchmark_shapes;
+  shapes.insert(shapes.end(), op.validation_shapes.begin(), op.validation_shapes.end());
+  shapes.push_back({"odd", {{"M", 4000}, {"N", 4100}, {"K", 4104}}});
+  shapes.push_back({"short_k", {{"M", 8192}, {"N", 8192}, {"K", 192}}});
+  int streams = 0, split_tiles = 0;
+  for (const auto& s : shapes)
+    for (long long bm : {64LL, 128LL, 256LL})
+      for (long long bn : {64LL, 128LL, 192LL, 256LL})
+        for (long long slots : {114LL, 132LL, 148LL, 264LL}) {
+          const long long M = s.symbols.at("M"), N = s.symbols.at("N"), K = s.symbols.at("K");
+          const Stream sk = kernel_stream(M, N, K, bm, bn, 1, slots);
+          if (sk.tiles == 0) continue;
+          SCOPED_TRACE(s.label() + " " + std::to_string(bm) + "x" + std::to_string(bn) + " slots " +
+                       std::to_string(slots));
+          ++streams;
+          const long long kt = (K + 63) / 64, w = sk.tiles * kt;
+          auto block_of = [&](long long x) { return ((x + 1) * slots - 1) / w; };
+          std::vector<int> parts(sk.tiles, 0);
+          long long covered = 0;
+          for (long long b = 0; b < slots; ++b) {
+            const long long lo = b * w / slots, hi = (b + 1) * w / slots;
+            EXPECT_EQ(lo, covered);
+            EXPECT_GE(3 * (hi - lo), kt);
+            covered = hi;
+            for (long long it = lo; it < hi;) {  // next_unit's cuts
+              const long long t = it / kt, stop = std::min(hi, (t + 1) * kt);
+              ++parts[t];
+              const long long b0 = block_of(t * kt);
+              EXPECT_LE(b0, b);
+              EXPECT_LT(b - b0, sk.parts) << "the block's slot is in the scratch";
+              it = stop;
+            }
+          }
+          EXPECT_EQ(covered, w);
+          for (long long t = 0; t < sk.tiles; ++t) {
+            EXPECT_EQ(parts[t], block_of(t * kt + kt - 1) - block_of(t * kt) + 1);
+            EXPECT_LE(parts[t], 4);
+            EXPECT_LE(parts[t], sk.parts);
+            split_tiles += parts[t] > 1;
+          }
+        }
+  EXPECT_GT(streams, 50);
+  EXPECT_GT(split_tiles, 1000);
 }
 
 TEST(GemmWgmma, SpaceKeepsTheTileShapesWhoseAccumulatorsFit) {
@@ -168,17 +254,19 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
   auto space = agent::template_space(t);
   // the deepest ring of each tile shape (the most shared memory, the longest unrolled code)
   // and the most splits, their sums added by the reduce step (FOLD 0) and in the kernel (FOLD 1)
-  using Key = std::tuple<long long, long long, long long, long long, long long, long long>;
+  using Key = std::tuple<long long, long long, long long, long long, long long, long long, long long>;
   std::map<Key, std::map<std::string, long long>> deepest;
   for (const auto& c : space.valid_configs()) {
     auto p = agent::config_params(t, c);
-    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG"), p.at("OCC"), p.at("FOLD")}];
+    auto& d = deepest[{p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG"), p.at("OCC"), p.at("FOLD"),
+                       p.at("STREAMK")}];
     if (d.empty() || p.at("STAGES") > d.at("STAGES") ||
         (p.at("STAGES") == d.at("STAGES") && p.at("SPLITK") > d.at("SPLITK")))
       d = p;
   }
-  // the 18 tile shapes, and 3 of them also at two blocks a SM, each with FOLD 0 and 1
-  ASSERT_EQ(deepest.size(), 42u);
+  // the 18 tile shapes, and 3 of them also at two blocks a SM, each with FOLD 0, FOLD 1 and
+  // STREAMK 1 (with FOLD 0)
+  ASSERT_EQ(deepest.size(), 63u);
   static codegen::Compiler compiler;
   const std::string source = codegen::read_file(t.source.string());
   for (const auto& [tile, params] : deepest) {
