@@ -131,7 +131,8 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
         const Stream sk = params.at("STREAMK") == 1 ? kernel_stream(M, N, K, bm, bn, splits, slots) : Stream{};
         if (sk.tiles > 0) {
           EXPECT_EQ(steps, fold);  // (the counters' reset, then the kernel)
-          EXPECT_EQ(spec::eval_int(t.scratch[0].size, b), sk.tiles * sk.parts * bm * bn + sk.tiles * (bm / rows(params)) * 4);
+          EXPECT_EQ(spec::eval_int(t.scratch[0].size, b),
+                    sk.tiles * sk.parts * bm * bn + sk.tiles * (bm / rows(params)) * 4);
           EXPECT_GE(spec::eval_int(t.launch[0].grid[0], b) * 256, sk.tiles * (bm / rows(params)) * 4);
           EXPECT_EQ(spec::eval_int(t.launch[2].grid[0], b), slots) << "the stream's shares are of OCC x SMS blocks";
           ++cases["streamk"];
