@@ -57,7 +57,7 @@ bool same_names(const Bindings& a, const Bindings& b) {
 // and shape, and with lets substituted they are long (gemm's wgmma: a parse each cost most of
 // the time of its plan tests). The cache is emptied when it grows past kMaxParsed texts.
 double eval(const std::string& text, const Bindings& vars) {
-  constexpr size_t kMaxParsed = 4096;
+  constexpr size_t kMaxParsed = 512;
   thread_local std::unordered_map<std::string, std::unique_ptr<Parsed>> cache;
   auto it = cache.find(text);
   try {
