@@ -35,3 +35,19 @@ TEST(Expr, ErrorsNameTheExpression) {
   EXPECT_FALSE(check("foo(1)", {}, &err));
   EXPECT_FALSE(err.empty());
 }
+
+// eval keeps a parsed expression per text (spec/expr.cpp): the same text evaluated again takes
+// the new values, under other names (or names added) it is set up again, an unknown name stays
+// an error on every call, and many texts (past the cache's size) still evaluate.
+TEST(Expr, ReusedTextsTakeEachCallsValuesAndNames) {
+  const std::string e = "A*10 + B";
+  EXPECT_EQ(eval_int(e, {{"A", 1}, {"B", 2}}), 12);
+  EXPECT_EQ(eval_int(e, {{"A", 3}, {"B", 4}}), 34);
+  EXPECT_EQ(eval_int(e, {{"A", 5}, {"B", 6}, {"C", 100}}), 56);  // another set of names
+  EXPECT_EQ(eval_int(e, {{"A", 7}, {"B", 8}}), 78);
+  EXPECT_THROW(eval(e, {{"A", 1}, {"X", 2}}), std::runtime_error);  // B unbound
+  EXPECT_THROW(eval(e, {{"A", 1}, {"X", 2}}), std::runtime_error);  // and again
+  EXPECT_EQ(eval_int(e, {{"A", 0}, {"B", 9}}), 9);
+  for (int i = 0; i < 1200; ++i) ASSERT_EQ(eval_int("A + " + std::to_string(i), {{"A", 1}}), i + 1);
+  EXPECT_EQ(eval_int(e, {{"A", 2}, {"B", 1}}), 21);
+}
