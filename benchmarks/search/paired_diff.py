@@ -18,7 +18,7 @@ def rows(path):
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
-            seed, score, frac, within, to3 = line.split("\t")
+            seed, score, frac, within, to3 = line.rstrip("\n").split("\t")[:5]
             out[int(seed)] = (float(score), float(frac), int(within), int(to3))
     return out
 

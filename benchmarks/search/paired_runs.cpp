@@ -7,11 +7,13 @@
 // rows; benchmarks/search/paired_diff.py pairs two files of them.
 //
 // Usage: tessera_search_paired [--strategy S] [--budget N|cutoff|tenth] [--seeds A-B]
-//        [--parallel P] CACHE
+//        [--parallel P] [--history] CACHE
+// (--history: before each seed's row, its evaluations in order as comment lines: n, the
+// configuration, optimum/cost (0 for a failure).)
 // Output: a comment line with the space, then per seed (tab-separated): seed, score
 // (over the space's cutoff; a run shorter than the cutoff keeps its last best),
 // optimum/best at the end of the run, 1 if that is within 3 % of the optimum else 0,
-// evaluations to within 3 % (budget + 1 if never).
+// evaluations to within 3 % (budget + 1 if never), the best configuration (its cache key).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -31,7 +33,7 @@ using namespace tessera::search;
 
 int usage() {
   std::cerr << "usage: tessera_search_paired [--strategy S] [--budget N|cutoff|tenth] [--seeds A-B] [--parallel P] "
-               "CACHE\n";
+               "[--history] CACHE\n";
   return 2;
 }
 
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   std::string strategy = default_strategy(), budget_arg = "tenth", cache;
   uint64_t first = 1, last = 100;
   size_t parallel = 1;
+  bool history = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     bool more = i + 1 < argc;
@@ -55,6 +58,8 @@ int main(int argc, char** argv) {
       size_t dash = s.find('-');
       first = std::strtoull(s.c_str(), nullptr, 10);
       last = dash == std::string::npos ? first : std::strtoull(s.c_str() + dash + 1, nullptr, 10);
+    } else if (a == "--history") {
+      history = true;
     } else if (a.rfind("--", 0) == 0 || !cache.empty()) {
       return usage();
     } else {
@@ -86,8 +91,15 @@ int main(int argc, char** argv) {
         to3 = n + 1;
         break;
       }
-    std::cout << fmt::format("{}\t{:.6f}\t{:.6f}\t{}\t{}\n", seed, run_score(best, curve, baseline.optimum()), end,
-                             end >= 1.0 / 1.03 ? 1 : 0, to3);
+    if (history)
+      for (size_t n = 0; n < tuning.history().size(); ++n) {
+        const Trial& tr = tuning.history()[n];
+        std::cout << fmt::format("# {} {} {} {:.4f}\n", seed, n + 1, replay.space().key(tr.config),
+                                 tr.outcome.ok ? baseline.optimum() / tr.outcome.cost : 0.0);
+      }
+    auto found = tuning.best();
+    std::cout << fmt::format("{}\t{:.6f}\t{:.6f}\t{}\t{}\t{}\n", seed, run_score(best, curve, baseline.optimum()), end,
+                             end >= 1.0 / 1.03 ? 1 : 0, to3, found ? replay.space().key(found->config) : "-");
   }
   return 0;
 }
