@@ -326,6 +326,17 @@ __device__ __forceinline__ void products(rt_c (&acc)[kMI][kFrags], u32 a, u32 b)
   tile::wgmma_commit();
 }
 
+// A ring stage's A tile (B's follows it). Where the unit loop holds an epilogue that ptxas
+// takes for divergent (FOLD 1's and stream-K's sums after a lane's atomic, a __trap), it keeps
+// this address and the descriptors built from it in ordinary registers and moves them to
+// uniform ones (R2UR) before every wgmma; broadcast from lane 0 the address is warp-uniform to
+// ptxas, and the products' descriptors stay in uniform registers (journal 2026-12-05). The
+// other builds keep the plain address, so that their cubins stay those of before.
+__device__ __forceinline__ u32 stage_of(const Layout& L, const tile::RingPos& pos) {
+  if constexpr (kFold || kStreamK) return __shfl_sync(0xffffffffu, L.a(pos.stage), 0);
+  return L.a(pos.stage);
+}
+
 // A consumer's accumulators over n k-tiles from the ring's position pos on: one batch in
 // flight, each stage released once the products after it are issued and its own are done.
 // Ping-pong: the turn (named barrier 1 + c) taken before the first stage and handed to the
@@ -346,7 +357,8 @@ __device__ __forceinline__ void mainloop(const Layout& L, rt_c (&acc)[kMI][kFrag
   tile::RingPos prev;
   for (int kt = 0; kt < n; ++kt) {
     r.wait(pos);
-    products(acc, L.a(pos.stage) + rows, L.b(pos.stage));
+    const u32 a = stage_of(L, pos);
+    products(acc, a + rows, a + Layout::a_bytes);
     tile::wgmma_wait<1>();
     if (kt > 0) r.release(prev);
     prev = pos;

@@ -320,3 +320,36 @@ TEST(GemmWgmma, FoldedReduceCountsArrivalsWithAnAcquireReleaseAtomic) {
     EXPECT_NE(body.find("st.global.v4."), std::string::npos) << "16-byte partial stores";
   }
 }
+
+// The builds whose unit loop ends in the sums of a tile's parts (FOLD 1, STREAMK 1) broadcast
+// each ring stage's address from lane 0 before its products (stage_of): without it ptxas keeps
+// the products' descriptors in ordinary registers and moves them to uniform ones before every
+// wgmma (24 R2UR a k-slice at 128x128 ping-pong, every STREAMK 1 build 5-20 % slower on the
+// H200: journal 2026-12-05). The other builds have no broadcast there: their code is as before.
+TEST(GemmWgmma, SummingBuildsBroadcastTheStageAddressBeforeTheProducts) {
+  auto op = spec::load_operator(targets() / "gemm");
+  const spec::Program& t = wgmma(op);
+  const std::string source = codegen::read_file(t.source.string());
+  std::map<std::string, long long> params = {{"BM", 128}, {"BN", 128},   {"CONSUMERS", 2}, {"PINGPONG", 1},
+                                             {"OCC", 1},  {"STAGES", 6}, {"GROUP_M", 8},   {"SPLITK", 4},
+                                             {"FOLD", 0}, {"STREAMK", 0}};
+  for (auto [fold, streamk] : {std::pair{0LL, 0LL}, {1LL, 0LL}, {0LL, 1LL}}) {
+    params["FOLD"] = fold;
+    params["STREAMK"] = streamk;
+    SCOPED_TRACE("FOLD " + std::to_string(fold) + " STREAMK " + std::to_string(streamk));
+    auto r = codegen::compile_ptx(
+        {codegen::render(source, params), "gemm_wgmma.cu", "compute_90a", {op.dir, targets() / "common"}, {}});
+    ASSERT_TRUE(r.ok) << r.log;
+    const std::string& ptx = r.cubin;
+    const size_t main = ptx.find(".entry gemm_wgmma("), next = ptx.find(".entry", main + 1);
+    ASSERT_NE(main, std::string::npos);
+    const std::string body = ptx.substr(main, next - main);
+    // the consumer's first wait on the ring before its first product, and what lies between
+    const size_t product = body.find("wgmma.mma_async");
+    ASSERT_NE(product, std::string::npos);
+    const size_t wait = body.rfind("mbarrier.try_wait", product);
+    ASSERT_NE(wait, std::string::npos);
+    const bool broadcast = body.substr(wait, product - wait).find("shfl.sync.idx") != std::string::npos;
+    EXPECT_EQ(broadcast, fold == 1 || streamk == 1);
+  }
+}
