@@ -189,7 +189,8 @@ __device__ __forceinline__ void stream_k(Problem& p, long long sms) {
   const int full = tiles / slots, tail = tiles - full * slots;
   const int skt = tail + (2 * tail < slots && full >= 2 ? slots : 0);
   const long long share = (long long)skt * p.ktiles / slots;  // a block's k-tiles, at least
-  p.sk = p.splits == 1 && full >= 1 && tail > 0 && 2 * skt >= slots && 3 * share >= p.ktiles;
+  p.sk = p.splits == 1 && full >= 1 && tail > 0 && 2 * skt >= slots && 3 * share >= p.ktiles &&
+         (long long)skt * p.ktiles * slots < (1LL << 32);  // (the walk's products in 32 bits)
   if (!p.sk) return;
   p.slots = slots;
   p.skt = skt;
@@ -240,21 +241,22 @@ __device__ __forceinline__ Unit unit_of(const Problem& p, int u) {
 
 // The block of the stream's k-tile x: the last whose share [b W / slots, (b + 1) W / slots)
 // begins at or before x.
-__device__ __forceinline__ int block_of(const Problem& p, long long x) {
-  return (int)(((x + 1) * p.slots - 1) / p.skw);
+__device__ __forceinline__ int block_of(const Problem& p, int x) {
+  return (int)(((unsigned)(x + 1) * (unsigned)p.slots - 1) / (unsigned)p.skw);
 }
 
 // The block's units in order: blockIdx.x, + gridDim.x, ... below p.dp, then (stream-K) its
 // share of the stream cut at the tiles' ends, a unit each (Cursor: where the walk is).
 struct Cursor {
-  int u;
-  long long it, end;
+  int u, it, end;
 };
 __device__ __forceinline__ Cursor cursor_of(const Problem& p) {
   Cursor k{(int)blockIdx.x, 0, 0};
-  if (p.sk) {
-    k.it = blockIdx.x * p.skw / p.slots;
-    k.end = (blockIdx.x + 1) * p.skw / p.slots;
+  if (p.sk) {  // (32-bit: a 64-bit division is a call, whose results ptxas does not take for
+               // warp-uniform, and the producer's TMA issues became loops over the warp's lanes)
+    const unsigned w = (unsigned)p.skw, n = (unsigned)p.slots;
+    k.it = (int)(blockIdx.x * w / n);
+    k.end = (int)((blockIdx.x + 1) * w / n);
   }
   return k;
 }
@@ -266,8 +268,8 @@ __device__ __forceinline__ bool next_unit(const Problem& p, Cursor& k, Unit& w) 
     return true;
   }
   if (k.it >= k.end) return false;
-  const int t = (int)(k.it / p.ktiles);
-  const long long first = (long long)t * p.ktiles, stop = min(k.end, first + p.ktiles);
+  const int t = k.it / p.ktiles;
+  const int first = t * p.ktiles, stop = min(k.end, first + p.ktiles);
   w = unit_of(p, p.dp + t);  // (SPLITS 1: unit and tile are one)
   w.sk = t;
   w.kb = (int)(k.it - first);
@@ -560,7 +562,7 @@ __device__ __forceinline__ void stream_part(rt_c (&acc)[kMI][kFrags], const Prob
                                             elem* out, float* ws) {
   const int warp = (threadIdx.x >> 5) & 3;
   if (w.m0 + (kPingPong ? 0 : c * kRows) + 16 * warp >= p.M) return;
-  const long long first = (long long)w.sk * p.ktiles;
+  const int first = w.sk * p.ktiles;
   const int b0 = block_of(p, first), parts = block_of(p, first + p.ktiles - 1) - b0 + 1;
   if (parts > kSkParts || (int)blockIdx.x < b0 || (int)blockIdx.x >= b0 + parts) __trap();  // (SKON's bound)
   float* tile_parts = ws + (long long)w.sk * p.skp * BM * BN;

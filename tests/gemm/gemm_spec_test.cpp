@@ -74,7 +74,8 @@ Stream kernel_stream(long long M, long long N, long long K, long long bm, long l
   const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn), kt = (K + 63) / 64;
   const long long full = tiles / slots, tail = tiles - full * slots;
   const long long skt = tail + (2 * tail < slots && full >= 2 ? slots : 0), share = skt * kt / slots;
-  if (!(splits == 1 && full >= 1 && tail > 0 && 2 * skt >= slots && 3 * share >= kt)) return {};
+  if (!(splits == 1 && full >= 1 && tail > 0 && 2 * skt >= slots && 3 * share >= kt && skt * kt * slots < (1LL << 32)))
+    return {};
   return {skt, (kt - 1) / share + 2};
 }
 
@@ -105,6 +106,8 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
   std::vector<spec::Shape> shapes = op.validation_shapes;
   shapes.insert(shapes.end(), op.benchmark_shapes.begin(), op.benchmark_shapes.end());
   for (long long k : {8LL, 4104LL, 4095LL, 100LL, 320LL}) shapes.push_back({"extra", {{"M", 3}, {"N", 77}, {"K", k}}});
+  // a K so long that the stream's walk would leave 32 bits (no stream-K there)
+  shapes.push_back({"long_k", {{"M", 4096}, {"N", 4096}, {"K", 1LL << 25}}});
   auto space = agent::template_space(t);
   std::map<std::string, int> cases;
   for (const auto& c : space.valid_configs()) {
