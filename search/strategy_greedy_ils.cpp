@@ -31,8 +31,21 @@
 // where it stopped, mid-descent or after a restart, unless another strategy has
 // improved the best meanwhile: a turn that always went back to the best would
 // undo every restart, and restarts are how lone optima are found.
+//
+// Tabu escapes once restarts stop paying. After kEscapeAfter descents of a run
+// ended at a local optimum worse than the best, a local optimum is no longer left
+// by a restart at once: it becomes tabu (never a move again) and the search moves to
+// its best evaluated neighbour that is not tabu and descends on from there, up to
+// kEscapes times before it restarts. Runs with few restarts (the H200 scans at 10 %
+// of the space, fa3_wgmma and rmsnorm at 20) never escape: there an escape spends
+// near one local optimum what a restart needs to find a lone one (escaping from
+// every local optimum cost the first H200 gemm scan 5.8 points of runs within 3 %,
+// docs/search.md, 2026-12-04 fifth round). Long runs on spaces of many local
+// optima gain (docs/search.md, 2026-12-05 sixth round; 300 seeds, paired).
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <set>
 
 #include "search/main_effects.h"
 #include "search/neighbourhood.h"
@@ -44,7 +57,9 @@ namespace {
 
 constexpr size_t kBatch = 8;
 constexpr size_t kRestartDraws = 16;
-constexpr size_t kModelFrom = 8;  // evaluations before the model is trusted to order anything
+constexpr size_t kModelFrom = 8;    // evaluations before the model is trusted to order anything
+constexpr size_t kEscapeAfter = 2;  // descents ended worse than the best before tabu escapes begin
+constexpr size_t kEscapes = 2;      // tabu escapes of a descent before it restarts
 
 double cost_of(const Outcome& o) {
   return o.ok ? o.cost : std::numeric_limits<double>::infinity();
@@ -60,7 +75,12 @@ class GreedyIls final : public Strategy {
   void run(Tuning& t, uint64_t seed) override {
     auto best = t.best();
     double best_cost = best ? best->outcome.cost : std::numeric_limits<double>::infinity();
-    if (resumes_ != &t) rng_.seed(seed);
+    if (resumes_ != &t) {
+      rng_.seed(seed);
+      tabu_.clear();
+      failed_descents_ = 0;
+      escapes_ = 0;
+    }
     if (resumes_ != &t || best_cost < paused_best_) {
       resumes_ = &t;
       if (best) {
@@ -71,8 +91,15 @@ class GreedyIls final : public Strategy {
       }
     }
     while (!t.exhausted()) {
-      if (descend(t, rng_, current_, current_cost_)) continue;
-      if (t.exhausted() || !restart(t, rng_, current_, current_cost_)) break;
+      if (descend(t, rng_, tabu_, current_, current_cost_)) continue;
+      if (t.exhausted()) break;
+      if (failed_descents_ >= kEscapeAfter && escapes_ < kEscapes && escape(t)) {
+        ++escapes_;
+        continue;
+      }
+      if (auto now = t.best(); now && current_cost_ > now->outcome.cost) ++failed_descents_;
+      escapes_ = 0;
+      if (!restart(t, rng_, current_, current_cost_)) break;
     }
     auto now = t.best();
     paused_best_ = now ? now->outcome.cost : std::numeric_limits<double>::infinity();
@@ -84,6 +111,31 @@ class GreedyIls final : public Strategy {
   Rng rng_;
   Config current_;
   double current_cost_ = 0;
+  std::set<Config> tabu_;       // local optima escaped from: never a move again
+  size_t failed_descents_ = 0;  // descents that ended at a local optimum worse than the best
+  size_t escapes_ = 0;          // of the current descent
+
+  // At a local optimum (its neighbourhoods all evaluated): makes it tabu and moves to
+  // its best evaluated neighbour (any single-parameter change or exchange) that is
+  // not tabu; false if there is none.
+  bool escape(Tuning& t) {
+    tabu_.insert(current_);
+    std::vector<Config> near = neighbours(t.space(), current_, Neighbourhood::hamming);
+    for (Config& c : exchanges(t.space(), current_)) near.push_back(std::move(c));
+    std::optional<Config> to;
+    double to_cost = std::numeric_limits<double>::infinity();
+    for (const Config& c : near) {
+      if (!t.seen(c) || tabu_.count(c)) continue;
+      if (double v = cost_of(t.evaluate_one(c)); v < to_cost) {
+        to_cost = v;
+        to = c;
+      }
+    }
+    if (!to) return false;
+    current_ = std::move(*to);
+    current_cost_ = to_cost;
+    return true;
+  }
 
   // Moves to the most promising of a few random unseen configurations; false
   // when every configuration has been seen.
@@ -121,12 +173,14 @@ class GreedyIls final : public Strategy {
     return out;
   }
 
-  // One improving move; false at a local optimum (or when the budget runs out).
-  static bool descend(Tuning& t, Rng& rng, Config& current, double& current_cost) {
+  // One improving move (never onto a tabu configuration); false at a local optimum
+  // (or when the budget runs out).
+  static bool descend(Tuning& t, Rng& rng, const std::set<Config>& tabu, Config& current, double& current_cost) {
     std::vector<std::vector<Config>> ts = tiers(t.space(), current, rng);
     // Seen neighbours cost nothing: take an improving one at once. The rest are
     // ordered by the model.
     auto prepare = [&](std::vector<Config>& cands) {
+      std::erase_if(cands, [&](const Config& c) { return tabu.count(c) > 0; });
       for (auto& c : cands) {
         if (!t.seen(c)) continue;
         double v = cost_of(t.evaluate_one(c));

@@ -3,8 +3,9 @@
 // on nearly all, within 3 % of the optimum on the H200 gemm space with 10 % of it
 // more often than the former default, local search alone no default (on the large
 // spaces, nor on a small one of tessera's own), and the warm start from another GPU
-// getting within 3 % of the optimum sooner on each pair of GPUs. Scores of
-// search/scoring (0 = random search).
+// getting within 3 % of the optimum sooner on each pair of GPUs; local search's tabu
+// escapes paying on a space of many local optima. Scores of search/scoring (0 =
+// random search).
 //
 // Every bar comes from the tables of docs/search.md (2026-12-03, seeds 1..20; the
 // H200 runs of 10 %, seeds 1..300) and is checked on fewer seeds, so each run is
@@ -90,6 +91,13 @@ const Bar kBars[] = {
     {"gemm-mma-H200-gated", 0.25, kNone},      // 0.521 ± 0.304 (300 seeds: 0.558 ± 0.291)
 };
 
+// Tabu escapes once restarts stop paying (strategy_greedy_ils.cpp; docs/search.md,
+// 2026-12-05): on pnpoly-Titan (28 local optima) the default's mean over the 5 seeds of
+// the bars is 0.901 with them and 0.684 without (seed 1 without them never gets within
+// 3 %; 300 seeds: 0.869 against 0.801, paired +0.067 ± 0.013). The bar sits between.
+constexpr const char* kEscapeSpace = "pnpoly-Titan";
+constexpr double kEscapeBar = 0.80;
+
 // One test, so that the long runs are made once per process (ctest runs each test
 // in a process of its own).
 TEST(DefaultStrategy, AboveRandomSearchEverywhereAndAtOrAboveKernelTunersBestOnSevenOfEight) {
@@ -98,6 +106,9 @@ TEST(DefaultStrategy, AboveRandomSearchEverywhereAndAtOrAboveKernelTunersBestOnS
   for (const Bar& b : kBars) {
     double score = run(b.space, default_strategy(), kSeeds).score;
     EXPECT_GE(score, b.bar) << b.space;
+    if (std::string(b.space) == kEscapeSpace) {
+      EXPECT_GE(score, kEscapeBar) << b.space << ": tabu escapes";
+    }
     EXPECT_GE(score, 0.25) << b.space;
     if (std::isnan(b.kt_best)) continue;
     // The bar, 5-seed means against 20-seed ones: a space counts when the
