@@ -91,6 +91,26 @@ std::vector<std::pair<std::string, bool>> launched_steps(const spec::Program& t,
   return steps;
 }
 
+// The PTX of gemm_wgmma's entry (the main kernel) in the template built with params; empty,
+// with the failure reported, where it does not compile.
+std::string main_kernel_ptx(const spec::Operator& op, const std::string& source,
+                            const std::map<std::string, long long>& params) {
+  auto r = codegen::compile_ptx(
+      {codegen::render(source, params), "gemm_wgmma.cu", "compute_90a", {op.dir, targets() / "common"}, {}});
+  if (!r.ok) {
+    ADD_FAILURE() << r.log;
+    return {};
+  }
+  const std::string& ptx = r.cubin;
+  const size_t main = ptx.find(".entry gemm_wgmma(");
+  if (main == std::string::npos) {
+    ADD_FAILURE() << "no gemm_wgmma entry";
+    return {};
+  }
+  const size_t next = ptx.find(".entry", main + 1);
+  return ptx.substr(main, next == std::string::npos ? std::string::npos : next - main);
+}
+
 }  // namespace
 
 TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
@@ -301,13 +321,8 @@ TEST(GemmWgmma, FoldedReduceCountsArrivalsWithAnAcquireReleaseAtomic) {
   for (long long fold : {0LL, 1LL}) {
     params["FOLD"] = fold;
     SCOPED_TRACE("FOLD " + std::to_string(fold));
-    auto r = codegen::compile_ptx(
-        {codegen::render(source, params), "gemm_wgmma.cu", "compute_90a", {op.dir, targets() / "common"}, {}});
-    ASSERT_TRUE(r.ok) << r.log;
-    const std::string& ptx = r.cubin;
-    const size_t main = ptx.find(".entry gemm_wgmma("), next = ptx.find(".entry", main + 1);
-    ASSERT_NE(main, std::string::npos);
-    const std::string body = ptx.substr(main, next - main);
+    const std::string body = main_kernel_ptx(op, source, params);
+    ASSERT_FALSE(body.empty());
     const size_t wait = body.find("griddepcontrol.wait"), atom = body.find("atom.acq_rel.gpu.global.add.u32");
     if (fold == 0) {
       EXPECT_EQ(wait, std::string::npos);
@@ -327,8 +342,8 @@ TEST(GemmWgmma, FoldedReduceCountsArrivalsWithAnAcquireReleaseAtomic) {
 // The builds whose unit loop ends in the sums of a tile's parts (FOLD 1, STREAMK 1) broadcast
 // each ring stage's address from lane 0 before its products (stage_of): without it ptxas keeps
 // the products' descriptors in ordinary registers and moves them to uniform ones before every
-// wgmma (24 R2UR a k-slice at 128x128 ping-pong, every STREAMK 1 build 5-20 % slower on the
-// H200: journal 2026-12-05). The other builds have no broadcast there: their code is as before.
+// wgmma (24 R2UR a k-slice at 128x128 ping-pong, every STREAMK 1 configuration's geomean 10-17 %
+// lower on the H200: journal 2026-12-05). The other builds have no broadcast there: their code is as before.
 TEST(GemmWgmma, SummingBuildsBroadcastTheStageAddressBeforeTheProducts) {
   auto op = spec::load_operator(targets() / "gemm");
   const spec::Program& t = wgmma(op);
@@ -340,13 +355,8 @@ TEST(GemmWgmma, SummingBuildsBroadcastTheStageAddressBeforeTheProducts) {
     params["FOLD"] = fold;
     params["STREAMK"] = streamk;
     SCOPED_TRACE("FOLD " + std::to_string(fold) + " STREAMK " + std::to_string(streamk));
-    auto r = codegen::compile_ptx(
-        {codegen::render(source, params), "gemm_wgmma.cu", "compute_90a", {op.dir, targets() / "common"}, {}});
-    ASSERT_TRUE(r.ok) << r.log;
-    const std::string& ptx = r.cubin;
-    const size_t main = ptx.find(".entry gemm_wgmma("), next = ptx.find(".entry", main + 1);
-    ASSERT_NE(main, std::string::npos);
-    const std::string body = ptx.substr(main, next - main);
+    const std::string body = main_kernel_ptx(op, source, params);
+    ASSERT_FALSE(body.empty());
     // the consumer's first wait on the ring before its first product, and what lies between
     const size_t product = body.find("wgmma.mma_async");
     ASSERT_NE(product, std::string::npos);
