@@ -3,8 +3,9 @@
 of an operator's templates compiled the way tessera compiles it, before and after, compared
 byte for byte.
 
-    scripts/cubins.py build OP DIR [--template T]... [--arch A]... [--jobs N]
+    scripts/cubins.py build OP DIR [--template T]... [--only NAME=VALUE]... [--arch A]... [--jobs N]
     scripts/cubins.py compare DIR_BEFORE DIR_AFTER [--subset] [--sass CUOBJDUMP]
+    scripts/cubins.py uniform DIR --sass CUOBJDUMP
 
 `build` enumerates each template's configurations from targets/OP/spec.json (the product of
 the parameter lists, filtered by the constraints), renders each as codegen/render.cpp does
@@ -12,7 +13,8 @@ the parameter lists, filtered by the constraints), renders each as codegen/rende
 with NVRTC with tessera's options (codegen/compiler.cpp: --gpu-architecture, -std=c++17,
 -default-device, -I targets/OP, -I targets/common, -I the CUDA headers), for every
 architecture the template lists (or those given). DIR gets one cubin per configuration and
-architecture and index.json (configuration -> SHA-256 of its cubin).
+architecture and index.json (configuration -> SHA-256 of its cubin). `--only ORDER=1` keeps
+the configurations with that value (repeatable: all must hold).
 `compare` prints each configuration whose cubin differs or is missing on one side and exits 1
 if there is one. With `--sass CUOBJDUMP`, a pair whose bytes differ is disassembled by that
 cuobjdump and compared instruction by instruction (encodings and addresses dropped): where
@@ -21,7 +23,13 @@ the symbol table) and the pair counts as SASS-identical; the exit status is then
 SASS difference or a missing cubin. A cuobjdump reads the architectures of its CUDA version
 (12.8's reads sm_100a, not sm_103a; 13.x's both; recent triton wheels carry one in
 backends/nvidia/bin); a cubin it cannot decode is reported as such. Cubins carry no line table (no -lineinfo), so comments and line moves do not
-change them; a renamed or reordered kernel does. Rebuild a template whose cubins differ on its
+change them; a renamed or reordered kernel does.
+`uniform` lists each cubin of DIR with a kernel whose SASS has an R2UR among the three
+instructions before more than one HGMMA: the products' descriptors kept in ordinary registers
+and moved to uniform ones before each product, which ptxas does where it cannot keep them in
+uniform registers (gemm's journal and flash_attention's, 2026-12-05; one such product is the
+first move at a loop's entry); it exits 1 if there is one. tests/support/sass.h is the same
+check in the compile tests. Rebuild a template whose cubins differ on its
 own before believing it (`--template`): once, on a machine loaded by other builds, one of 90
 came out different and was the same again in five rebuilds (2026-12-03).
 """
@@ -40,20 +48,75 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def constraint_holds(expr, cfg):
-    """muParser's syntax as tessera's constraints use it, evaluated in Python."""
-    if "?" in expr:
-        sys.exit(f"cubins.py: constraint '{expr}': the ternary operator is not read here")
-    py = expr.replace("&&", " and ").replace("||", " or ")
-    env = dict(cfg, floor=math.floor, ceil=math.ceil, min=min, max=max, abs=abs)
-    return bool(eval(py, {"__builtins__": {}}, env))
+def split_top(expr, sep):
+    """expr split at the separator characters outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(expr):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and ch == sep:
+            parts.append(expr[start:i])
+            start = i + 1
+    return parts + [expr[start:]]
+
+
+def python_of(expr):
+    """muParser's syntax as tessera's specs use it (&&, ||, c ? a : b, nested in parentheses and
+    function arguments) as a Python expression."""
+    out, i = "", 0
+    while i < len(expr):  # each parenthesized group's arguments translated on their own
+        if expr[i] != "(":
+            out, i = out + expr[i], i + 1
+            continue
+        depth, j = 0, i
+        while True:
+            depth += (expr[j] == "(") - (expr[j] == ")")
+            if depth == 0:
+                break
+            j += 1
+        out += "(" + ", ".join(python_of(a) for a in split_top(expr[i + 1:j], ",")) + ")"
+        i = j + 1
+    question = split_top(out, "?")
+    if len(question) > 1:  # c ? a : b ? x : y, right-associative
+        cond, rest = question[0], "?".join(question[1:])
+        depth, nested = 0, 0
+        for k, ch in enumerate(rest):
+            depth += (ch == "(") - (ch == ")")
+            if depth or ch not in "?:":
+                continue
+            if ch == "?":
+                nested += 1
+            elif nested:
+                nested -= 1
+            else:
+                return f"(({python_of(rest[:k])}) if ({python_of(cond)}) else ({python_of(rest[k + 1:])}))"
+        sys.exit(f"cubins.py: '{expr}': a '?' without its ':'")
+    return out.replace("&&", " and ").replace("||", " or ")
+
+
+def evaluate(expr, env):
+    funcs = dict(floor=math.floor, ceil=math.ceil, min=min, max=max, abs=abs,
+                 cdiv=lambda a, b: -(-a // b))
+    return eval(python_of(expr), {"__builtins__": {}}, dict(env, **funcs))
+
+
+def with_lets(template, cfg):
+    """cfg and the template's `let` names that depend on its parameters alone (ROWS, not TILES,
+    which needs a shape): what its constraints may name."""
+    env = dict(cfg)
+    for name, expr in template.get("let", {}).items():
+        try:
+            env[name] = evaluate(expr, env)
+        except NameError:
+            pass
+    return env
 
 
 def configurations(template):
     names = sorted(template["params"])
     for values in itertools.product(*(template["params"][n] for n in names)):
         cfg = dict(zip(names, values))
-        if all(constraint_holds(c, cfg) for c in template.get("constraints", [])):
+        env = with_lets(template, cfg)
+        if all(evaluate(c, env) for c in template.get("constraints", [])):
             yield cfg
 
 
@@ -116,6 +179,7 @@ def build(ns):
     out = Path(ns.dir)
     out.mkdir(parents=True, exist_ok=True)
     inc = [f"-I{op_dir}", f"-I{REPO / 'targets' / 'common'}", f"-I{cuda_include()}"]
+    only = [tuple(o.split("=", 1)) for o in ns.only or []]
     jobs = []
     for t in spec["templates"]:
         if ns.template and t["name"] not in ns.template:
@@ -123,6 +187,8 @@ def build(ns):
         source = (op_dir / t["source"]).read_text()
         for arch in ns.arch or t.get("arch", ["sm_90a"]):
             for cfg in configurations(t):
+                if any(str(cfg.get(k)) != v for k, v in only):
+                    continue
                 key = f"{t['name']}/{arch}/" + ",".join(f"{k}={v}" for k, v in sorted(cfg.items()))
                 path = out / (key.replace("/", "__") + ".cubin")
                 options = [f"--gpu-architecture={arch}", "-std=c++17", "-default-device"] + inc
@@ -184,6 +250,34 @@ def compare(ns):
     return 1 if bad else 0
 
 
+def uniform(ns):
+    index = json.loads((Path(ns.dir) / "index.json").read_text())
+    flagged = undecoded = 0
+    for key in sorted(k for k, d in index.items() if d):
+        text = sass(ns.sass, Path(ns.dir) / (key.replace("/", "__") + ".cubin"))
+        if text is None:
+            undecoded += 1
+            continue
+        ops = []
+        for line in text.splitlines():
+            words = line.split()
+            ops.append(words[1] if len(words) > 1 and words[0].startswith("@") else words[0] if words else "")
+        moved = {}  # kernel -> products with an R2UR among the three instructions before them
+        kernel = ""
+        for i, op in enumerate(ops):
+            if op == "Function":
+                kernel = text.splitlines()[i].split(":", 1)[1].strip()
+            elif op.startswith("HGMMA") and any(o.startswith("R2UR") for o in ops[max(0, i - 3):i]):
+                moved[kernel] = moved.get(kernel, 0) + 1
+        bad = {k: n for k, n in moved.items() if n > 1}
+        if bad:
+            flagged += 1
+            print(f"R2UR before products ({', '.join(f'{k}: {n}' for k, n in sorted(bad.items()))}): {key}")
+    print(f"{flagged} of {len(index)} configurations with a kernel that moves its descriptors before each product"
+          + (f", {undecoded} not decoded by {ns.sass}" if undecoded else ""))
+    return 1 if flagged or undecoded else 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -191,6 +285,7 @@ def main():
     b.add_argument("op")
     b.add_argument("dir")
     b.add_argument("--template", action="append")
+    b.add_argument("--only", action="append", metavar="NAME=VALUE", help="only configurations with this value")
     b.add_argument("--arch", action="append")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     c = sub.add_parser("compare")
@@ -198,8 +293,11 @@ def main():
     c.add_argument("after")
     c.add_argument("--subset", action="store_true", help="only the configurations DIR_AFTER has (a --template build)")
     c.add_argument("--sass", metavar="CUOBJDUMP", help="compare differing cubins' SASS with this cuobjdump")
+    u = sub.add_parser("uniform")
+    u.add_argument("dir")
+    u.add_argument("--sass", metavar="CUOBJDUMP", required=True, help="the cuobjdump that disassembles DIR's cubins")
     ns = p.parse_args()
-    return build(ns) if ns.cmd == "build" else compare(ns)
+    return {"build": build, "compare": compare, "uniform": uniform}[ns.cmd](ns)
 
 
 if __name__ == "__main__":

@@ -142,15 +142,20 @@ __device__ __forceinline__ int head_tiles(const fa::Problem& p, int bm) {
 
 // Query tile f (in the order ORDER names); false for the spare numbers (the grid's tile count
 // has B more a head than there are tiles), all past HQ x head_tiles in either order.
+// per_head: head_tiles(p, BM) where ORDER is odd (counted once a block, in attend), unused
+// otherwise.
 template <int BM, int BN>
-__device__ __forceinline__ bool work_of(const fa::Problem& p, int f, Work* w) {
+__device__ __forceinline__ bool work_of(const fa::Problem& p, int per_head, int f, Work* w) {
   long long seq, row0;
   int g = f / (int)p.HQ, h = f % (int)p.HQ;  // a tile of the batch, a query head
   if constexpr (ORDER & 1) {
-    const int per_head = head_tiles(p, BM);
+    // (per_head counted once a block: counted here, at every tile, its loop made ptxas keep
+    // the consumers' descriptors in ordinary registers and move them to uniform ones before
+    // 17 of the D 64 entry's 28 products, R2UR, which cost 2.5-6 % where removed before:
+    // JOURNAL.md, 2026-12-03 #4)
+    if (f >= per_head * (int)p.HQ) return false;  // (also no division by an empty batch's 0)
     g = f % per_head;
     h = f / per_head;
-    if (h >= (int)p.HQ) return false;
   }
   if (!fa::find_tile(p.cu_q, p.B, g, BM, p.causal, &seq, &row0)) return false;
   w->seq = (int)seq;
@@ -221,14 +226,14 @@ __device__ __forceinline__ void produce_tile(const Layout<D, BM, BN, NS>& L, con
 // The producer thread over the block's tiles of a fixed schedule (PERSIST 0, 1).
 template <int D, int BM, int BN, int NS, bool kSnake>
 __device__ __forceinline__ void produce(const Layout<D, BM, BN, NS>& L, const Maps& m, const fa::Problem& p,
-                                        const Schedule<kSnake>& sc) {
+                                        const Schedule<kSnake>& sc, int per_head) {
   tile::tma_prefetch_desc(m.k);
   tile::tma_prefetch_desc(m.v);
   tile::RingPos pos, qpos;
   for (int k = 0; k < sc.rounds(); ++k) {
     const int f = sc.tile(k);
     Work w;
-    if (f >= sc.end || !work_of<BM, BN>(p, f, &w)) continue;
+    if (f >= sc.end || !work_of<BM, BN>(p, per_head, f, &w)) continue;
     produce_tile<D, BM, BN, NS>(L, m, w, f, pos, qpos);
     qpos.next<1>();
   }
@@ -240,7 +245,8 @@ __device__ __forceinline__ void produce(const Layout<D, BM, BN, NS>& L, const Ma
 // must see, for they put the next number only when one begins), Q's slot says -1 and its
 // full barrier completes without bytes.
 template <int D, int BM, int BN, int NS>
-__device__ __forceinline__ void produce_dynamic(const Layout<D, BM, BN, NS>& L, const Maps& m, const fa::Problem& p) {
+__device__ __forceinline__ void produce_dynamic(const Layout<D, BM, BN, NS>& L, const Maps& m, const fa::Problem& p,
+                                                int per_head) {
   tile::tma_prefetch_desc(m.k);
   tile::tma_prefetch_desc(m.v);
   const auto nr = L.next_ring();
@@ -248,7 +254,7 @@ __device__ __forceinline__ void produce_dynamic(const Layout<D, BM, BN, NS>& L, 
   const int tiles = (int)p.HQ * head_tiles(p, BM);
   for (int f = blockIdx.x; f < tiles; npos.next<1>()) {
     Work w;
-    work_of<BM, BN>(p, f, &w);
+    work_of<BM, BN>(p, per_head, f, &w);
     produce_tile<D, BM, BN, NS>(L, m, w, f, pos, qpos);
     qpos.next<1>();
     nr.wait(npos);
@@ -509,6 +515,7 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long
   constexpr bool kSnake = kPersist && (ORDER & 2) != 0;
   const Schedule<kSnake> sc =
       kPersist ? Schedule<kSnake>{(int)blockIdx.x, (int)gridDim.x, tiles} : Schedule<kSnake>{mine, tiles, tiles};
+  const int per_head = (ORDER & 1) != 0 ? head_tiles(p, BM) : 0;  // (work_of's)
   if (threadIdx.x == 0) {
     L.q_ring().init(128 * NC);
     L.k_ring().init(128 * NC);
@@ -524,9 +531,9 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long
   if (wg == 0) {
     if constexpr (R::producer > 0) tile::set_max_registers<false, R::producer>();
     if constexpr (kDynamic) {
-      if (threadIdx.x == 0) produce_dynamic<D, BM, BN, NS>(L, m, p);
+      if (threadIdx.x == 0) produce_dynamic<D, BM, BN, NS>(L, m, p, per_head);
     } else {
-      if (threadIdx.x == 0) produce<D, BM, BN, NS, kSnake>(L, m, p, sc);
+      if (threadIdx.x == 0) produce<D, BM, BN, NS, kSnake>(L, m, p, sc, per_head);
     }
     return;
   }
@@ -538,7 +545,7 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long
   tile::RingPos pos, qpos;
   const auto consume = [&](int f) {
     Work w;
-    if (!work_of<BM, BN>(p, f, &w)) return;
+    if (!work_of<BM, BN>(p, per_head, f, &w)) return;
     if constexpr (!kIntra)
       consume_serial<D, BM, BN, NS>(L, p, w, wg - 1, pos, qpos);
     else

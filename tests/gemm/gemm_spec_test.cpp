@@ -19,14 +19,16 @@
 //     thread) and the stages that fit in shared memory, and two blocks a SM (OCC 2) only with
 //     one consumer, at most 64 accumulators a thread and half the shared memory;
 //   * NVRTC compiles each tile shape (at its deepest ring, and at OCC 2 where allowed, with
-//     SPLITK 8, FOLD 0 and 1) for sm_90a with the three kernels, nothing spilled and no wgmma
-//     serialized by ptxas; with FOLD 1 the kernel waits for the step before it and counts
-//     with an acquire-release atomic (no sequentially consistent fence), with FOLD 0 it does
-//     neither.
+//     SPLITK 8, FOLD 0 and 1) for sm_90a with the three kernels, nothing spilled, no wgmma
+//     serialized by ptxas and, where a disassembler is found (tests/support/sass.h), no
+//     kernel moving its products' descriptors to uniform registers (R2UR) before each; with
+//     FOLD 1 the kernel waits for the step before it and counts with an acquire-release
+//     atomic (no sequentially consistent fence), with FOLD 0 it does neither.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -38,6 +40,7 @@
 #include "codegen/compiler.h"
 #include "codegen/render.h"
 #include "spec/spec.h"
+#include "tests/support/sass.h"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -293,6 +296,9 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
   ASSERT_EQ(deepest.size(), 63u);
   static codegen::Compiler compiler;
   const std::string source = codegen::read_file(t.source.string());
+  std::string no_sass;
+  const bool sass = !tessera::testing::cuobjdump(&no_sass).empty();
+  if (!sass) std::cerr << "gemm_wgmma's SASS not checked: " << no_sass << "\n";
   for (const auto& [tile, params] : deepest) {
     std::string label;
     for (auto& [n, v] : params) label += n + "=" + std::to_string(v) + " ";
@@ -305,6 +311,13 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
     EXPECT_FALSE(r.spills()) << r.log;
     EXPECT_EQ(r.log.find("C7518"), std::string::npos) << r.log;
     EXPECT_EQ(r.log.find("serialized"), std::string::npos) << r.log;
+    if (!sass) continue;
+    std::string why;
+    const auto ops = tessera::testing::sass_opcodes(r.cubin, &why);
+    ASSERT_FALSE(ops.empty()) << why;
+    const auto u = tessera::testing::r2ur_before_products(ops);
+    EXPECT_GT(u.products, 0);
+    EXPECT_LE(u.worst, 1) << "R2UR before " << u.moved << " of the " << u.products << " products";
   }
 }
 
