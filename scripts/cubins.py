@@ -3,7 +3,7 @@
 of an operator's templates compiled the way tessera compiles it, before and after, compared
 byte for byte.
 
-    scripts/cubins.py build OP DIR [--template T]... [--only NAME=VALUE]... [--arch A]... [--jobs N]
+    scripts/cubins.py build OP DIR [--template T]... [--only NAME=VALUE]... [--every N] [--arch A]... [--jobs N]
     scripts/cubins.py compare DIR_BEFORE DIR_AFTER [--subset] [--sass CUOBJDUMP]
     scripts/cubins.py uniform DIR --sass CUOBJDUMP
 
@@ -14,7 +14,8 @@ with NVRTC with tessera's options (codegen/compiler.cpp: --gpu-architecture, -st
 -default-device, -I targets/OP, -I targets/common, -I the CUDA headers), for every
 architecture the template lists (or those given). DIR gets one cubin per configuration and
 architecture and index.json (configuration -> SHA-256 of its cubin). `--only ORDER=1` keeps
-the configurations with that value (repeatable: all must hold).
+the configurations with that value (repeatable: all must hold); `--every 10` one in ten of
+them (a sample of a large space, the same one each time).
 `compare` prints each configuration whose cubin differs or is missing on one side and exits 1
 if there is one. With `--sass CUOBJDUMP`, a pair whose bytes differ is disassembled by that
 cuobjdump and compared instruction by instruction (encodings and addresses dropped): where
@@ -180,6 +181,7 @@ def build(ns):
     out.mkdir(parents=True, exist_ok=True)
     inc = [f"-I{op_dir}", f"-I{REPO / 'targets' / 'common'}", f"-I{cuda_include()}"]
     only = [tuple(o.split("=", 1)) for o in ns.only or []]
+    kept = 0
     jobs = []
     for t in spec["templates"]:
         if ns.template and t["name"] not in ns.template:
@@ -188,6 +190,9 @@ def build(ns):
         for arch in ns.arch or t.get("arch", ["sm_90a"]):
             for cfg in configurations(t):
                 if any(str(cfg.get(k)) != v for k, v in only):
+                    continue
+                kept += 1
+                if (kept - 1) % ns.every:
                     continue
                 key = f"{t['name']}/{arch}/" + ",".join(f"{k}={v}" for k, v in sorted(cfg.items()))
                 path = out / (key.replace("/", "__") + ".cubin")
@@ -286,6 +291,7 @@ def main():
     b.add_argument("dir")
     b.add_argument("--template", action="append")
     b.add_argument("--only", action="append", metavar="NAME=VALUE", help="only configurations with this value")
+    b.add_argument("--every", type=int, default=1, metavar="N", help="one configuration in N (a sample)")
     b.add_argument("--arch", action="append")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     c = sub.add_parser("compare")
