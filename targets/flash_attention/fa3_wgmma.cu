@@ -503,6 +503,39 @@ struct Registers {
   static_assert(producer + NC * consumer <= (NC + 1) * launched, "setmaxnreg within the launch's registers");
 };
 
+// PERSIST 2's consumers: the tile whose number the producer put beside each Q, until it puts
+// -1. The first consumer thread takes the numbers (gridDim.x + atomicAdd(sched, 1)) and puts
+// them in the next-tile slot for the producer, one ahead: at a tile's start the number taken
+// at the last one's, so that the atomic's latency is never waited for. sched was zeroed by the
+// plan's step before, which this launch depends on. (In the producer warpgroup, 32 registers a
+// thread beside three consumers at D 64, the atomic spilled.) (__syncwarp: the warp's other
+// lanes must not go on to the products, warp-wide .aligned instructions, while the fetcher
+// waits: without it the kernel hung)
+template <int D, int BM, int BN, int NS, typename Consume>
+__device__ __forceinline__ void consume_dynamic(const Layout<D, BM, BN, NS>& L, int* sched, const tile::RingPos& qpos,
+                                                const Consume& consume) {
+  const bool fetcher = threadIdx.x == 128;
+  int next = 0;
+  if (fetcher) {
+    tile::grid_dependency_wait();
+    next = (int)gridDim.x + atomicAdd(sched, 1);
+  }
+  __syncwarp();
+  for (tile::RingPos npos;; npos.next<1>()) {
+    L.q_ring().wait(qpos);
+    const int f = L.tile();
+    if (f < 0) break;
+    if (fetcher) {
+      L.next_ring().acquire(npos);
+      L.put_tile(next, L.next);
+      tile::mbar_arrive(L.next_ring().full(0));
+      next = (int)gridDim.x + atomicAdd(sched, 1);  // (past the last tile: never read)
+    }
+    __syncwarp();
+    consume(f);  // (moves qpos on)
+  }
+}
+
 template <int D, int BN, int NC, int NS, bool kIntra, bool kPingPong, int kSched>
 __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long long TQ, int* sched) {
   constexpr bool kPersist = kSched == 1, kDynamic = kSched == 2;
@@ -552,34 +585,8 @@ __device__ __forceinline__ void attend(const fa::Problem& p, const Maps& m, long
       consume_overlapped<D, NC, BN, NS, kTurns>(L, p, w, wg - 1, pos, qpos);
     qpos.next<1>();
   };
-  if constexpr (kDynamic) {  // the producer's numbers, beside each Q
-    // The first consumer thread takes the numbers (gridDim.x + atomicAdd(sched, 1)) and puts
-    // them in the next-tile slot for the producer, one ahead: at a tile's start the number
-    // taken at the last one's, so that the atomic's latency is never waited for. sched was
-    // zeroed by the plan's step before, which this launch depends on. (In the producer
-    // warpgroup, 32 registers a thread beside three consumers at D 64, the atomic spilled.)
-    // (__syncwarp: the warp's other lanes must not go on to the products, warp-wide
-    // .aligned instructions, while the fetcher waits: without it the kernel hung)
-    const bool fetcher = threadIdx.x == 128;
-    int next = 0;
-    if (fetcher) {
-      tile::grid_dependency_wait();
-      next = (int)gridDim.x + atomicAdd(sched, 1);
-    }
-    __syncwarp();
-    for (tile::RingPos npos;; npos.next<1>()) {
-      L.q_ring().wait(qpos);
-      const int f = L.tile();
-      if (f < 0) break;
-      if (fetcher) {
-        L.next_ring().acquire(npos);
-        L.put_tile(next, L.next);
-        tile::mbar_arrive(L.next_ring().full(0));
-        next = (int)gridDim.x + atomicAdd(sched, 1);  // (past the last tile: never read)
-      }
-      __syncwarp();
-      consume(f);
-    }
+  if constexpr (kDynamic) {
+    consume_dynamic<D, BM, BN, NS>(L, sched, qpos, consume);
   } else if constexpr (kPersist) {
     for (int k = 0; k < (tiles + (int)gridDim.x - 1) / (int)gridDim.x; ++k) {
       const int f = k * (int)gridDim.x + (kSnake && (k & 1) ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x);
