@@ -230,6 +230,27 @@ __device__ __forceinline__ void store_rows(WarpRows<D, MI>& w, const Problem& p,
     }
 }
 
+// A warp's rows before the first key tile: no maximum, no sum, O zero; the mask's limits
+// (row_a the lane's first row in the sequence).
+template <int D, int MI>
+__device__ __forceinline__ void start_rows(WarpRows<D, MI>& w, Mask<MI>& mk, bool causal, long long row_a,
+                                           long long shift, long long lk) {
+  mk.key0 = 0;
+  mk.lk = (int)lk;
+#pragma unroll
+  for (int g = 0; g < MI; ++g)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      w.m[g][r] = neg_inf();
+      w.l[g][r] = 0.f;
+      mk.limit[g][r] = (int)(causal ? row_a + 16 * g + 8 * r + shift : lk - 1);
+    }
+#pragma unroll
+  for (int g = 0; g < MI; ++g)
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) tile::zero(w.o[g][n]);
+}
+
 // The whole block: BM query rows (Warps = BM / (16 MI) warps) of the tile blockIdx.y, head
 // blockIdx.x, over key tiles of BN; Stages K/V buffers (1: synchronous loads).
 // Shared memory: (BM + 2 * Stages * BN) * D * 2 bytes, 1024-byte aligned.
@@ -272,20 +293,7 @@ __device__ __forceinline__ void attend_block(const Problem& p) {
   const int wrow = warp * 16 * MI;  // the warp's first row in the block's tile
   const long long row_a = row0 + wrow + (lane >> 2);
   Mask<MI> mk;
-  mk.key0 = 0;
-  mk.lk = (int)lk;
-#pragma unroll
-  for (int g = 0; g < MI; ++g)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      w.m[g][r] = neg_inf();
-      w.l[g][r] = 0.f;
-      mk.limit[g][r] = (int)(p.causal ? row_a + 16 * g + 8 * r + shift : lk - 1);
-    }
-#pragma unroll
-  for (int g = 0; g < MI; ++g)
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) tile::zero(w.o[g][n]);
+  start_rows<D, MI>(w, mk, p.causal, row_a, shift, lk);
   bool q_loaded = false;
   for (int t = 0; t < nt; ++t) {
     if constexpr (Stages == 1) {
