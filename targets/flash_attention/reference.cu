@@ -49,6 +49,34 @@ __device__ bool find_tile(const int* cu_q, long long B, long long tile, long lon
   return false;
 }
 
+// Head h's query rows row0 .. row0 + BQ of the sequence that starts at row q_begin into Qs
+// ([BQ][D+1] doubles), zero past its Lq rows.
+__device__ __forceinline__ void load_q(double* Qs, const __nv_bfloat16* q, long long q_begin, long long row0,
+                                       long long Lq, long long HQ, long long h, long long D) {
+  const int DP = (int)D + 1;
+  for (int e = threadIdx.x; e < BQ * D; e += NT) {
+    const int rr = e / (int)D, d = e % (int)D;
+    const long long gi = row0 + rr;
+    Qs[rr * DP + d] = gi < Lq ? bf(q[((q_begin + gi) * HQ + h) * D + d]) : 0.0;
+  }
+}
+
+// Key head hk's keys and values k0 .. k0 + BK of the sequence that starts at key k_begin into
+// Ks ([BK][D+1] doubles) and Vs ([BK][D]), zero past its Lk keys.
+__device__ __forceinline__ void load_kv(double* Ks, double* Vs, const __nv_bfloat16* k, const __nv_bfloat16* v,
+                                        long long k_begin, long long k0, long long Lk, long long HKV, long long hk,
+                                        long long D) {
+  const int DP = (int)D + 1;
+  for (int e = threadIdx.x; e < BK * D; e += NT) {
+    const int rr = e / (int)D, d = e % (int)D;
+    const long long gj = k0 + rr;
+    const bool ok = gj < Lk;
+    const long long at = ((k_begin + gj) * HKV + hk) * D + d;
+    Ks[rr * DP + d] = ok ? bf(k[at]) : 0.0;
+    Vs[rr * (int)D + d] = ok ? bf(v[at]) : 0.0;
+  }
+}
+
 }  // namespace fa_ref
 
 using fa_ref::neg_inf;
@@ -73,11 +101,7 @@ extern "C" __global__ void __launch_bounds__(256)
   const int tid = threadIdx.x, r = tid / 8, cl = tid % 8;
   const long long i = row0 + r;  // this thread's query row in the sequence
 
-  for (int e = tid; e < BQ * D; e += NT) {
-    const int rr = e / (int)D, d = e % (int)D;
-    const long long gi = row0 + rr;
-    Qs[rr * DP + d] = gi < Lq ? bf(q[((q_begin + gi) * HQ + h) * D + d]) : 0.0;
-  }
+  load_q(Qs, q, q_begin, row0, Lq, HQ, h, D);
   // keys [0, kend): causal, up to the last row of the tile's diagonal
   long long kend = Lk;
   if (CAUSAL) {
@@ -91,14 +115,7 @@ extern "C" __global__ void __launch_bounds__(256)
 
   for (long long k0 = 0; k0 < kend; k0 += BK) {
     __syncthreads();  // the previous tile's K, V and P are consumed
-    for (int e = tid; e < BK * D; e += NT) {
-      const int rr = e / (int)D, d = e % (int)D;
-      const long long gj = k0 + rr;
-      const bool ok = gj < Lk;
-      const long long at = ((k_begin + gj) * HKV + hk) * D + d;
-      Ks[rr * DP + d] = ok ? bf(k[at]) : 0.0;
-      Vs[rr * (int)D + d] = ok ? bf(v[at]) : 0.0;
-    }
+    load_kv(Ks, Vs, k, v, k_begin, k0, Lk, HKV, hk, D);
     __syncthreads();
     double x[4], tmax = neg_inf();
 #pragma unroll
