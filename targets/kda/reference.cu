@@ -10,10 +10,51 @@
 // through shared memory. Limits: V * KSPLIT <= 1024 threads, i.e. V <= 256;
 // shared memory K*V*8 + small, i.e. K*V <= ~28000 on sm_90.
 // Outputs are double (o [T,H,V], ht [NSEQ,H,V,K], V-first like h0).
-// Checked against the shared float64 vectors by benchmarks/kda/dev/harness.cu.
+// Checked against the CPU reference and the independent float64 vectors of
+// tests/data/kda-vectors by tests/kda/kda_gpu_reference_test.cpp (GPU).
 #include <cuda_bf16.h>
 
 #define KDA_REF_KSPLIT 4
+
+// Token row tk's q and k normalised over K (qn, kn) and its decay exp(g) (dk; bias: the
+// head's dt_bias) into shared memory, every thread of the block taking part: the sums of
+// squares reduced by warp, then across warps through red.
+__device__ __forceinline__ void normalise_token(const __nv_bfloat16* q, const __nv_bfloat16* k,
+                                                const __nv_bfloat16* g, const float* bias, long long tk,
+                                                long long K, double a, float lower_bound, double* qn,
+                                                double* kn, double* dk, double* red) {
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  // Sums of squares of q and k over K (threads stride over K).
+  double sq = 0, sk = 0;
+  for (long long d = tid; d < K; d += nthreads) {
+    double x = (double)__bfloat162float(q[tk + d]), y = (double)__bfloat162float(k[tk + d]);
+    sq += x * x;
+    sk += y * y;
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    sq += __shfl_xor_sync(0xffffffffu, sq, off);
+    sk += __shfl_xor_sync(0xffffffffu, sk, off);
+  }
+  __syncthreads();  // previous token's readers of qn/kn/dk/red are done
+  if ((tid & 31) == 0) {
+    red[tid / 32] = sq;
+    red[32 + tid / 32] = sk;
+  }
+  __syncthreads();
+  double tq = 0, tkk = 0;
+  for (int w = 0; w < (nthreads + 31) / 32; ++w) {
+    tq += red[w];
+    tkk += red[32 + w];
+  }
+  const double rq = 1.0 / sqrt(tq + 1e-6), rk = 1.0 / sqrt(tkk + 1e-6);
+  for (long long d = tid; d < K; d += nthreads) {
+    qn[d] = (double)__bfloat162float(q[tk + d]) * rq;
+    kn[d] = (double)__bfloat162float(k[tk + d]) * rk;
+    double x = a * ((double)__bfloat162float(g[tk + d]) + (double)bias[d]);
+    double gl = (double)lower_bound / (1.0 + exp(-x));
+    dk[d] = exp(gl);
+  }
+}
 
 extern "C" __global__ void kda_reference(
     const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
@@ -47,36 +88,7 @@ extern "C" __global__ void kda_reference(
 
   for (long long t = bos; t < eos; ++t) {
     const long long tk = (t * H + h) * K;
-    // Sums of squares of q and k over K (threads stride over K).
-    double sq = 0, sk = 0;
-    for (long long d = tid; d < K; d += nthreads) {
-      double x = (double)__bfloat162float(q[tk + d]), y = (double)__bfloat162float(k[tk + d]);
-      sq += x * x;
-      sk += y * y;
-    }
-    for (int off = 16; off > 0; off >>= 1) {
-      sq += __shfl_xor_sync(0xffffffffu, sq, off);
-      sk += __shfl_xor_sync(0xffffffffu, sk, off);
-    }
-    __syncthreads();  // previous token's readers of qn/kn/dk/red are done
-    if ((tid & 31) == 0) {
-      red[tid / 32] = sq;
-      red[32 + tid / 32] = sk;
-    }
-    __syncthreads();
-    double tq = 0, tkk = 0;
-    for (int w = 0; w < (nthreads + 31) / 32; ++w) {
-      tq += red[w];
-      tkk += red[32 + w];
-    }
-    const double rq = 1.0 / sqrt(tq + 1e-6), rk = 1.0 / sqrt(tkk + 1e-6);
-    for (long long d = tid; d < K; d += nthreads) {
-      qn[d] = (double)__bfloat162float(q[tk + d]) * rq;
-      kn[d] = (double)__bfloat162float(k[tk + d]) * rk;
-      double x = a * ((double)__bfloat162float(g[tk + d]) + (double)dt_bias[h * K + d]);
-      double gl = (double)lower_bound / (1.0 + exp(-x));
-      dk[d] = exp(gl);
-    }
+    normalise_token(q, k, g, dt_bias + h * K, tk, K, a, lower_bound, qn, kn, dk, red);
     const double b = 1.0 / (1.0 + exp(-(double)__bfloat162float(beta[t * H + h])));
     __syncthreads();
 
