@@ -182,14 +182,16 @@ struct Problem {
 
 // STREAMK: the same formulas as spec.json's lets FULL, TAIL, SKT, SKON and SKP. The stream
 // takes the tiles of the last round (and the round before, where the last holds less than
-// half a round), where SPLITS is 1 and a block's share of the stream is at least a third of a
-// tile's k-tiles (so that a tile has at most kSkParts parts).
+// half a round), or every tile where there are fewer tiles than blocks (no full round: the
+// grid is then all OCC x SMS blocks, not one a tile), where SPLITS is 1 and a block's share
+// of the stream is at least a third of a tile's k-tiles (so that a tile has at most kSkParts
+// parts).
 __device__ __forceinline__ void stream_k(Problem& p, long long sms) {
   const int slots = (int)(OCC * sms), tiles = p.tiles_m * p.tiles_n;
   const int full = tiles / slots, tail = tiles - full * slots;
   const int skt = tail + (2 * tail < slots && full >= 2 ? slots : 0);
   const long long share = (long long)skt * p.ktiles / slots;  // a block's k-tiles, at least
-  p.sk = p.splits == 1 && full >= 1 && tail > 0 && 2 * skt >= slots && 3 * share >= p.ktiles &&
+  p.sk = p.splits == 1 && tail > 0 && (full == 0 || 2 * skt >= slots) && 3 * share >= p.ktiles &&
          (long long)skt * p.ktiles * slots < (1LL << 32);  // (the walk's products in 32 bits)
   if (!p.sk) return;
   p.slots = slots;

@@ -90,11 +90,13 @@ TEST_F(GemmGpu, HopperTemplateAddsTheSplitsInTheKernel) {
 // 2048 x 6144 x 4096 (validation shapes) and at the shapes here: a tile of 8 k-tiles in up to
 // three parts (1536 x 3072 x 512), N % 4 != 0 with row, column and K tails (2000 x 4099 x 1032:
 // the element-wise sums), a tail under half a round that takes the round before it too (64 x 64
-// tiles at 2048 x 6144 x 4096: 3072 tiles, 36 in the last round); elsewhere (the small
-// validation shapes) the same builds without a stream.
+// tiles at 2048 x 6144 x 4096: 3072 tiles, 36 in the last round), fewer tiles than blocks, all
+// of them streamed over every block (128 x 128 tiles, SPLITK 1: 48 tiles of 64 k-tiles at
+// 128 x 6144 x 4096, 64 of 16 at the validation shape 1000^3; since 2026-12-05, not yet run on
+// a GPU); elsewhere (the small validation shapes) the same builds without a stream.
 TEST_F(GemmGpu, HopperTemplateStreamsTheLastRound) {
   for (auto [m, n, k] : std::vector<std::tuple<long long, long long, long long>>{
-           {1536, 3072, 512}, {2000, 4099, 1032}, {128, 28672, 4096}})
+           {1536, 3072, 512}, {2000, 4099, 1032}, {128, 28672, 4096}, {128, 6144, 4096}})
     op.validation_shapes.push_back({"", {{"M", m}, {"N", n}, {"K", k}}});
   const spec::Program* tpl = op.find_template("wgmma");
   ASSERT_NE(tpl, nullptr);
@@ -105,7 +107,7 @@ TEST_F(GemmGpu, HopperTemplateStreamsTheLastRound) {
                                           "STAGES", "GROUP_M", "SPLITK",    "STREAMK"};
   const std::vector<std::vector<long long>> rows = {
       {128, 128, 2, 1, 1, 6, 8, 4, 1}, {128, 256, 2, 0, 1, 3, 16, 1, 1}, {64, 128, 1, 0, 2, 4, 8, 2, 1},
-      {64, 64, 1, 0, 1, 5, 1, 1, 1},   {256, 128, 2, 0, 1, 3, 16, 2, 1},
+      {64, 64, 1, 0, 1, 5, 1, 1, 1},   {256, 128, 2, 0, 1, 3, 16, 2, 1}, {128, 128, 2, 1, 1, 6, 8, 1, 1},
   };
   judge_all(*tpl, tessera::testing::param_table(names, rows));
 }

@@ -68,7 +68,8 @@ long long kernel_splits(long long M, long long N, long long K, long long bm, lon
 }
 
 // gemm_wgmma.cu's stream_k: where (and over how many tiles and slots of parts) the last round's
-// tiles are streamed. {0, 0} where the kernel does not stream.
+// tiles, or all of them where they are fewer than the blocks, are streamed. {0, 0} where the
+// kernel does not stream.
 struct Stream {
   long long tiles = 0, parts = 0;
 };
@@ -77,7 +78,8 @@ Stream kernel_stream(long long M, long long N, long long K, long long bm, long l
   const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn), kt = (K + 63) / 64;
   const long long full = tiles / slots, tail = tiles - full * slots;
   const long long skt = tail + (2 * tail < slots && full >= 2 ? slots : 0), share = skt * kt / slots;
-  if (!(splits == 1 && full >= 1 && tail > 0 && 2 * skt >= slots && 3 * share >= kt && skt * kt * slots < (1LL << 32)))
+  if (!(splits == 1 && tail > 0 && (full == 0 || 2 * skt >= slots) && 3 * share >= kt &&
+        skt * kt * slots < (1LL << 32)))
     return {};
   return {skt, (kt - 1) / share + 2};
 }
