@@ -101,7 +101,7 @@ TEST_P(HopperTemplate, CompilesItsShardOfTheConfigurations) {
   std::string no_sass;
   const bool sass = !tessera::testing::cuobjdump(&no_sass).empty();
   if (!sass) std::cerr << "fa3_wgmma's SASS not checked: " << no_sass << "\n";
-  int others = 0, picked = 0, compiled = 0, disassembled = 0;
+  int others = 0, picked = 0, compiled = 0;
   for (const auto& c : configs) {
     auto params = agent::config_params(*tpl, c);
     if (params.at("ORDER") != 0 && others++ % 8 != 0) continue;
@@ -116,16 +116,8 @@ TEST_P(HopperTemplate, CompilesItsShardOfTheConfigurations) {
     EXPECT_EQ(r.log.find("C7518"), std::string::npos) << r.log;
     EXPECT_EQ(r.log.find("serialized"), std::string::npos) << r.log;
     ++compiled;
-    if (!sass) continue;
-    std::string why;
-    const auto ops = tessera::testing::sass_opcodes(r.cubin, &why);
-    ASSERT_FALSE(ops.empty()) << why;
-    const auto u = tessera::testing::r2ur_before_products(ops);
-    EXPECT_GT(u.products, 0);
-    EXPECT_LE(u.worst, 1) << "R2UR before " << u.moved << " of the " << u.products << " products";
-    ++disassembled;
+    if (sass) EXPECT_EQ(tessera::testing::descriptors_moved(r.cubin), "");
   }
-  if (sass) EXPECT_EQ(disassembled, compiled);
   EXPECT_EQ(picked, 392);
   EXPECT_EQ(compiled, (picked - GetParam() + kHopperShards - 1) / kHopperShards);
 }

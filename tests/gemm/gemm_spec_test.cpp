@@ -313,13 +313,7 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
     EXPECT_FALSE(r.spills()) << r.log;
     EXPECT_EQ(r.log.find("C7518"), std::string::npos) << r.log;
     EXPECT_EQ(r.log.find("serialized"), std::string::npos) << r.log;
-    if (!sass) continue;
-    std::string why;
-    const auto ops = tessera::testing::sass_opcodes(r.cubin, &why);
-    ASSERT_FALSE(ops.empty()) << why;
-    const auto u = tessera::testing::r2ur_before_products(ops);
-    EXPECT_GT(u.products, 0);
-    EXPECT_LE(u.worst, 1) << "R2UR before " << u.moved << " of the " << u.products << " products";
+    if (sass) EXPECT_EQ(tessera::testing::descriptors_moved(r.cubin), "");
   }
 }
 

@@ -110,4 +110,18 @@ inline UniformCheck r2ur_before_products(const std::vector<std::string>& ops) {
   return c;
 }
 
+// "" where the cubin has wgmma products and no kernel of it moves their descriptors before
+// each (at most one product a kernel after an R2UR); else what is wrong, for the test's
+// message (also a cubin the disassembler could not read).
+inline std::string descriptors_moved(const std::string& cubin) {
+  std::string why;
+  const auto ops = sass_opcodes(cubin, &why);
+  if (ops.empty()) return why.empty() ? "no instructions in the disassembly" : why;
+  const UniformCheck u = r2ur_before_products(ops);
+  if (u.products == 0) return "no HGMMA in the SASS";
+  if (u.worst > 1)
+    return "R2UR before " + std::to_string(u.moved) + " of the " + std::to_string(u.products) + " products";
+  return "";
+}
+
 }  // namespace tessera::testing
