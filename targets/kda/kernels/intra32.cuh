@@ -2,7 +2,7 @@
 // and lead ones) and kda_chunk_flags.
 // Its body, kc_intra32, is a template over the parameters (template <class C>, C a KcParams) that
 // runs its phases, each a device function: kc_intra32_load, _gate, _p_l (the products: _pl),
-// _images (_qk), _v_inverse (_inverse), _wu, _store. The entry points are in
+// _images (_qk), _v_inverse (_inverse), _out (_wu, _store). The entry points are in
 // targets/kda/kda_chunk_wgmma.cu and kda_chunk_seg.cu. Included after kernels/config.cuh and
 // kernels/common.cuh.
 // ---- The CH 32 intra kernel (GM 2 only): the same outputs as the CH 64 one above, for
@@ -466,16 +466,42 @@ __device__ __forceinline__ void kc_intra32_store(typename C::elem* w, typename C
   }
 }
 
+// The CH 32 intra kernel's phase 4 and its end: w = A16 (k e^G), u = A16 v (kc_intra32_wu; warp =
+// columns 32 warp .. +31; RC 1: neither), staged over Gc as Ws, Us; UA 1: -A diag(b) as the sw64
+// image [32 i][32 j] in u's place (thread = row tid / 4, 16-byte piece tid % 4; zeros above the
+// diagonal blocks, where A16 holds no values, and past len); then kc_intra32_store. x: the
+// thread's piece of that image, zeros, declared by the caller (kc_intra32): as a local of this
+// function, or of a function of the image alone, it changed the SASS, its four values' order at
+// the branch's end (2026-12-04, and again 2026-12-05).
+template <class C, bool kBeside>
+__device__ __forceinline__ void kc_intra32_out(uint4& x, typename C::elem* w, typename C::elem* u, typename C::elem* P,
+                                               int* flags, float* Gc, const __nv_bfloat16* Ks, const __nv_bfloat16* Vs,
+                                               const __half* A16, const __half* Ps, long long slot, long long H,
+                                               long long h, int len, int tid, int warp, int lane, int gq, int tq) {
+  __half* Ws = reinterpret_cast<__half*>(Gc);
+  __half* Us = Ws + C::ch * KC_KD;
+  if constexpr (C::rc != 1) kc_intra32_wu<C>(Ws, Us, Ks, Vs, A16, len, warp, lane, gq, tq);
+  if constexpr (C::ua) {
+    const int i = tid >> 2, c8 = 8 * (tid & 3);  // -A diag(b) as the sw64 image in u's place
+    if (i < len && (c8 >> 4) <= (i >> 4)) {
+      x = *reinterpret_cast<const uint4*>(A16 + i * KC_LDA16 + c8);
+      x.x ^= 0x80008000u;
+      x.y ^= 0x80008000u;
+      x.z ^= 0x80008000u;
+      x.w ^= 0x80008000u;
+    }
+    *reinterpret_cast<uint4*>(Us + (kda::sw_off<64>(i, c8) >> 1)) = x;
+  }
+  kc_intra32_store<C, kBeside>(w, u, P, flags, Ws, Us, Ps, slot, H, h, tid);
+}
+
 // The CH 32 intra kernel's body (its entry points: kda_chunk_intra, and with PIPE
 // kda_chunk_intra_beside and kda_chunk_intra_lead; launch bounds 128 threads and
 // kc_intra_min_blocks); kBeside: flags set per chunk, blocks chunk-major from slot_off (the order
 // the state blocks consume chunks in). Phase 0: the element offsets of the thread's four rows are
 // shared by k and q, and rows past the sequence read nothing, from the chunk's first row. Phase 1
 // needs no barrier before it: the gate reads only the thread's registers, and Ps and bs are next
-// touched after phase 1's barriers. Phase 4 with UA 1 writes -A diag(b) as the sw64 image
-// [32 i][32 j] in u's place (thread = row tid / 4, 16-byte piece tid % 4; zeros above the diagonal
-// blocks, where A16 holds no values, and past len), in the body: as a function of its own it
-// changed the SASS, its four values' order (2026-12-04).
+// touched after phase 1's barriers. Phase 4 and the copies out: kc_intra32_out.
 template <class C, bool kBeside>
 __device__ __forceinline__ void kc_intra32(
     const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ v,
@@ -539,26 +565,10 @@ __device__ __forceinline__ void kc_intra32(
   kc_intra32_v_inverse<C>(Vs, LA, Gc, A16, bs, v, rbase, rstride, len, lr, lc8, warp, tid);
   __syncthreads();
 
-  // ---- phase 4: w = A16 (k e^G), u = A16 v; warp = columns 32 warp .. +31 (RC 1: neither).
-  {
-    __half* Ws = reinterpret_cast<__half*>(Gc);
-    __half* Us = Ws + C::ch * KC_KD;
-    if constexpr (C::rc != 1) kc_intra32_wu<C>(Ws, Us, Ks, Vs, A16, len, warp, lane, gq, tq);
-    if constexpr (C::ua) {
-      // -A diag(b) as the sw64 image in u's place (the header says how, and why here)
-      const int i = tid >> 2, c8 = 8 * (tid & 3);
-      uint4 x = make_uint4(0u, 0u, 0u, 0u);
-      if (i < len && (c8 >> 4) <= (i >> 4)) {
-        x = *reinterpret_cast<const uint4*>(A16 + i * KC_LDA16 + c8);
-        x.x ^= 0x80008000u;
-        x.y ^= 0x80008000u;
-        x.z ^= 0x80008000u;
-        x.w ^= 0x80008000u;
-      }
-      *reinterpret_cast<uint4*>(Us + (kda::sw_off<64>(i, c8) >> 1)) = x;
-    }
-    kc_intra32_store<C, kBeside>(w, u, P, flags, Ws, Us, Ps, slot, H, h, tid);
-  }
+  // ---- phase 4: w = A16 (k e^G), u = A16 v (RC 1: neither); UA 1: -A diag(b) in u's place, the
+  // thread's piece x (declared here: kc_intra32_out's header says why); then the copies out.
+  uint4 x = make_uint4(0u, 0u, 0u, 0u);
+  kc_intra32_out<C, kBeside>(x, w, u, P, flags, Gc, Ks, Vs, A16, Ps, slot, H, h, len, tid, warp, lane, gq, tq);
 }
 // PIPE: clears the intra kernel's flags, one per (chunk slot, head) (the body of
 // kda_chunk_flags, grid cdiv(n, 256) x 256).

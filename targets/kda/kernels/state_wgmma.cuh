@@ -594,6 +594,58 @@ __device__ __forceinline__ void kc_gm2_o(const kda::frag_c (&acc)[C::ch / 8], ti
   kc_o_out<C>(os, acc, scale, er0, eh, tq, tid, len, o, bos, H, h);
 }
 
+// GM 2: fragment j of S^T (ST[j]: this thread's rows er0 and er1 = er0 + 8, columns d = 8j + 2tq,
+// + 1) from a [V][K] state (S^T row-major): kc_state_gm2's start from S0.
+__device__ __forceinline__ void kc_gm2_st_frag(kda::frag_c& st, const float* S0, int er0, int er1, int d) {
+  const float2 a = *reinterpret_cast<const float2*>(S0 + er0 * KC_KD + d);
+  const float2 b = *reinterpret_cast<const float2*>(S0 + er1 * KC_KD + d);
+  st.x[0] = a.x;
+  st.x[1] = a.y;
+  st.x[2] = b.x;
+  st.x[3] = b.y;
+}
+
+// GM 2 without UA: v'^T = u^T - V^T (V^T in acc, from product A on the buffer at bb; columns i
+// past len: 0) as A fragments' worth over i, pair p of them (acc[2p], acc[2p + 1]). u^T in V^T's
+// layout by ldmatrix.trans from u's [64 i][128 e] tile into ut: matrix m of pair p holds rows
+// i = 8(2p + m/2).. at columns e = e0 + 8(m%2).. (e0 = er0 - gq); its transpose gives this thread
+// (e = er0 or er1, i = 8j + 2tq, +1). A transition has u = 0 (!with_u: ut stays the caller's
+// zeros). ut is declared by the caller (kc_state_gm2): as a local of this function it changed
+// kda_chunk_seg's code, its four values' order after the load (2026-12-05).
+template <class C>
+__device__ __forceinline__ void kc_gm2_vprime_pair(kda::frag_c (&acc)[C::ch / 8], tile::u32 (&ut)[4], tile::u32 bb,
+                                                   int p, int e0, int lane, int len, bool with_u) {
+  const int m = lane >> 3, tq = lane & 3;
+  if (with_u)
+    kda::ldsm_x4_t(ut, bb + ChunkBuf<C>::u +
+                           kda::sw128_off<C::ch>(16 * p + 8 * (m >> 1) + (lane & 7), e0 + 8 * (m & 1)));
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const int j = 2 * p + q, i = 8 * j + 2 * tq;
+    const float2 u0 = kda::unpack_f16x2(ut[2 * q]), u1 = kda::unpack_f16x2(ut[2 * q + 1]);
+    acc[j].x[0] = i < len ? u0.x - acc[j].x[0] : 0.f;
+    acc[j].x[1] = i + 1 < len ? u0.y - acc[j].x[1] : 0.f;
+    acc[j].x[2] = i < len ? u1.x - acc[j].x[2] : 0.f;
+    acc[j].x[3] = i + 1 < len ? u1.y - acc[j].x[3] : 0.f;
+  }
+}
+
+// Accumulator fragments as fp16 A fragments (acc_to_a): n8 blocks 2s and 2s + 1 as k-slice s.
+template <int N>
+__device__ __forceinline__ void kc_frags_to_a(tile::u32 (&a)[N][4], const kda::frag_c (&f)[2 * N]) {
+#pragma unroll
+  for (int ks = 0; ks < N; ++ks) kda::acc_to_a(a[ks], f[2 * ks], f[2 * ks + 1]);
+}
+
+// GM 2, a chunk's end: C is done (UA: the next chunk's -u^T may run on), this chunk's reads and
+// o staging fenced before the buffer's next copy, then the block's barrier.
+template <class C>
+__device__ __forceinline__ void kc_gm2_chunk_end() {
+  kda::wgmma_wait<C::ua ? 1 : 0>();
+  kda::fence_async_shared();
+  __syncthreads();
+}
+
 // GM 2: the state chain on the transposed state, with kc_state_gm's interface and
 // semantics (kStateOnly, S0 / identity / 0, end). Warpgroup eh owns the value rows
 // e = 64eh..64eh+63 of S^T [e][d] (fp32, the m64n128 wgmma accumulator: thread rows er0 and
@@ -608,11 +660,10 @@ __device__ __forceinline__ void kc_gm2_o(const kda::frag_c (&acc)[C::ch / 8], ti
 //   -- barrier (both warpgroups are done with the buffer) --
 // Registers: S^T 64, its fp16 fragments 32, V^T / O^T 32, v'^T fragments 16. Shared
 // memory: the two chunk buffers of GM 1 (KC_STATE_SMEM: no Sh, no Vh).
-// v'^T without UA: u^T - V^T (columns i past len: 0), as A fragments over i; u^T in V^T's
-// layout by ldmatrix.trans from u's [64 i][128 e] tile: matrix m of pair p holds rows
-// i = 8(2p + m/2).. at columns e = er0 - gq + 8(m%2)..; its transpose gives this thread
-// (e = er0 or er1, i = 8j + 2tq, +1). A transition has u = 0. It and S^T's start stay in the
-// body: as functions of their own both changed kda_chunk_seg's code (2026-12-04).
+// v'^T without UA: kc_gm2_vprime_pair, over ut declared here (its header says why). S^T's start
+// as the identity (a transition) or 0 stays in the body: as a function (given er0 and er1, or
+// forming them from threadIdx.x) it changed kda_chunk_seg's code, its comparisons simplified
+// otherwise (2026-12-04, 2026-12-05); its start from S0 is kc_gm2_st_frag.
 template <class C, bool kStateOnly>
 __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool from_s0, bool ident,
                                              const __half* __restrict__ qg, const __half* __restrict__ kd,
@@ -645,12 +696,7 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
   for (int j = 0; j < 16; ++j) {
     const int d = 8 * j + 2 * tq;
     if (from_s0) {  // [V][K]: S^T row-major
-      const float2 a = *reinterpret_cast<const float2*>(S0 + er0 * KC_KD + d);
-      const float2 b = *reinterpret_cast<const float2*>(S0 + er1 * KC_KD + d);
-      ST[j].x[0] = a.x;
-      ST[j].x[1] = a.y;
-      ST[j].x[2] = b.x;
-      ST[j].x[3] = b.y;
+      kc_gm2_st_frag(ST[j], S0, er0, er1, d);
     } else {  // the identity (a transition), or 0
       const float one = ident ? 1.f : 0.f;
       ST[j].x[0] = er0 == d ? one : 0.f;
@@ -667,42 +713,26 @@ __device__ __forceinline__ void kc_state_gm2(const float* __restrict__ S0, bool 
     const float* Gd = reinterpret_cast<const float*>(gbase + cur * ChunkBuf<C>::bytes);  // e^{G_last}
     kc_gm2_next<C, kStateOnly>(sB, sV, qg, kd, w, u, P, gl, mv, c, bos, eos, slot, H, h, with_u, tid);
     tile::u32 sa[8][4];  // S^T (fp16) as A, k-slices over d
-#pragma unroll
-    for (int ks = 0; ks < 8; ++ks) kda::acc_to_a(sa[ks], ST[2 * ks], ST[2 * ks + 1]);
+    kc_frags_to_a(sa, ST);
     kda::frag_c acc[NI];
     kc_gm2_product_a<C>(acc, au, sa, bb);
-    // v'^T = u^T - V^T (header: "v'^T without UA")
+    // v'^T = u^T - V^T (header: "v'^T without UA"; ut: u^T's pair p, zeros for a transition)
     tile::u32 va[C::ch / 16][4];
     if constexpr (C::ua) {
       kc_ua_vprime<C>(acc, au, len, tq);
     } else {
 #pragma unroll
       for (int p = 0; p < C::ch / 16; ++p) {
-        const int m = lane >> 3;
         tile::u32 ut[4] = {0u, 0u, 0u, 0u};
-        if (with_u)
-          kda::ldsm_x4_t(ut, bb + ChunkBuf<C>::u +
-                                 kda::sw128_off<C::ch>(16 * p + 8 * (m >> 1) + (lane & 7), er0 - gq + 8 * (m & 1)));
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          const int j = 2 * p + q, i = 8 * j + 2 * tq;
-          const float2 u0 = kda::unpack_f16x2(ut[2 * q]), u1 = kda::unpack_f16x2(ut[2 * q + 1]);
-          acc[j].x[0] = i < len ? u0.x - acc[j].x[0] : 0.f;
-          acc[j].x[1] = i + 1 < len ? u0.y - acc[j].x[1] : 0.f;
-          acc[j].x[2] = i < len ? u1.x - acc[j].x[2] : 0.f;
-          acc[j].x[3] = i + 1 < len ? u1.y - acc[j].x[3] : 0.f;
-        }
+        kc_gm2_vprime_pair<C>(acc, ut, bb, p, er0 - gq, lane, len, with_u);
       }
     }
-#pragma unroll
-    for (int ks = 0; ks < C::ch / 16; ++ks) kda::acc_to_a(va[ks], acc[2 * ks], acc[2 * ks + 1]);
+    kc_frags_to_a(va, acc);
     // the decay of C; B: O^T = S^T qg^T + v'^T P^T;  C behind it: S^T += v'^T kd
     kc_gm2_bc<C, !kStateOnly>(ST, acc, sa, va, Gd, bb, tq);
     if constexpr (C::ua) kc_gm2_ua_next<C>(au, vv, sB, sV, c, bos, eos, lane, er0 - gq);
     if (!kStateOnly) kc_gm2_o<C>(acc, sV, bb, scale, er0, eh, tq, tid, len, o, bos, H, h);
-    kda::wgmma_wait<C::ua ? 1 : 0>();  // C is done (UA: the next chunk's -u^T may run on)
-    kda::fence_async_shared();         // (this chunk's reads and o staging, before the buffer's next copy)
-    __syncthreads();
+    kc_gm2_chunk_end<C>();
   }
   if (end == nullptr) return;
   kc_st_store(end, ST, er0, er1, lane);
