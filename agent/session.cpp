@@ -23,6 +23,7 @@
 #include "evaluator/worker.h"
 #include "search/neighbourhood.h"
 #include "search/strategy.h"
+#include "store/report_queries.h"
 
 namespace tessera::agent {
 
@@ -588,7 +589,9 @@ int Session::finish() {
     std::cout << fmt::format("best: candidate #{} at {:.3f}x the baseline (geomean)\n", best_id_, best_);
     // Both figures (issue 33): a shape's champion may not be the best over all shapes, and
     // `export --per-shape` serves each shape by its own (over every run in the database).
-    const auto champions = store::per_shape_champions(db_.leaderboard(op_.name, "ok", 1 << 30));
+    // (on the GPU model of the latest evaluation, this run's, where the history has several)
+    const auto champions = store::per_shape_champions(
+        db_.leaderboard(op_.name, "ok", 1 << 30, store::leaderboard_device(db_, op_.name, "", nullptr)));
     if (champions.size() > 1)
       std::cout << fmt::format(
           "per-shape champions: {:.3f}x geomean over {} shapes, from {} candidates of this database "

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "evaluator/report.h"
 #include "spec/spec.h"
+#include "store/report_queries.h"
 #include "store/store.h"
 
 namespace tessera::cli {
@@ -87,7 +88,17 @@ int cmd_targets(bool as_json) {
   return rc;
 }
 
-int cmd_leaderboard(const std::string& db, const std::string& op, const std::string& status, int limit, bool as_json) {
+// The GPU model a leaderboard shows (store::leaderboard_device), said on stderr where it was
+// chosen for the user.
+static std::string board_device(store::Store& st, const std::string& op, const std::string& asked) {
+  std::string note;
+  const std::string device = store::leaderboard_device(st, op, asked, &note);
+  if (!note.empty()) std::cerr << "timings on " << note << "\n";
+  return device;
+}
+
+int cmd_leaderboard(const std::string& db, const std::string& op, const std::string& status, int limit,
+                    const std::string& device, bool as_json) {
   if (!status.empty() && !evaluator::is_status(status)) {
     std::string all;
     for (auto& s : evaluator::all_statuses()) all += (all.empty() ? "" : ", ") + s;
@@ -95,7 +106,7 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
     return 2;
   }
   auto st = open_existing(db);
-  auto rows = st->leaderboard(op, status, limit);
+  auto rows = st->leaderboard(op, status, limit, board_device(*st, op, device));
   if (as_json) {
     json out = json::array();
     int rank = 0;
@@ -150,10 +161,11 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
   return 0;
 }
 
-int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool as_json) {
+int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, const std::string& asked, bool as_json) {
   auto st = open_existing(db);
+  const std::string device = board_device(*st, op, asked);
   // (speedup: against the run's steady baseline at the shape, as export --per-shape chooses)
-  const auto best = store::per_shape_champions(st->leaderboard(op, "ok", 1 << 30));
+  const auto best = store::per_shape_champions(st->leaderboard(op, "ok", 1 << 30, device));
   if (as_json) {
     json out = json::array();
     for (const auto& b : best)
@@ -187,7 +199,7 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, bool
   std::cout << fmt::format(
       "geomean of the per-shape champions: {:.3f}x over {} shapes (served by export --per-shape)\n",
       store::per_shape_geomean(best), best.size());
-  auto lead = st->leaderboard(op, "ok", 1);
+  auto lead = st->leaderboard(op, "ok", 1, device);
   if (!lead.empty())
     std::cout << fmt::format("the champion over all shapes: #{} {:.3f}x\n", lead[0].candidate_id,
                              lead[0].geomean_speedup);

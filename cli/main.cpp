@@ -104,7 +104,7 @@ Command add_optimize(CLI::App& app, const std::string& db) {
 
 Command add_leaderboard(CLI::App& app, const std::string& db) {
   struct State {
-    std::string op, status, db;
+    std::string op, status, db, device;
     int limit = 20;
     bool json = false, per_shape = false;
   };
@@ -117,9 +117,12 @@ Command add_leaderboard(CLI::App& app, const std::string& db) {
   lb->add_option("--db", s->db);
   lb->add_flag("--json", s->json, "machine-readable output");
   lb->add_flag("--per-shape", s->per_shape, "the best candidate for each benchmark shape separately");
+  lb->add_option("--device", s->device,
+                 "the GPU model whose timings rank (as `show` names it; default: the latest evaluation's, where "
+                 "the history has several)");
   return {lb, [s] {
-            if (s->per_shape) return cmd_leaderboard_per_shape(s->db, s->op, s->json);
-            return cmd_leaderboard(s->db, s->op, s->status, s->limit, s->json);
+            if (s->per_shape) return cmd_leaderboard_per_shape(s->db, s->op, s->device, s->json);
+            return cmd_leaderboard(s->db, s->op, s->status, s->limit, s->device, s->json);
           }};
 }
 
@@ -157,6 +160,9 @@ Command add_export(CLI::App& app, const std::string& db) {
   exc->add_option("--format", ex.formats, "cpp, torch, flashinfer (several: comma-separated)")->delimiter(',');
   exc->add_option("--arch", ex.archs, "architectures to compile for, e.g. sm_90a,sm_103a (default: the candidate's)")
       ->delimiter(',');
+  exc->add_option("--device", ex.device,
+                  "the GPU model whose timings choose the champions (default: the latest evaluation's, where the "
+                  "history has several)");
   exc->add_option("--out", ex.out, "output folder")->required();
   exc->add_option("--db", ex.db, "database (default $TESSERA_DB or runs/tessera.db)");
   return {exc, [s] {

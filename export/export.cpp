@@ -14,6 +14,7 @@
 
 #include "codegen/compiler.h"
 #include "export/cpp_runtime.h"
+#include "store/report_queries.h"
 #include "store/store.h"
 
 namespace tessera::exporter {
@@ -76,7 +77,10 @@ json figures(store::Store& db, long long id, std::string* spec_hash) {
 // The chosen candidates: the champion first, then each shape's champion not yet chosen.
 std::vector<long long> choose(store::Store& db, const ExportOptions& o, std::map<std::string, long long>* per_shape) {
   std::vector<long long> ids;
-  auto rows = db.leaderboard(o.op, "ok", 1 << 30);
+  std::string note;
+  const std::string device = store::leaderboard_device(db, o.op, o.device, &note);
+  if (!note.empty()) std::cerr << "export: timings on " << note << "\n";
+  auto rows = db.leaderboard(o.op, "ok", 1 << 30, device);
   if (o.candidate) {
     auto c = db.candidate(*o.candidate);
     if (!c || c->op != o.op)

@@ -15,8 +15,9 @@ struct ExportOptions {
   std::string op;
   std::string db;
   std::string out;
-  std::optional<long long> candidate;          // else the operator's champion
-  bool per_shape = false;                      // also each benchmark shape's champion
+  std::optional<long long> candidate;  // else the operator's champion
+  bool per_shape = false;              // also each benchmark shape's champion
+  std::string device;  // the GPU model whose timings choose (empty: the latest's where there are several)
   std::vector<std::string> formats = {"cpp"};  // cpp, torch, flashinfer
   std::vector<std::string> archs;              // empty: the champion's architecture
 };

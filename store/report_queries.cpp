@@ -106,6 +106,19 @@ std::vector<std::string> devices_of(Store& db, const std::string& op) {
   return out;
 }
 
+std::string leaderboard_device(Store& db, const std::string& op, const std::string& asked, std::string* note) {
+  if (!asked.empty()) return asked;
+  const auto models = devices_of(db, op);
+  if (models.size() < 2) return "";
+  if (note) {
+    std::string others;
+    for (size_t k = 1; k < models.size(); ++k) others += (k > 1 ? ", " : "") + models[k];
+    *note = fmt::format("{} (the GPU model of the latest evaluation; this history also has {}: --device to choose)",
+                        models[0], others);
+  }
+  return models[0];
+}
+
 std::optional<StoredEvaluation> evaluation(Store& db, long long id) {
   Q q(db.raw(), fmt::format("SELECT {} FROM evaluations WHERE id=?", kCols));
   q.bind(1, id);

@@ -42,6 +42,10 @@ std::vector<TimelinePoint> ok_timeline(Store& db, const std::string& op);
 std::vector<LeaderboardRow> timed_leaderboard(Store& db, const std::string& op, const std::string& device, int limit);
 // GPU models with `ok` evaluations of an operator, most recent first.
 std::vector<std::string> devices_of(Store& db, const std::string& op);
+// The GPU model a leaderboard of op shows (timings compare only within one model): `asked`
+// where given; else, where the history holds ok evaluations on more than one model, the
+// model of the latest (and *note says so and names the others); else "" (every evaluation).
+std::string leaderboard_device(Store& db, const std::string& op, const std::string& asked, std::string* note);
 // One evaluation by id, with its per-shape rows.
 std::optional<StoredEvaluation> evaluation(Store& db, long long id);
 // Evaluations of a run, in order.

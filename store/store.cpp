@@ -519,19 +519,19 @@ std::string Store::status_of(long long cid) {
   return c->ok ? "compiled" : "compile_error";
 }
 
-std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std::string& status_filter, int limit) {
+std::vector<LeaderboardRow> Store::leaderboard(const std::string& op, const std::string& status_filter, int limit,
+                                               const std::string& device) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  // The latest evaluation of each candidate; ranked by speedup among those timed.
+  // The latest evaluation of each candidate (on the model); ranked by speedup among those timed.
   std::string sql = fmt::format(
       "SELECT c.id, c.template, c.params, e.status, e.device, e.created, c.origin, e.geomean_speedup, e.max_rel_l2, "
       "e.roofline_fraction, e.id, c.parent, e.run_id FROM candidates c JOIN evaluations e ON e.id = (SELECT id FROM "
-      "evaluations "
-      "WHERE "
-      "candidate_id=c.id ORDER BY id DESC LIMIT 1) WHERE c.operator=? {} ORDER BY (e.status='ok') DESC, "
-      "e.geomean_speedup DESC LIMIT ?",
-      status_filter.empty() ? "" : "AND e.status=?");
+      "evaluations WHERE candidate_id=c.id {} ORDER BY id DESC LIMIT 1) WHERE c.operator=? {} ORDER BY "
+      "(e.status='ok') DESC, e.geomean_speedup DESC LIMIT ?",
+      device.empty() ? "" : "AND device=?", status_filter.empty() ? "" : "AND e.status=?");
   Stmt s(db_, sql.c_str());
   int i = 1;
+  if (!device.empty()) s.bind(i++, device);
   s.bind(i++, op);
   if (!status_filter.empty()) s.bind(i++, status_filter);
   s.bind(i++, static_cast<long long>(limit));

@@ -171,8 +171,10 @@ class Store {
   std::map<std::string, double> baseline_medians(const std::string& op, const std::string& device,
                                                  const std::string& spec_hash);
 
-  // Best evaluation per candidate, ranked by geomean speedup; status filter optional.
-  std::vector<LeaderboardRow> leaderboard(const std::string& op, const std::string& status_filter, int limit);
+  // Candidates by their latest evaluation (on the GPU model `device` where it is not empty:
+  // timings compare only within one model), `ok` first, then by geomean speedup.
+  std::vector<LeaderboardRow> leaderboard(const std::string& op, const std::string& status_filter, int limit,
+                                          const std::string& device = "");
 
   // LLM exchanges (schema v2).
   long long add_exchange(const ExchangeRecord& x);

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "store/merge.h"
+#include "store/report_queries.h"
 
 using namespace tessera::store;
 namespace fs = std::filesystem;
@@ -100,6 +101,44 @@ TEST(Store, LeaderboardRanksTimedCandidatesBySpeedup) {
   st.add_evaluation(eval(fast, "race", 0));
   EXPECT_EQ(st.leaderboard("rmsnorm", "ok", 10).size(), 1u);
   EXPECT_EQ(st.status_of(fast), "race");
+}
+
+// Timings compare only within one GPU model: the H100 figures of 2026-12-05 merged with the
+// H200's made a per-shape table of both (a decode kernel timed on the H100 beside wgmma ones
+// timed on the H200). A leaderboard on a model ranks each candidate by its latest evaluation
+// there; by default, the model of the latest evaluation where the history has several.
+TEST(Store, LeaderboardOfOneGpuModelRanksByItsEvaluationsThere) {
+  Store st(temp_db("lb-device"));
+  long long a = st.add_candidate(cand("a"), "a");
+  long long b = st.add_candidate(cand("b"), "b");
+  long long c = st.add_candidate(cand("c"), "c");
+  st.add_evaluation(eval(a, "ok", 1.5));  // H200
+  st.add_evaluation(eval(b, "ok", 1.2));  // H200
+  EvaluationInfo h100 = eval(b, "ok", 2.0);
+  h100.device = "NVIDIA H100 80GB HBM3";
+  st.add_evaluation(h100);  // b's latest, on the H100
+  h100.candidate_id = c;
+  h100.geomean_speedup = 0.9;
+  st.add_evaluation(h100);
+  auto h200 = st.leaderboard("rmsnorm", "ok", 10, "NVIDIA H200");
+  ASSERT_EQ(h200.size(), 2u);  // c was never timed there
+  EXPECT_EQ(h200[0].candidate_id, a);
+  EXPECT_EQ(h200[1].candidate_id, b);
+  EXPECT_DOUBLE_EQ(h200[1].geomean_speedup, 1.2);  // its H200 figure, not the later H100 one
+  auto h100s = st.leaderboard("rmsnorm", "ok", 10, "NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(h100s.size(), 2u);
+  EXPECT_EQ(h100s[0].candidate_id, b);
+  EXPECT_EQ(h100s[1].candidate_id, c);
+  EXPECT_EQ(st.leaderboard("rmsnorm", "ok", 10).size(), 3u);  // no model: each candidate's latest
+  std::string note;
+  EXPECT_EQ(leaderboard_device(st, "rmsnorm", "", &note), "NVIDIA H100 80GB HBM3");
+  EXPECT_NE(note.find("also has NVIDIA H200"), std::string::npos) << note;
+  EXPECT_EQ(leaderboard_device(st, "rmsnorm", "NVIDIA H200", &note), "NVIDIA H200");
+  Store one(temp_db("lb-one-device"));
+  one.add_evaluation(eval(one.add_candidate(cand("a"), "a"), "ok", 1.5));
+  note.clear();
+  EXPECT_EQ(leaderboard_device(one, "rmsnorm", "", &note), "");  // one model: every evaluation
+  EXPECT_TRUE(note.empty());
 }
 
 // A shape's champion is judged against its run's steady baseline, not the baseline timed
