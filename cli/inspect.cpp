@@ -106,7 +106,8 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
     return 2;
   }
   auto st = open_existing(db);
-  auto rows = st->leaderboard(op, status, limit, board_device(*st, op, device));
+  // (compiled candidates were judged on no GPU: every model's, or none's)
+  auto rows = st->leaderboard(op, status, limit, status == "compiled" ? device : board_device(*st, op, device));
   if (as_json) {
     json out = json::array();
     int rank = 0;
