@@ -46,11 +46,13 @@ std::string source_commit() {
   return out.empty() ? "unknown" : out;
 }
 
-// The figures of the candidate's latest ok evaluation, as the manifest states them.
-json figures(store::Store& db, long long id, std::string* spec_hash) {
+// The figures of the candidate's latest ok evaluation (on the GPU model `device` where it is
+// not empty and the candidate was timed there: the one the champions were chosen on), as the
+// manifest states them.
+json figures(store::Store& db, long long id, const std::string& device, std::string* spec_hash) {
   auto evals = db.evaluations(id);
   for (auto it = evals.rbegin(); it != evals.rend(); ++it) {
-    if (it->status != "ok") continue;
+    if (it->status != "ok" || (!device.empty() && it->device != device)) continue;
     json shapes = json::array();
     for (auto& s : it->shapes)
       shapes.push_back({{"shape", s.shape},
@@ -71,15 +73,14 @@ json figures(store::Store& db, long long id, std::string* spec_hash) {
             {"clock_mhz", {it->clock_before, it->clock_after}},
             {"shapes", shapes}};
   }
-  return json::object();
+  return device.empty() ? json::object() : figures(db, id, "", spec_hash);  // (a --candidate timed elsewhere)
 }
 
 // The chosen candidates: the champion first, then each shape's champion not yet chosen.
-std::vector<long long> choose(store::Store& db, const ExportOptions& o, std::map<std::string, long long>* per_shape) {
+// (on the GPU model `device`: timings compare only within one)
+std::vector<long long> choose(store::Store& db, const ExportOptions& o, const std::string& device,
+                              std::map<std::string, long long>* per_shape) {
   std::vector<long long> ids;
-  std::string note;
-  const std::string device = store::leaderboard_device(db, o.op, o.device, &note);
-  if (!note.empty()) std::cerr << "export: timings on " << note << "\n";
   auto rows = db.leaderboard(o.op, "ok", 1 << 30, device);
   if (o.candidate) {
     auto c = db.candidate(*o.candidate);
@@ -158,7 +159,10 @@ ExportPackage build_package(const ExportOptions& o, const spec::Operator& op) {
   p.tessera_commit = source_commit();
   p.created = store::now_iso();
   std::map<std::string, long long> per_shape;
-  std::vector<long long> ids = choose(db, o, &per_shape);
+  std::string note;
+  const std::string device = store::leaderboard_device(db, o.op, o.device, &note);
+  if (!note.empty()) std::cerr << "export: timings on " << note << "\n";
+  std::vector<long long> ids = choose(db, o, device, &per_shape);
   std::vector<fs::path> includes = {op.dir, spec::targets_dir() / "common"};
   for (long long id : ids) {
     auto c = db.candidate(id);
@@ -181,7 +185,7 @@ ExportPackage build_package(const ExportOptions& o, const spec::Operator& op) {
     if (p.archs.empty()) p.archs = archs;
     json unavailable = json::object();
     compile_candidate(pc, archs, includes, &unavailable);
-    pc.figures = figures(db, id, &p.spec_hash);
+    pc.figures = figures(db, id, device, &p.spec_hash);
     if (!unavailable.empty()) pc.figures["unavailable"] = unavailable;
     p.candidates.push_back(std::move(pc));
   }

@@ -237,6 +237,45 @@ TEST(Cli, LeaderboardPerShapeNamesEachShapesChampion) {
   EXPECT_GT(std::exp(log_sum / 9), lb[0]["geomean_speedup"].get<double>());
 }
 
+// Timings rank within one GPU model: the H200's wgmma search of 2026-12-04 merged with the
+// H100's decode run of 2026-12-05 (the first per-shape table of that day mixed them).
+TEST(Cli, LeaderboardRanksWithinTheLatestGpuModelOrTheOneAskedFor) {
+  const fs::path dir = fs::temp_directory_path() / ("tessera-cli-models-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path rec = fs::path(TESSERA_SOURCE_DIR) / "runs/recorded";
+  for (const char* f : {"h200-gemm-wgmma-2026-12-04", "h100-gemm-decode-2026-12-05"}) {
+    auto z = tessera::testing::shell("gunzip -c '" + (rec / f).string() + ".db.gz' > '" + (dir / f).string() + ".db'");
+    ASSERT_EQ(z.code, 0) << z.out;
+  }
+  const std::string db = (dir / "both.db").string();
+  auto m = run("merge " + db + " " + (dir / "h200-gemm-wgmma-2026-12-04.db").string() + " " +
+               (dir / "h100-gemm-decode-2026-12-05.db").string());
+  ASSERT_EQ(m.code, 0) << m.out;
+  const std::string err = (dir / "err.txt").string();
+  auto per_shape = [&](const std::string& extra) {  // (stdout only: the note goes to stderr)
+    auto r = tessera::testing::shell("(" + std::string(TESSERA_BINARY) + " leaderboard gemm --per-shape --json " +
+                                     extra + " --db " + db + " 2>" + err + ")");
+    EXPECT_EQ(r.code, 0) << r.out;
+    std::map<std::string, nlohmann::json> by;
+    for (auto& row : nlohmann::json::parse(r.out)) by[row["shape"]] = row;
+    return by;
+  };
+  auto h100 = per_shape("");
+  std::ifstream in(err);
+  const std::string note((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(note.find("timings on NVIDIA H100 80GB HBM3"), std::string::npos) << note;
+  EXPECT_NE(note.find("also has NVIDIA H200"), std::string::npos) << note;
+  ASSERT_EQ(h100.size(), 13u);
+  EXPECT_TRUE(h100["m1_qkv"]["params"].contains("WARPS")) << h100["m1_qkv"];  // the decode template
+  EXPECT_NEAR(h100["m1_qkv"]["speedup"].get<double>(), 1.23, 0.01);
+  auto h200 = per_shape("--device 'NVIDIA H200'");
+  ASSERT_EQ(h200.size(), 13u);
+  EXPECT_TRUE(h200["m1_qkv"]["params"].contains("SPLITK")) << h200["m1_qkv"];  // decode never ran there
+  EXPECT_NEAR(h200["m1_qkv"]["speedup"].get<double>(), 0.983, 0.002);          // the README's figure
+  for (auto& [shape, row] : h200) EXPECT_NE(h100[shape]["run"], row["run"]) << shape;
+  fs::remove_all(dir);
+}
+
 // optimize shares its budget among templates evenly, but a template never gets more
 // than its space holds: kda's one-configuration wgmma template beside the 18 of
 // chunk_tf32 leaves the rest of a budget of 19 to the larger space.
