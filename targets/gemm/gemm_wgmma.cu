@@ -10,8 +10,11 @@
 //
 // Parameters (#defined by tessera):
 //   BM         rows of the block tile (64, 128, 256)
-//   BN         columns of the block tile (64, 128, 192, 256): one m64nBNk16 wgmma per
-//              64 rows and k16 step
+//   BN         columns of the block tile (48, 64, 96, 128, 192, 256): one m64nBNk16 wgmma
+//              per 64 rows and k16 step. B's tensor map has boxes of 64 rows where BN % 64
+//              is 0, else of 16 rows (spec.json's launch entries by `when`): 48 and 96 give
+//              tile counts the 64-multiples cannot (M 128, N 6144: 128 tiles of 64 x 96 for
+//              132 SMs, one round, against 96 of 64 x 128 or 192 of 64 x 64)
 //   CONSUMERS  consumer warpgroups (1, 2), BM / CONSUMERS (64 or 128) rows each; at most
 //              128 accumulator registers a thread: (BM / CONSUMERS) * BN <= 16384
 //   PINGPONG   0: the consumers share each tile (rows split between them); 1 (two
@@ -65,7 +68,7 @@
 //   gemm_wgmma(a, b, c, ws, M, N, K, SMS, tmap a, tmap b)    K % 8 == 0 (TMA needs 16-byte
 //       row strides); grid min(SLOTS, tiles * SPLITS), block 128 * (CONSUMERS + 1), dynamic
 //       shared memory STAGES * (BM + BN) * 128 + 256; tensor maps over a and b with boxes of
-//       64 x 64 elements, 128-byte swizzle
+//       64 x 64 elements (b's 64 x 16 where BN % 64 != 0), 128-byte swizzle
 //   gemm_wgmma_reduce(ws, c, M, N, K, SMS)                   SPLITS > 1; FOLD 0: a
 //       programmatic dependent of gemm_wgmma ("pdl" in the plan): launched while the main
 //       kernel's last units run, it waits (tile::grid_dependency_wait) before reading the
@@ -75,7 +78,7 @@
 //       SIMT kernel (correct at any shape, not fast; only such K reach it)
 //
 // Per block (persistent: units blockIdx.x, + gridDim.x, ...; a unit is a tile and a k-split):
-//   warpgroup 0, the producer: one thread loads, per k-tile, A's BM / 64 and B's BN / 64
+//   warpgroup 0, the producer: one thread loads, per k-tile, A's BM / 64 and B's BN / kBBox
 //     boxes into the ring's next stage (boxes wholly past M or N are not loaded: their
 //     rows feed only outputs that are never stored); its registers go to the consumers.
 //   warpgroups 1..CONSUMERS: per k-tile, wait for the stage, issue 4 k16 steps of
@@ -128,11 +131,16 @@ __device__ __forceinline__ __nv_bfloat16 rounded<__nv_bfloat16>(float v) {
 }
 __device__ __forceinline__ elem of_f32(float v) { return rounded<elem>(v); }
 constexpr u32 kBoxBytes = 64 * 128;       // a TMA box: 64 rows of 64 elements
+// B's box rows: 64, or 16 for the tiles of 48 and 96 columns (sw128 rows repeat their swizzle
+// every 8 rows, so boxes of 16 rows side by side are one [BN][64] tile, as one box of BN rows)
+constexpr int kBBox = BN % 64 == 0 ? 64 : 16;
+constexpr u32 kBBoxBytes = kBBox * 128;
 constexpr bool kPingPong = PINGPONG == 1;
 constexpr int kRows = kPingPong ? BM : BM / CONSUMERS;  // rows of one consumer warpgroup
 constexpr int kMI = kRows / 64;                         // its m64 products per k16 step
 constexpr int kFrags = BN / 8;                          // accumulator fragments of one m64 product
-static_assert(BM % 64 == 0 && BN % 64 == 0 && BN <= 256, "tiles of 64-row boxes, wgmma N <= 256");
+static_assert(BM % 64 == 0 && (BN % 64 == 0 || BN == 48 || BN == 96) && BN <= 256,
+              "A in 64-row boxes; wgmma N 48, 96 or a multiple of 64 up to 256");
 static_assert(!kPingPong || CONSUMERS == 2, "ping-pong takes two consumers");
 static_assert(OCC == 1 || (OCC == 2 && CONSUMERS == 1 && kRows * BN <= 8192), "two blocks a SM: 128 registers");
 static_assert(kRows == 64 || kRows == 128, "a consumer warpgroup owns 64 or 128 rows");
@@ -149,6 +157,7 @@ constexpr int kParts = BM / kRows;   // the consumer parts of a tile (two consum
 // (tile/warpgroup.cuh; each 64-row box 1024-byte aligned), then the ring's barriers.
 struct Layout {
   static constexpr u32 a_bytes = BM * 128, b_bytes = BN * 128, stage_bytes = a_bytes + b_bytes;
+  static_assert(stage_bytes % 1024 == 0, "each stage's tiles 1024-byte aligned (sw128)");
   static constexpr u32 barriers = STAGES * stage_bytes;
   static constexpr u32 bytes = barriers + 16 * STAGES;
   static_assert(bytes <= TESSERA_SMEM_gemm_wgmma, "the spec's shared memory");
@@ -301,17 +310,18 @@ __device__ __forceinline__ void produce(const Layout& L, const tile::tmap* ma, c
   const auto r = L.ring();
   tile::RingPos pos;
   for_each_unit(p, [&](const Unit& w) {
-    const int abox = min(BM / 64, (p.M - w.m0 + 63) / 64), bbox = min(BN / 64, (p.N - w.n0 + 63) / 64);
+    const int abox = min(BM / 64, (p.M - w.m0 + 63) / 64);
+    const int bbox = min(BN / kBBox, (p.N - w.n0 + kBBox - 1) / kBBox);
     for (int kt = w.kb; kt < w.ke; ++kt, pos.next<STAGES>()) {
       r.acquire(pos);
-      r.expect(pos, (u32)(abox + bbox) * kBoxBytes);
+      r.expect(pos, (u32)abox * kBoxBytes + (u32)bbox * kBBoxBytes);
       const u32 full = r.full(pos.stage);
 #pragma unroll
       for (int i = 0; i < BM / 64; ++i)
         if (i < abox) tile::tma_load_2d(L.a(pos.stage) + i * kBoxBytes, ma, kt * kBK, w.m0 + 64 * i, full);
 #pragma unroll
-      for (int i = 0; i < BN / 64; ++i)
-        if (i < bbox) tile::tma_load_2d(L.b(pos.stage) + i * kBoxBytes, mb, kt * kBK, w.n0 + 64 * i, full);
+      for (int i = 0; i < BN / kBBox; ++i)
+        if (i < bbox) tile::tma_load_2d(L.b(pos.stage) + i * kBBoxBytes, mb, kt * kBK, w.n0 + kBBox * i, full);
     }
   });
 }

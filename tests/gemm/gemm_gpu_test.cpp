@@ -47,15 +47,27 @@ TEST_F(GemmGpu, HopperTemplateMatchesTheReference) {
     op.validation_shapes.push_back({"", {{"M", m}, {"N", n}, {"K", k}}});
   const spec::Program* tpl = op.find_template("wgmma");
   ASSERT_NE(tpl, nullptr);
-  // BM, BN, CONSUMERS, PINGPONG, OCC, STAGES, GROUP_M, SPLITK: every tile width (64..256),
+  // BM, BN, CONSUMERS, PINGPONG, OCC, STAGES, GROUP_M, SPLITK: every tile width (48..256),
   // one and two consumers, a consumer of 128 rows (two products a k-step), ping-pong
   // consumers (64 and 128 rows), two blocks a SM, rings of 2 to 6 stages, the three group
   // sizes, no split and splits up to 8.
   const std::vector<std::string> names = {"BM", "BN", "CONSUMERS", "PINGPONG", "OCC", "STAGES", "GROUP_M", "SPLITK"};
   const std::vector<std::vector<long long>> rows = {
-      {128, 256, 2, 0, 1, 4, 8, 1}, {256, 128, 2, 0, 1, 3, 16, 2}, {64, 192, 1, 0, 1, 6, 1, 8},
-      {128, 128, 1, 0, 1, 4, 8, 4}, {128, 64, 2, 0, 1, 2, 1, 4},   {64, 64, 1, 0, 1, 5, 16, 8},
-      {128, 128, 2, 1, 1, 4, 8, 2}, {64, 256, 2, 1, 1, 3, 1, 8},   {64, 128, 1, 0, 2, 4, 8, 4},
+      {128, 256, 2, 0, 1, 4, 8, 1},
+      {256, 128, 2, 0, 1, 3, 16, 2},
+      {64, 192, 1, 0, 1, 6, 1, 8},
+      {128, 128, 1, 0, 1, 4, 8, 4},
+      {128, 64, 2, 0, 1, 2, 1, 4},
+      {64, 64, 1, 0, 1, 5, 16, 8},
+      {128, 128, 2, 1, 1, 4, 8, 2},
+      {64, 256, 2, 1, 1, 3, 1, 8},
+      {64, 128, 1, 0, 2, 4, 8, 4},
+      // the tiles of 48 and 96 columns (B in boxes of 16 rows; column tails inside a box)
+      {64, 96, 1, 0, 1, 8, 8, 1},
+      {128, 48, 2, 0, 1, 6, 16, 2},
+      {64, 48, 2, 1, 1, 4, 1, 4},
+      {64, 96, 1, 0, 2, 4, 8, 8},
+      {128, 96, 2, 1, 1, 5, 8, 2},
   };
   judge_all(*tpl, tessera::testing::param_table(names, rows));
 }
@@ -79,7 +91,8 @@ TEST_F(GemmGpu, HopperTemplateAddsTheSplitsInTheKernel) {
                                           "STAGES", "GROUP_M", "SPLITK",    "FOLD"};
   const std::vector<std::vector<long long>> rows = {
       {128, 128, 2, 1, 1, 6, 8, 4, 1}, {64, 192, 2, 1, 1, 5, 1, 8, 1}, {128, 256, 2, 0, 1, 4, 16, 8, 1},
-      {64, 128, 1, 0, 2, 4, 8, 4, 1},  {128, 64, 1, 0, 1, 3, 1, 2, 1},
+      {64, 128, 1, 0, 2, 4, 8, 4, 1},  {128, 64, 1, 0, 1, 3, 1, 2, 1}, {64, 96, 1, 0, 1, 6, 8, 4, 1},
+      {128, 48, 2, 1, 1, 5, 8, 8, 1},
   };
   judge_all(*tpl, tessera::testing::param_table(names, rows));
 }
@@ -108,6 +121,7 @@ TEST_F(GemmGpu, HopperTemplateStreamsTheLastRound) {
   const std::vector<std::vector<long long>> rows = {
       {128, 128, 2, 1, 1, 6, 8, 4, 1}, {128, 256, 2, 0, 1, 3, 16, 1, 1}, {64, 128, 1, 0, 2, 4, 8, 2, 1},
       {64, 64, 1, 0, 1, 5, 1, 1, 1},   {256, 128, 2, 0, 1, 3, 16, 2, 1}, {128, 128, 2, 1, 1, 6, 8, 1, 1},
+      {64, 96, 1, 0, 1, 8, 8, 1, 1},   {128, 48, 2, 0, 1, 6, 8, 1, 1},
   };
   judge_all(*tpl, tessera::testing::param_table(names, rows));
 }

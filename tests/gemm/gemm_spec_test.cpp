@@ -175,6 +175,8 @@ TEST(GemmWgmma, PlanRoutesEveryShapeAndSplitsAsTheKernelDoes) {
           const long long grid = spec::eval_int(k.grid[0], b);
           if (k.kernel == "gemm_wgmma") {
             EXPECT_EQ(grid, std::min(slots, tiles * splits));
+            // B's boxes: 64 rows, or 16 for the tiles of 48 and 96 columns (kBBox)
+            EXPECT_EQ(spec::parse_tensor_map_arg(k.args.back())->box, (std::vector<int>{64, bn % 64 == 0 ? 64 : 16}));
           } else {
             EXPECT_GE(grid * (folded ? 256 : 1024), folded ? counters : M * N);
           }
@@ -266,10 +268,14 @@ TEST(GemmWgmma, SpaceKeepsTheTileShapesWhoseAccumulatorsFit) {
     }
     tiles.insert({p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG")});
   }
-  EXPECT_EQ(occ2, (std::set<std::pair<long long, long long>>{{64, 64}, {64, 128}, {128, 64}}));
-  // one consumer: 64 x {64, 128, 192, 256}, 128 x {64, 128}; two sharing a tile: 128 x
-  // {64..256}, 256 x {64, 128}; two in ping-pong: 64 x {64..256}, 128 x {64, 128}
-  EXPECT_EQ(tiles.size(), 18u);
+  EXPECT_EQ(occ2,
+            (std::set<std::pair<long long, long long>>{{64, 48}, {64, 64}, {64, 96}, {64, 128}, {128, 48}, {128, 64}}));
+  // BN 48, 64, 96, 128, 192, 256 where a consumer owns 64 rows, up to 128 where it owns 128.
+  // One consumer: 64 x 6 widths, 128 x 4; two sharing a tile: 128 x 6, 256 x 4; two in
+  // ping-pong: 64 x 6, 128 x 4
+  EXPECT_EQ(tiles.size(), 30u);
+  EXPECT_TRUE(tiles.count({64, 96, 1, 0}));  // M 128, N 6144: 128 tiles for 132 SMs
+  EXPECT_TRUE(tiles.count({128, 48, 2, 0}));
   EXPECT_TRUE(tiles.count({128, 256, 2, 0}));
   EXPECT_TRUE(tiles.count({256, 128, 2, 0}));
   EXPECT_TRUE(tiles.count({128, 128, 2, 1}));
@@ -293,9 +299,9 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
         (p.at("STAGES") == d.at("STAGES") && p.at("SPLITK") > d.at("SPLITK")))
       d = p;
   }
-  // the 18 tile shapes, and 3 of them also at two blocks a SM, each with FOLD 0, FOLD 1 and
+  // the 30 tile shapes, and 6 of them also at two blocks a SM, each with FOLD 0, FOLD 1 and
   // STREAMK 1 (with FOLD 0)
-  ASSERT_EQ(deepest.size(), 63u);
+  ASSERT_EQ(deepest.size(), 108u);
   static codegen::Compiler compiler;
   const std::string source = codegen::read_file(t.source.string());
   std::string no_sass;

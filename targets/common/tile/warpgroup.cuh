@@ -24,7 +24,7 @@
 //   wgmma_rs<AB, TB>(d, a, db, accumulate)        A from registers (frag_a: this thread's
 //                                                 share of the 64x16 A tile)
 //   accumulate 0: d = A B (d's old values unread); N is d's size: 64 or 128, and for
-//   wgmma_ss also 192 or 256 (m64n192k16, m64n256k16: a warpgroup's wide tile reads its
+//   wgmma_ss also 48, 96, 192 or 256 (m64n192k16, m64n256k16: a warpgroup's wide tile reads its
 //   64 x 16 A slice once for all N columns, which halves A's shared-memory reads
 //   against two n128 products).
 //   to_frag_a<AB>(a, lo, hi)   accumulator fragments 2s and 2s+1 (m64 x 16 columns) as
@@ -164,6 +164,15 @@ __device__ __forceinline__ void to_frag_a(frag_a& a, const rt_c& lo, const rt_c&
 #define TILE_WG_ACC64(d)                                                                                     \
   TILE_WG_ACC32(d), TILE_WG_ACC4(d, 8), TILE_WG_ACC4(d, 9), TILE_WG_ACC4(d, 10), TILE_WG_ACC4(d, 11),  \
       TILE_WG_ACC4(d, 12), TILE_WG_ACC4(d, 13), TILE_WG_ACC4(d, 14), TILE_WG_ACC4(d, 15)
+#define TILE_WG_R24                                                                                       \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+  "%21, %22, %23}"
+#define TILE_WG_R48                                                                                       \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+  "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, " \
+  "%40, %41, %42, %43, %44, %45, %46, %47}"
+#define TILE_WG_ACC24(d) \
+  TILE_WG_ACC4(d, 0), TILE_WG_ACC4(d, 1), TILE_WG_ACC4(d, 2), TILE_WG_ACC4(d, 3), TILE_WG_ACC4(d, 4), TILE_WG_ACC4(d, 5)
 #define TILE_WG_R32                                                                                         \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, " \
   "%22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
@@ -192,8 +201,16 @@ __device__ __forceinline__ void to_frag_a(frag_a& a, const rt_c& lo, const rt_c&
 #define TILE_WG_ACC128(d)                                                                                   \
   TILE_WG_ACC96(d), TILE_WG_ACC4(d, 24), TILE_WG_ACC4(d, 25), TILE_WG_ACC4(d, 26), TILE_WG_ACC4(d, 27), \
       TILE_WG_ACC4(d, 28), TILE_WG_ACC4(d, 29), TILE_WG_ACC4(d, 30), TILE_WG_ACC4(d, 31)
-// descriptors A, B at %32/%33 (n64), %64/%65 (n128), %96/%97 (n192) or %128/%129 (n256);
+#define TILE_WG_ACC48(d) \
+  TILE_WG_ACC32(d), TILE_WG_ACC4(d, 8), TILE_WG_ACC4(d, 9), TILE_WG_ACC4(d, 10), TILE_WG_ACC4(d, 11)
+// descriptors A, B at %24/%25 (n48), %48/%49 (n96), %32/%33 (n64), %64/%65 (n128), %96/%97 (n192) or %128/%129 (n256);
 // then scale-d, trans-a, trans-b
+#define TILE_WG_SS48(TY)                                                                            \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\nwgmma.mma_async.sync.aligned.m64n48k16.f32." TY "." TY \
+  " " TILE_WG_R24 ", %24, %25, p, 1, 1, %27, %28;\n}\n"
+#define TILE_WG_SS96(TY)                                                                            \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\nwgmma.mma_async.sync.aligned.m64n96k16.f32." TY "." TY \
+  " " TILE_WG_R48 ", %48, %49, p, 1, 1, %51, %52;\n}\n"
 #define TILE_WG_SS64(TY)                                                                            \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY \
   " " TILE_WG_R32 ", %32, %33, p, 1, 1, %35, %36;\n}\n"
@@ -233,6 +250,33 @@ __device__ __forceinline__ void wgmma_ss(rt_c (&d)[16], u64 da, u64 db, int accu
     asm volatile(TILE_WG_SS128("bf16") : TILE_WG_ACC64(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
   else
     asm volatile(TILE_WG_SS128("f16") : TILE_WG_ACC64(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
+#else
+  (void)d, (void)da, (void)db, (void)accumulate;
+  __trap();
+#endif
+}
+// The narrow products between (n48, n96), shared-memory operands only: tiles of 48 or 96
+// columns, for shapes whose 64-multiple tiles leave SMs idle (gemm at M 128, N 6144: 128
+// tiles of 64 x 96 for 132 SMs, against 96 of 64 x 128).
+template <Ab T, int TA, int TB>
+__device__ __forceinline__ void wgmma_ss(rt_c (&d)[6], u64 da, u64 db, int accumulate) {
+#if TILE_WARPGROUP_WGMMA
+  if constexpr (T == Ab::bf16)
+    asm volatile(TILE_WG_SS48("bf16") : TILE_WG_ACC24(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
+  else
+    asm volatile(TILE_WG_SS48("f16") : TILE_WG_ACC24(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
+#else
+  (void)d, (void)da, (void)db, (void)accumulate;
+  __trap();
+#endif
+}
+template <Ab T, int TA, int TB>
+__device__ __forceinline__ void wgmma_ss(rt_c (&d)[12], u64 da, u64 db, int accumulate) {
+#if TILE_WARPGROUP_WGMMA
+  if constexpr (T == Ab::bf16)
+    asm volatile(TILE_WG_SS96("bf16") : TILE_WG_ACC48(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
+  else
+    asm volatile(TILE_WG_SS96("f16") : TILE_WG_ACC48(d) : "l"(da), "l"(db), "r"(accumulate), "n"(TA), "n"(TB));
 #else
   (void)d, (void)da, (void)db, (void)accumulate;
   __trap();
@@ -296,12 +340,16 @@ __device__ __forceinline__ void wgmma_rs(rt_c (&d)[16], const frag_a& a, u64 db,
 #endif
 }
 
+#undef TILE_WG_SS48
+#undef TILE_WG_SS96
 #undef TILE_WG_SS64
 #undef TILE_WG_SS128
 #undef TILE_WG_SS192
 #undef TILE_WG_SS256
 #undef TILE_WG_RS64
 #undef TILE_WG_RS128
+#undef TILE_WG_R24
+#undef TILE_WG_R48
 #undef TILE_WG_R32
 #undef TILE_WG_R64
 #undef TILE_WG_R96
@@ -309,7 +357,9 @@ __device__ __forceinline__ void wgmma_rs(rt_c (&d)[16], const frag_a& a, u64 db,
 #undef TILE_WG_ACC128
 #undef TILE_WG_ACC96
 #undef TILE_WG_ACC64
+#undef TILE_WG_ACC48
 #undef TILE_WG_ACC32
+#undef TILE_WG_ACC24
 #undef TILE_WG_ACC4
 
 }  // namespace tile

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# runs/device/gemm_tiles.sh — gemm's per-shape table on one GPU in one device call (issue 33),
+# searching only parts of the templates' spaces: the Hopper template's GPU tests; then each
+# template named in SPACES searched exhaustively over the parameter lists given there (the
+# other parameters keep spec.json's lists), all into one database that also holds the recorded
+# wgmma search of the H200 (runs/recorded/h200-gemm-wgmma-2026-12-04.db.gz, its nine large-M
+# champions); then the per-shape champions judged again in one worker (`tessera recheck`), so
+# that every shape's figure and its cuBLAS time come from the same process.
+# Written for the wgmma tiles of 48 and 96 columns (2026-12-05): the default SPACES holds them
+# and the decode configurations that won on the H100.
+#
+#   TESSERA_BIN=$PWD/.carry/tessera runs/device/gemm_tiles.sh [SECONDS]
+#
+#   SECONDS  each restricted search's time limit (default 150)
+# Environment: TESSERA_BIN (required, absolute), SPACES (JSON: template -> {param: [values]}),
+# GEMM_GPU_TEST (default next to TESSERA_BIN; skipped if absent), GTEST_FILTER (default
+# '*Hopper*'), OUT (default /tmp/out), FLUSH (read: no recorded search merged, as
+# gemm_decode.sh). Run from the repository root: the restricted spec is a copy of targets/ under
+# $OUT (TESSERA_TARGETS), the kernels' sources byte for byte this checkout's.
+set -uo pipefail
+seconds=${1:-150}
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+: "${TESSERA_BIN:?set TESSERA_BIN to the tessera binary (an absolute path)}"
+export TESSERA_SOURCE=$PWD TESSERA_CACHE=${TESSERA_CACHE:-/tmp/tcache}
+spaces=${SPACES:-'{"wgmma": {"BM": [64, 128], "BN": [48, 96], "STAGES": [4, 6], "GROUP_M": [8],
+  "SPLITK": [1, 2], "FOLD": [0], "STREAMK": [0]},
+  "decode": {"MT": [1, 2], "UNROLL": [2], "PF": [1]}}'}
+db=$out/gemm-tiles.db
+test_bin=${GEMM_GPU_TEST:-$(dirname "$TESSERA_BIN")/tessera_gemm_gpu_tests}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+if [ -x "$test_bin" ]; then
+  echo "=== gpu tests (${GTEST_FILTER:-*Hopper*}) $(date -u +%H:%M:%S)"
+  timeout 240 "$test_bin" --gtest_color=no --gtest_filter="${GTEST_FILTER:-*Hopper*}" >"$out/gemm-gpu-test.log" 2>&1
+  echo "exit $?"
+  grep -E '^\[  (PASSED|FAILED|  OK|SKIPPED) ' "$out/gemm-gpu-test.log"
+  grep -B2 -A8 'Failure' "$out/gemm-gpu-test.log" | head -40
+fi
+targets=$out/targets
+rm -rf "$targets" && cp -r targets "$targets"
+python3 - "$targets/gemm/spec.json" "$spaces" <<'PY' || exit 2
+import json, sys
+path, spaces = sys.argv[1], json.loads(sys.argv[2])
+spec = json.load(open(path))
+for t in spec["templates"]:
+    for name, values in spaces.get(t["name"], {}).items():
+        if name not in t["params"]:
+            sys.exit("template %s has no parameter %s" % (t["name"], name))
+        t["params"][name] = values
+json.dump(spec, open(path, "w"), indent=1)
+PY
+flush=()
+if [ "${FLUSH:-write}" = read ]; then
+  flush=(--l2-flush read)
+  rm -f "$db"
+else
+  zcat runs/recorded/h200-gemm-wgmma-2026-12-04.db.gz >"$db" || exit 2
+fi
+for tpl in $(python3 -c 'import json,sys; print(" ".join(json.loads(sys.argv[1])))' "$spaces"); do
+  echo "=== optimize gemm --template $tpl --strategy exhaustive (restricted) $(date -u +%H:%M:%S)"
+  TESSERA_TARGETS=$targets "$TESSERA_BIN" optimize gemm --template "$tpl" --strategy exhaustive --budget 400 \
+    --time "$seconds" --max-seconds-per-shape 0.3 "${flush[@]}" --db "$db" >"$out/optimize-$tpl.log" 2>&1
+  echo "optimize exit $?"
+  tail -3 "$out/optimize-$tpl.log"
+done
+echo "=== per-shape champions, each against its run's cuBLAS"
+"$TESSERA_BIN" leaderboard gemm --per-shape --db "$db" | tee "$out/per-shape.txt"
+ids=$("$TESSERA_BIN" leaderboard gemm --per-shape --json --db "$db" |
+  python3 -c 'import json,sys; print(" ".join(sorted({"--candidate %d" % r["candidate"] for r in json.load(sys.stdin)})))')
+echo "=== recheck $ids $(date -u +%H:%M:%S)"
+"$TESSERA_BIN" recheck gemm $ids "${flush[@]}" --db "$db" >"$out/recheck.log" 2>&1
+echo "recheck exit $?"
+tail -20 "$out/recheck.log"
+echo "=== per-shape champions after the re-check (the latest evaluation of each)"
+"$TESSERA_BIN" leaderboard gemm --per-shape --db "$db"
