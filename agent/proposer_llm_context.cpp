@@ -14,6 +14,7 @@
 #include "codegen/compiler.h"
 #include "codegen/render.h"
 #include "evaluator/report.h"
+#include "store/report_queries.h"
 #include "store/store.h"
 
 namespace tessera::agent {
@@ -142,7 +143,9 @@ llm::CandidateReport candidate_report(store::Store& db, const spec::Operator& op
 std::vector<llm::CandidateReport> best_reports(store::Store& db, const spec::Operator& op, const Loop& loop, size_t n) {
   std::vector<long long> ids;
   if (loop.timing()) {
-    for (auto& row : db.leaderboard(op.name, st::ok, static_cast<int>(n) * 4))
+    // ranked on one GPU model, the latest evaluation's (this run's GPU once it has judged one)
+    const std::string model = store::leaderboard_device(db, op.name, "", nullptr);
+    for (auto& row : db.leaderboard(op.name, st::ok, static_cast<int>(n) * 4, model))
       if (auto c = db.candidate(row.candidate_id); c && c->arch == loop.arch()) ids.push_back(row.candidate_id);
   } else {
     auto rows = db.leaderboard(op.name, st::compiled, 100000);

@@ -40,9 +40,12 @@ std::map<std::string, std::vector<search::Record>> recorded_by_device(store::Sto
   std::map<std::string, std::vector<search::Record>> by_device;
   for (auto& row : db.leaderboard(op, "", 1 << 30)) {
     if (row.template_name != tpl.name || row.status == "compiled" || row.status == "not_applicable") continue;
-    auto evals = db.evaluations(row.candidate_id);
-    if (evals.empty()) continue;
-    const auto& e = evals.back();
+    // the candidate's latest evaluation on each GPU model (a candidate judged again on another
+    // model stays a record of the first: warm start reads one model's history, docs/search.md)
+    std::map<std::string, store::EvaluationInfo> latest;
+    for (auto& e : db.evaluations(row.candidate_id))
+      if (e.status != "compiled" && e.status != "not_applicable") latest.insert_or_assign(e.device, e);
+    if (latest.empty()) continue;
     json pj = json::parse(row.params_json.empty() ? "{}" : row.params_json);
     search::Record rec;
     bool complete = true;
@@ -55,11 +58,13 @@ std::map<std::string, std::vector<search::Record>> recorded_by_device(store::Sto
     }
     if (!complete) continue;  // recorded under an older parameter list
     auto comp = db.last_compile(row.candidate_id);
-    rec.outcome.ok = e.status == "ok" && e.geomean_speedup > 0;
-    rec.outcome.cost = rec.outcome.ok ? 1.0 / e.geomean_speedup : 0;
-    rec.outcome.failure = rec.outcome.ok ? "" : e.status;
-    rec.outcome.seconds = e.seconds + (comp ? comp->seconds : 0);
-    by_device[e.device].push_back(rec);
+    for (auto& [device, e] : latest) {
+      rec.outcome.ok = e.status == "ok" && e.geomean_speedup > 0;
+      rec.outcome.cost = rec.outcome.ok ? 1.0 / e.geomean_speedup : 0;
+      rec.outcome.failure = rec.outcome.ok ? "" : e.status;
+      rec.outcome.seconds = e.seconds + (comp ? comp->seconds : 0);
+      by_device[device].push_back(rec);
+    }
   }
   return by_device;
 }

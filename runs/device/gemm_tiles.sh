@@ -4,8 +4,9 @@
 # template named in SPACES searched exhaustively over the parameter lists given there (the
 # other parameters keep spec.json's lists), all into one database that also holds the recorded
 # wgmma search of the H200 (runs/recorded/h200-gemm-wgmma-2026-12-04.db.gz, its nine large-M
-# champions); then the per-shape champions judged again in one worker (`tessera recheck`), so
-# that every shape's figure and its cuBLAS time come from the same process.
+# champions); then the per-shape champions of every GPU model in it judged again in one worker
+# (`tessera recheck`), so that every shape's figure and its cuBLAS time come from the same
+# process and GPU.
 # Written for the wgmma tiles of 48 and 96 columns (2026-12-05): the default SPACES holds them
 # and the decode configurations that won on the H100.
 #
@@ -65,8 +66,18 @@ for tpl in $(python3 -c 'import json,sys; print(" ".join(json.loads(sys.argv[1])
 done
 echo "=== per-shape champions, each against its run's cuBLAS"
 "$TESSERA_BIN" leaderboard gemm --per-shape --db "$db" | tee "$out/per-shape.txt"
-ids=$("$TESSERA_BIN" leaderboard gemm --per-shape --json --db "$db" |
-  python3 -c 'import json,sys; print(" ".join(sorted({"--candidate %d" % r["candidate"] for r in json.load(sys.stdin)})))')
+# every GPU model's per-shape champions (on another GPU than the recorded search's, its champions
+# are then timed here too, beside this run's)
+models=$(python3 -c 'import sqlite3, sys
+for (d,) in sqlite3.connect(sys.argv[1]).execute("SELECT DISTINCT device FROM evaluations"):
+    if d.startswith("NVIDIA"): print(d)' "$db")
+ids=""
+while IFS= read -r model; do
+  [ -n "$model" ] || continue
+  ids+=" $("$TESSERA_BIN" leaderboard gemm --per-shape --json --device "$model" --db "$db" |
+    python3 -c 'import json,sys; print(" ".join(str(r["candidate"]) for r in json.load(sys.stdin)))')"
+done <<<"$models"
+ids=$(for i in $ids; do echo "$i"; done | sort -un | sed 's/^/--candidate /' | tr '\n' ' ')
 echo "=== recheck $ids $(date -u +%H:%M:%S)"
 "$TESSERA_BIN" recheck gemm $ids "${flush[@]}" --db "$db" >"$out/recheck.log" 2>&1
 echo "recheck exit $?"

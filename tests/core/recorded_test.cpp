@@ -87,3 +87,30 @@ TEST(Recorded, WarmStartComesFromAnotherGpuModelOnly) {
   EXPECT_EQ(prior->ranked(1).at(0), best);
   EXPECT_DOUBLE_EQ(prior->quantile(best), 0.0);
 }
+
+// A candidate judged again on another GPU model (a recheck on an H100 of an H200 champion)
+// stays a record of the first model, and becomes one of the second: each model's history is
+// its candidates' latest evaluations there.
+TEST(Recorded, ACandidateJudgedAgainElsewhereStaysInTheFirstModelsHistory) {
+  store::Store db(recorded_copy());
+  auto op = spec::load_operator(fs::path(TESSERA_SOURCE_DIR) / "targets/gemm");
+  const spec::Program& mma = *op.find_template("mma");
+  auto before = agent::recorded_by_device(db, "gemm", mma);
+  ASSERT_EQ(before.size(), 1u);
+  ASSERT_EQ(before.at("NVIDIA H200").size(), 50u);
+  long long id = 0;
+  for (auto& row : db.leaderboard("gemm", "ok", 1 << 30))
+    if (row.template_name == "mma") id = row.candidate_id;
+  ASSERT_NE(id, 0);
+  store::EvaluationInfo again = db.evaluations(id).back();
+  again.device = "NVIDIA H100 80GB HBM3";
+  again.geomean_speedup = 0.25;
+  db.add_evaluation(again);
+  auto after = agent::recorded_by_device(db, "gemm", mma);
+  EXPECT_EQ(after.at("NVIDIA H200").size(), 50u);
+  ASSERT_EQ(after.at("NVIDIA H100 80GB HBM3").size(), 1u);
+  EXPECT_DOUBLE_EQ(after.at("NVIDIA H100 80GB HBM3")[0].outcome.cost, 4.0);
+  auto prior = agent::warm_start_prior(db, "gemm", mma, agent::template_space(mma), "NVIDIA H100 80GB HBM3", true);
+  ASSERT_NE(prior, nullptr);
+  EXPECT_NE(prior->source().find("NVIDIA H200 (50 results)"), std::string::npos) << prior->source();
+}

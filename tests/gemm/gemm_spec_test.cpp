@@ -267,6 +267,9 @@ TEST(GemmWgmma, SpaceKeepsTheTileShapesWhoseAccumulatorsFit) {
       occ2.insert({p.at("BM"), p.at("BN")});
     }
     tiles.insert({p.at("BM"), p.at("BN"), p.at("CONSUMERS"), p.at("PINGPONG")});
+    // the tiles of 48 and 96 columns are for shapes they fill in one round: no split sums
+    // in the kernel, no stream (both lose where measured, README "Known problems")
+    if (p.at("BN") % 64 != 0) EXPECT_TRUE(p.at("FOLD") == 0 && p.at("STREAMK") == 0) << space.key(c);
   }
   EXPECT_EQ(occ2,
             (std::set<std::pair<long long, long long>>{{64, 48}, {64, 64}, {64, 96}, {64, 128}, {128, 48}, {128, 64}}));
@@ -299,9 +302,9 @@ TEST(GemmWgmma, EveryTileShapeCompilesWithoutSpillsOrSerializedProducts) {
         (p.at("STAGES") == d.at("STAGES") && p.at("SPLITK") > d.at("SPLITK")))
       d = p;
   }
-  // the 30 tile shapes, and 6 of them also at two blocks a SM, each with FOLD 0, FOLD 1 and
-  // STREAMK 1 (with FOLD 0)
-  ASSERT_EQ(deepest.size(), 108u);
+  // the 30 tile shapes, and 6 of them also at two blocks a SM, each with FOLD 0, and those
+  // of 64-multiple widths (18 and 3) with FOLD 1 and STREAMK 1 (with FOLD 0) too: 21 x 3 + 15
+  ASSERT_EQ(deepest.size(), 78u);
   static codegen::Compiler compiler;
   const std::string source = codegen::read_file(t.source.string());
   std::string no_sass;

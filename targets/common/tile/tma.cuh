@@ -11,6 +11,9 @@
 //   tma_load_3d(dst, &m, c0, c1, c2, mbar)      the box at coordinates (c0, c1, c2),
 //                                               innermost first, into dst (16-byte
 //                                               aligned; 1024 with the 128-byte swizzle)
+//   tma_load_2d(dst, &m, c0, c1, mbar[, policy])  likewise in 2d; with a policy
+//                                               (tile::l2_policy, base.cuh) the box's lines
+//                                               take its L2 eviction priority (.L2::cache_hint)
 // Box elements outside the tensor arrive as zeros (and count towards the bytes). With
 // swizzle SW = 128 the box's rows (B0 elements, 128 bytes) are stored 128-byte swizzled
 // (tile::swz128 of the offset from a 1024-byte-aligned dst): element (r, c) of a
@@ -42,6 +45,15 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const tmap* m, int c0, int 
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
           dst),
       "l"(reinterpret_cast<unsigned long long>(m)), "r"(c0), "r"(c1), "r"(mbar)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d(u32 dst, const tmap* m, int c0, int c1, u32 mbar,
+                                            unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
+      "{%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(m)), "r"(c0), "r"(c1), "r"(mbar), "l"(policy)
       : "memory");
 }
 
