@@ -21,8 +21,7 @@
 //   A's fragments follow the same map: A[row][32s + 8t .. + 7] for rows g and g + 8 of each
 //   m16 tile are two 16-byte loads, registers (x, y) for step 0 and (z, w) for step 1.
 // - The weights are read once: `ld.global.nc.L1::no_allocate` (PF 1 adds the .L2::256B
-//   prefetch hint), with the L2 policy evict_first where one row block reads them all
-//   (M <= 16·MT); A is re-read by every block from L2 and goes through L1.
+//   prefetch hint); A is re-read by every block from L2 and goes through L1.
 // - Grid cdiv(M, 16·MT)·cdiv(N, 8·NJ), row blocks fastest: a column block's row blocks are
 //   neighbours in launch order, so at M > 16·MT they share its weights in L2. At large M this template
 //   reads the weights once per 16·MT rows and is slow; the wgmma template is for that.
@@ -75,47 +74,28 @@ static_assert(OCC == 1 || OCC == 2, "OCC");
 using elem = tile::MmaElemOf<(F16 != 0)>::T;  // this module's element type
 using E = tile::MmaElem<elem>;                   // its product and C's rounding
 
-// How a chunk is read: A's (through L1: re-read by every column block), the weights' (read once:
-// not kept in L1; PF 1: L2 fetches the 256 bytes around), or the weights' with the L2 policy
-// evict_first, where one row block reads every weight (M <= 16 MT): the stream of weights then
-// evicts its own lines, not what L2 held before (the activations in a model's decode step; the
-// judge's write flush's dirty lines, which are written back first: journal 2026-12-05).
-enum class Src { a, weights, weights_first };
-
-// 16 bytes of the weights.
-template <Src kSrc>
+// 16 bytes of the weights, read once: not kept in L1 (PF 1: L2 fetches the 256 bytes around).
 __device__ __forceinline__ uint4 ld_weights(const elem* p) {
   uint4 v;
-  if constexpr (kSrc == Src::weights_first) {
-    const unsigned long long first = tile::l2_policy<tile::L2::first>();
-    if constexpr (PF != 0)
-      asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4], %5;\n"
-          : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-          : "l"(p), "l"(first));
-    else
-      asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;\n"
-          : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-          : "l"(p), "l"(first));
-  } else if constexpr (PF != 0) {
+  if constexpr (PF != 0)
     asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];\n"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p));
-  } else {
+  else
     asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p));
-  }
   return v;
 }
 
 // 8 elements row[k0 .. k0 + 7] as 16 bytes, zeros where !ok or past K: one load where the
 // chunk is whole and aligned (kVec; kInK: known to lie inside K, else checked), or one element
 // at a time, each checked.
-template <bool kVec, bool kInK, Src kSrc>
+template <bool kVec, bool kInK, bool kWeights>
 __device__ __forceinline__ uint4 ld_chunk(const elem* row, int k0, int K, bool ok) {
   if constexpr (kVec) {
     if (!ok || (!kInK && k0 >= K)) return make_uint4(0u, 0u, 0u, 0u);
-    if constexpr (kSrc != Src::a) return ld_weights<kSrc>(row + k0);
+    if constexpr (kWeights) return ld_weights(row + k0);
     else return __ldg(reinterpret_cast<const uint4*>(row + k0));
   } else {
     unsigned short e[8];
@@ -162,14 +142,14 @@ __device__ __forceinline__ Rows lane_rows(const elem* a, const elem* b, long lon
   return r;
 }
 
-template <bool kVec, bool kInK, Src kB>
+template <bool kVec, bool kInK>
 __device__ __forceinline__ void load_slab(Slab& s, const Rows& r, int k0, int K) {
 #pragma unroll
-  for (int j = 0; j < kNJ; ++j) s.b[j] = ld_chunk<kVec, kInK, kB>(r.b[j], k0, K, r.bok[j]);
+  for (int j = 0; j < kNJ; ++j) s.b[j] = ld_chunk<kVec, kInK, true>(r.b[j], k0, K, r.bok[j]);
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) s.a[mt][h] = ld_chunk<kVec, kInK, Src::a>(r.a[mt][h], k0, K, r.aok[mt][h]);
+    for (int h = 0; h < 2; ++h) s.a[mt][h] = ld_chunk<kVec, kInK, false>(r.a[mt][h], k0, K, r.aok[mt][h]);
 }
 
 // The slab's two k16 steps on every (m16, n8) tile, in the permuted k order (header).
@@ -191,7 +171,7 @@ __device__ __forceinline__ void mma_slab(tile::rt_c (&acc)[kMT][kNJ], const Slab
 // (UNROLL; 1 on the element-wise path, a correctness path that should not set the registers).
 // Where all of a round's slabs lie inside K (a uniform branch: every round but the last), no
 // chunk is checked against K. (k as int: K at most kMaxK, checked by decode.)
-template <bool kVec, Src kB>
+template <bool kVec>
 __device__ __forceinline__ void warp_sums(tile::rt_c (&acc)[kMT][kNJ], const Rows& r, int K, int warp, int t) {
   constexpr int kN = kVec ? kU : 1;
   constexpr int kStep = 32 * kWarps;  // from one of the warp's slabs to its next
@@ -199,10 +179,10 @@ __device__ __forceinline__ void warp_sums(tile::rt_c (&acc)[kMT][kNJ], const Row
     Slab s[kN];
     if (kVec && kb + kStep * (kN - 1) + 32 <= K) {
 #pragma unroll
-      for (int u = 0; u < kN; ++u) load_slab<kVec, true, kB>(s[u], r, kb + kStep * u + 8 * t, K);
+      for (int u = 0; u < kN; ++u) load_slab<kVec, true>(s[u], r, kb + kStep * u + 8 * t, K);
     } else {
 #pragma unroll
-      for (int u = 0; u < kN; ++u) load_slab<kVec, false, kB>(s[u], r, kb + kStep * u + 8 * t, K);
+      for (int u = 0; u < kN; ++u) load_slab<kVec, false>(s[u], r, kb + kStep * u + 8 * t, K);
     }
 #pragma unroll
     for (int u = 0; u < kN; ++u) mma_slab(acc, s[u]);
@@ -263,12 +243,10 @@ __device__ __forceinline__ void decode(const elem* a, const elem* b, elem* c, lo
 #pragma unroll
     for (int j = 0; j < kNJ; ++j) tile::zero(acc[mt][j]);
   const bool vec = (K & 7) == 0 && ((reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b)) & 15) == 0;
-  if (vec && row_blocks == 1)  // (every weight read by this block alone: evict-first, Src)
-    warp_sums<true, Src::weights_first>(acc, r, (int)K, warp, t);
-  else if (vec)
-    warp_sums<true, Src::weights>(acc, r, (int)K, warp, t);
+  if (vec)
+    warp_sums<true>(acc, r, (int)K, warp, t);
   else
-    warp_sums<false, Src::weights>(acc, r, (int)K, warp, t);
+    warp_sums<false>(acc, r, (int)K, warp, t);
   store_sums(acc, reinterpret_cast<float*>(smem4), c, M, N, m0, n0, warp, g, t);
 }
 
