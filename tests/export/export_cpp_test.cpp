@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "export/expr_to_c.h"
@@ -307,6 +308,34 @@ TEST(ExportCpp, TheWgmmaGemmChampionLaunchesItsReduceAsAProgrammaticDependent) {
   EXPECT_NE(src.find("cuLaunchKernelEx"), std::string::npos);
   EXPECT_NE(src.find("stream, params, true)"), std::string::npos) << "the reduce step launched as a dependent";
   EXPECT_NE(src.find("stream, params)"), std::string::npos) << "the main kernel launched as before";
+  auto cc =
+      shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
+            "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
+  EXPECT_EQ(cc.code, 0) << cc.out;
+  fs::remove_all(dir);
+}
+
+// The per-shape export of gemm's H100 table of 2026-12-05 (runs/recorded/h100-gemm-tiles-...):
+// champions of 48 and 96 columns, whose B tensor map has boxes of 16 rows (the plan's entry
+// chosen by `when`: BN % 64 != 0), beside 64-multiple tiles (boxes of 64 rows) and the decode
+// template; the package builds.
+TEST(ExportCpp, PerShapeGemmPacksTheNarrowTilesWithTheirSixteenRowBoxes) {
+  fs::path dir = temp_dir("gemm-tiles");
+  fs::path db = recorded("h100-gemm-tiles-2026-12-05.db.gz", dir);
+  auto board = json::parse(run_tessera("leaderboard gemm --per-shape --json --db " + db.string()));
+  std::set<long long> widths;
+  for (auto& r : board)
+    if (r["params"].contains("BN")) widths.insert(r["params"]["BN"].get<long long>());  // (wgmma's)
+  ASSERT_TRUE(widths.count(48) && widths.count(96) && widths.count(128)) << board.dump();
+  int code = 0;
+  std::string out = run_tessera(
+      "export gemm --per-shape --arch sm_90a --format cpp --out " + (dir / "pkg").string() + " --db " + db.string(),
+      &code);
+  ASSERT_EQ(code, 0) << out;
+  std::string src = read(dir / "pkg/cpp/src/tessera_gemm.cpp");
+  EXPECT_NE(src.find("const unsigned box[] = {64u, 16u, }"), std::string::npos) << "B's boxes of 16 rows";
+  EXPECT_NE(src.find("const unsigned box[] = {64u, 64u, }"), std::string::npos) << "and of 64";
+  EXPECT_NE(src.find("gemm_decode"), std::string::npos) << "the decode template's champions";
   auto cc =
       shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
             "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
