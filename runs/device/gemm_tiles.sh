@@ -15,8 +15,9 @@
 #   SECONDS  each restricted search's time limit (default 150)
 # Environment: TESSERA_BIN (required, absolute), SPACES (JSON: template -> {param: [values]}),
 # GEMM_GPU_TEST (default next to TESSERA_BIN; skipped if absent), GTEST_FILTER (default
-# '*Hopper*'), OUT (default /tmp/out), FLUSH (read: no recorded search merged, as
-# gemm_decode.sh). Run from the repository root: the restricted spec is a copy of targets/ under
+# '*Hopper*'), OUT (default /tmp/out), FLUSH (read: evict L2 by reading before each timed launch,
+# docs/statuses.md; then no recorded search is merged, its figures being the write flush's).
+# SPACES='{"decode": {}}' searches the decode template's whole space. Run from the repository root: the restricted spec is a copy of targets/ under
 # $OUT (TESSERA_TARGETS), the kernels' sources byte for byte this checkout's.
 set -uo pipefail
 seconds=${1:-150}
