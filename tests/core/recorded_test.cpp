@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
+#include "agent/proposer_llm.h"
+#include "agent/proposer_llm_context.h"
 #include "agent/template_space.h"
 #include "search/strategy.h"
 
@@ -113,4 +116,51 @@ TEST(Recorded, ACandidateJudgedAgainElsewhereStaysInTheFirstModelsHistory) {
   auto prior = agent::warm_start_prior(db, "gemm", mma, agent::template_space(mma), "NVIDIA H100 80GB HBM3", true);
   ASSERT_NE(prior, nullptr);
   EXPECT_NE(prior->source().find("NVIDIA H200 (50 results)"), std::string::npos) << prior->source();
+}
+
+namespace {
+// A loop that only answers what best_reports asks: the architecture, and that it times.
+class TimingLoop final : public agent::Loop {
+ public:
+  std::vector<agent::Judged> evaluate(const spec::Program&, const std::vector<search::Config>&,
+                                      const agent::Lineage&) override {
+    return {};
+  }
+  agent::Judged reject(const std::string&, const std::string&, const std::string&, const agent::Lineage&,
+                       const std::string&, const std::string&) override {
+    return {};
+  }
+  std::vector<agent::Judged> tune(const spec::Program&, size_t, const agent::Lineage&) override { return {}; }
+  size_t evaluated() const override { return 0; }
+  double seconds_left() const override { return 0; }
+  long long run_id() const override { return 0; }
+  const std::string& arch() const override { return arch_; }
+  bool timing() const override { return true; }
+  std::string device_summary() const override { return ""; }
+  std::string strategy() const override { return ""; }
+
+ private:
+  std::string arch_ = "sm_90a";
+};
+}  // namespace
+
+// The model is shown the best candidates of one GPU model, the latest evaluation's (the run's
+// own GPU once it has judged something): two candidates judged again on an H100, slower there
+// than fifty on the H200, are all it sees after them.
+TEST(Recorded, TheModelSeesTheBestOfOneGpuModel) {
+  store::Store db(recorded_copy());
+  auto op = spec::load_operator(fs::path(TESSERA_SOURCE_DIR) / "targets/gemm");
+  TimingLoop loop;
+  ASSERT_EQ(agent::best_reports(db, op, loop, 3).size(), 3u);
+  std::set<std::string> h100;
+  for (auto& row : db.leaderboard("gemm", "ok", 2)) {
+    store::EvaluationInfo again = db.evaluations(row.candidate_id).back();
+    again.device = "NVIDIA H100 80GB HBM3";
+    again.geomean_speedup = 0.01;
+    db.add_evaluation(again);
+    h100.insert(agent::candidate_ref(row.candidate_id));
+  }
+  auto best = agent::best_reports(db, op, loop, 3);
+  ASSERT_EQ(best.size(), 2u);
+  for (auto& r : best) EXPECT_TRUE(h100.count(r.id)) << r.id;
 }
