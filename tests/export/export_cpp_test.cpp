@@ -61,6 +61,12 @@ std::string cuda_include() {
   return TESSERA_CUDA_INCLUDE;
 }
 
+// The C++ package's gemm source at DIR/pkg compiled as a consumer would (warnings are errors).
+auto compile_gemm_package(const fs::path& dir) {
+  return shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
+               "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
+}
+
 }  // namespace
 
 // Every launch, scratch and scalar expression of the three operators' specs, with
@@ -280,9 +286,7 @@ TEST(ExportCpp, TheGemmChampionExportsForHopperAndBlackwellAndItsLibraryCompiles
               "ELF");
   std::string h = read(dir / "pkg/cpp/include/tessera_gemm.h");
   EXPECT_LT(h.find("long long M;"), h.find("long long K;"));
-  auto cc =
-      shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
-            "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
+  auto cc = compile_gemm_package(dir);
   EXPECT_EQ(cc.code, 0) << cc.out;
   fs::remove_all(dir);
 }
@@ -308,9 +312,7 @@ TEST(ExportCpp, TheWgmmaGemmChampionLaunchesItsReduceAsAProgrammaticDependent) {
   EXPECT_NE(src.find("cuLaunchKernelEx"), std::string::npos);
   EXPECT_NE(src.find("stream, params, true)"), std::string::npos) << "the reduce step launched as a dependent";
   EXPECT_NE(src.find("stream, params)"), std::string::npos) << "the main kernel launched as before";
-  auto cc =
-      shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
-            "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
+  auto cc = compile_gemm_package(dir);
   EXPECT_EQ(cc.code, 0) << cc.out;
   fs::remove_all(dir);
 }
@@ -336,9 +338,7 @@ TEST(ExportCpp, PerShapeGemmPacksTheNarrowTilesWithTheirSixteenRowBoxes) {
   EXPECT_NE(src.find("const unsigned box[] = {64u, 16u, }"), std::string::npos) << "B's boxes of 16 rows";
   EXPECT_NE(src.find("const unsigned box[] = {64u, 64u, }"), std::string::npos) << "and of 64";
   EXPECT_NE(src.find("gemm_decode"), std::string::npos) << "the decode template's champions";
-  auto cc =
-      shell("c++ -std=c++17 -Wall -Werror -I '" + (dir / "pkg/cpp/include").string() + "' -I '" + cuda_include() +
-            "' -c '" + (dir / "pkg/cpp/src/tessera_gemm.cpp").string() + "' -o '" + (dir / "gemm.o").string() + "'");
+  auto cc = compile_gemm_package(dir);
   EXPECT_EQ(cc.code, 0) << cc.out;
   fs::remove_all(dir);
 }
