@@ -16,7 +16,9 @@
 # Environment: TESSERA_BIN (required, absolute), SPACES (JSON: template -> {param: [values]}),
 # GEMM_GPU_TEST (default next to TESSERA_BIN; skipped if absent), GTEST_FILTER (default
 # '*Hopper*'), OUT (default /tmp/out), FLUSH (read: evict L2 by reading before each timed launch,
-# docs/statuses.md; then no recorded search is merged, its figures being the write flush's).
+# docs/statuses.md; then no recorded search is merged, its figures being the write flush's),
+# MERGE (more recorded histories, .db.gz paths separated by spaces, merged before the searches
+# under either flush: another GPU model's champions are then re-judged beside this run's).
 # SPACES='{"decode": {}}' searches the decode template's whole space. Run from the repository root: the restricted spec is a copy of targets/ under
 # $OUT (TESSERA_TARGETS), the kernels' sources byte for byte this checkout's.
 set -uo pipefail
@@ -58,6 +60,10 @@ if [ "${FLUSH:-write}" = read ]; then
 else
   zcat runs/recorded/h200-gemm-wgmma-2026-12-04.db.gz >"$db" || exit 2
 fi
+for gz in ${MERGE:-}; do
+  zcat "$gz" >"$out/merge.db" && "$TESSERA_BIN" merge "$db" "$out/merge.db" >/dev/null || exit 2
+  rm -f "$out/merge.db"
+done
 for tpl in $(python3 -c 'import json,sys; print(" ".join(json.loads(sys.argv[1])))' "$spaces"); do
   echo "=== optimize gemm --template $tpl --strategy exhaustive (restricted) $(date -u +%H:%M:%S)"
   TESSERA_TARGETS=$targets "$TESSERA_BIN" optimize gemm --template "$tpl" --strategy exhaustive --budget 400 \
