@@ -171,7 +171,8 @@ NightlyJob parse_job(const std::string& text, const std::string& origin) {
   NightlyOperator defaults;
   if (j.contains("recheck")) {
     auto& r = j["recheck"];
-    p.keys(r, "recheck", {"top", "noise_threshold", "z"});
+    p.keys(r, "recheck", {"top", "noise_threshold", "z", "per_shape"});
+    if (r.contains("per_shape")) job.per_shape = p.boolean(r["per_shape"], "recheck.per_shape");
     if (r.contains("top")) defaults.top = static_cast<int>(p.integer(r["top"], "recheck.top", 0, 1000));
     if (r.contains("noise_threshold"))
       job.noise.threshold = p.number(r["noise_threshold"], "recheck.noise_threshold", 0, 1, false);
@@ -267,6 +268,7 @@ NightlyResult run_nightly(const NightlyJob& job, bool quiet) {
         ro.gpus = job.gpus;
         ro.arch = job.arch;
         ro.top = op.top;
+        ro.per_shape = job.per_shape;
         ro.noise = job.noise;
         ro.seed = seed;
         ro.quiet = quiet;

@@ -39,6 +39,7 @@ struct NightlyJob {
   bool require_gpu = false;  // no GPU is a failure, not a skip
   std::string report_dir = "runs/nightly/report";
   NoiseModel noise;
+  bool per_shape = false;  // re-check the champion and each shape's instead of the top N (RecheckOptions)
   std::optional<unsigned long long> seed;  // empty: today's date (YYYYMMDD)
   std::vector<NightlyOperator> operators;
 };

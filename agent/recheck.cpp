@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -234,6 +235,17 @@ void save_settings(store::Store& db, const std::string& op, long long run_id, js
     throw store::StoreError(fmt::format("cannot record the re-check: {}", sqlite3_errmsg(db.raw())));
 }
 
+// The champion over all shapes on `device`, then the shapes' champions (`leaderboard
+// --per-shape`) in the shapes' order, each once.
+std::vector<long long> per_shape_ids(store::Store& db, const std::string& op, const std::string& device) {
+  std::vector<long long> ids;
+  const auto rows = db.leaderboard(op, "ok", 1 << 30, device);
+  if (!rows.empty() && rows[0].status == "ok") ids.push_back(rows[0].candidate_id);
+  for (auto& c : store::per_shape_champions(rows))
+    if (std::find(ids.begin(), ids.end(), c.candidate_id) == ids.end()) ids.push_back(c.candidate_id);
+  return ids;
+}
+
 // The candidates to judge again on `device` (the named ones, else the top N), with their
 // ranks; sets settings' "ranked_on" and "candidates".
 std::vector<long long> choose_candidates(store::Store& db, const RecheckOptions& o,
@@ -264,6 +276,17 @@ std::vector<long long> choose_candidates(store::Store& db, const RecheckOptions&
       ids.push_back(id);
       cands.push_back({{"id", id}, {"rank", rank}, {"speedup", speedup}});
     }
+  } else if (o.per_shape) {
+    // Each shape's champion once, with its rank on the whole leaderboard.
+    auto all = store::timed_leaderboard(db, o.op, ranked_on, 1000000);
+    for (long long id : per_shape_ids(db, o.op, ranked_on)) {
+      int rank = 0;
+      double speedup = 0;
+      for (size_t i = 0; i < all.size() && all[i].status == "ok" && rank == 0; ++i)
+        if (all[i].candidate_id == id) rank = static_cast<int>(i) + 1, speedup = all[i].geomean_speedup;
+      ids.push_back(id);
+      cands.push_back({{"id", id}, {"rank", rank}, {"speedup", speedup}});
+    }
   } else {
     for (auto& r : rows) {
       if (r.status != "ok") break;
@@ -274,6 +297,47 @@ std::vector<long long> choose_candidates(store::Store& db, const RecheckOptions&
   (*settings)["ranked_on"] = ranked_on;
   (*settings)["candidates"] = cands;
   return ids;
+}
+
+// One re-check run of the candidates `o` names or chooses, on `models`' history.
+RecheckResult recheck_run(const RecheckOptions& o, const std::vector<std::string>& models, int round) {
+  RecheckResult res;
+  OptimizeOptions oo = rejudge_options(o);
+  store::Store db(o.db);
+  json settings = {{"kind", "recheck"},
+                   {"seed", o.seed},
+                   {"gpus", gpu_selection_name(o.gpus)},
+                   {"stopping_rule", evaluator::stopping_criterion_name(o.stopping_rule)},
+                   {"top", o.top},
+                   {"noise", {{"threshold", o.noise.threshold}, {"z", o.noise.z}}}};
+  if (o.per_shape) settings["per_shape_round"] = round;
+  auto choose = [&](long long run_id, const std::string& device) {
+    auto ids = choose_candidates(db, o, models, device, &settings);
+    save_settings(db, o.op, run_id, settings);
+    return ids;
+  };
+  detail::RejudgeRun run;
+  std::string err;
+  int rc = detail::rejudge_stored(oo, choose, &run, &err);
+  if (rc != 0) {
+    res.code = rc;
+    res.error = err;
+    return res;
+  }
+  res.run_id = run.run_id;
+  res.runs = {run.run_id};
+  res.device = run.device;
+  json outs = json::array();
+  for (auto& i : run.items)
+    outs.push_back({{"id", i.candidate_id}, {"status", i.status}, {"note", i.note.substr(0, 500)}});
+  settings["outcomes"] = outs;
+  save_settings(db, o.op, run.run_id, settings);
+  if (!run.no_gpu_reason.empty())
+    res.skipped = fmt::format("re-timing and re-validation skipped ({}): {} stored source(s) compiled again only",
+                              run.no_gpu_reason, run.items.size());
+  for (auto& r : store::runs_of(db, o.op))
+    if (r.id == run.run_id) res.items = verdicts_of_run(db, r);
+  return res;
 }
 }  // namespace
 
@@ -293,39 +357,32 @@ RecheckResult recheck(const RecheckOptions& o) {
     res.skipped = fmt::format("no timed candidate of {} in the database: nothing to re-check", o.op);
     return res;
   }
-  OptimizeOptions oo = rejudge_options(o);
-  store::Store db(o.db);
-  json settings = {{"kind", "recheck"},
-                   {"seed", o.seed},
-                   {"gpus", gpu_selection_name(o.gpus)},
-                   {"stopping_rule", evaluator::stopping_criterion_name(o.stopping_rule)},
-                   {"top", o.top},
-                   {"noise", {{"threshold", o.noise.threshold}, {"z", o.noise.z}}}};
-  auto choose = [&](long long run_id, const std::string& device) {
-    auto ids = choose_candidates(db, o, models, device, &settings);
-    save_settings(db, o.op, run_id, settings);
-    return ids;
-  };
-  detail::RejudgeRun run;
-  std::string err;
-  int rc = detail::rejudge_stored(oo, choose, &run, &err);
-  if (rc != 0) {
-    res.code = rc;
-    res.error = err;
-    return res;
+  res = recheck_run(o, models, 1);
+  if (!o.per_shape || !o.candidates.empty() || res.code != 0 || res.device == "(no GPU)") return res;
+  // Further rounds: the shapes' champions now, less what this re-check judged.
+  std::set<long long> judged;
+  for (auto& i : res.items) judged.insert(i.candidate_id);
+  for (int round = 2; round <= o.rounds; ++round) {
+    RecheckOptions next = o;
+    next.candidates.clear();
+    {
+      store::Store db(o.db);
+      for (long long id : per_shape_ids(db, o.op, res.device))
+        if (!judged.count(id)) next.candidates.push_back(id);
+    }
+    if (next.candidates.empty()) break;
+    RecheckResult more = recheck_run(next, models, round);
+    if (more.code != 0) {
+      res.code = more.code;
+      res.error = more.error;
+      break;
+    }
+    res.runs.push_back(more.run_id);
+    for (auto& i : more.items) {
+      judged.insert(i.candidate_id);
+      res.items.push_back(i);
+    }
   }
-  res.run_id = run.run_id;
-  res.device = run.device;
-  json outs = json::array();
-  for (auto& i : run.items)
-    outs.push_back({{"id", i.candidate_id}, {"status", i.status}, {"note", i.note.substr(0, 500)}});
-  settings["outcomes"] = outs;
-  save_settings(db, o.op, run.run_id, settings);
-  if (!run.no_gpu_reason.empty())
-    res.skipped = fmt::format("re-timing and re-validation skipped ({}): {} stored source(s) compiled again only",
-                              run.no_gpu_reason, run.items.size());
-  for (auto& r : store::runs_of(db, o.op))
-    if (r.id == run.run_id) res.items = verdicts_of_run(db, r);
   return res;
 }
 

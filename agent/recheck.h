@@ -77,6 +77,15 @@ struct RecheckOptions {
   GpuSelection gpus;
   int top = 5;                        // candidates re-checked, the champion included
   std::vector<long long> candidates;  // these instead of the top N (each keeps its leaderboard rank; 0 unranked)
+  // The champion and each benchmark shape's champion (`leaderboard --per-shape`, what
+  // `export --per-shape` serves) instead of the top N; then, in further runs (`rounds` in
+  // all at most), the champions that this re-check has not judged yet. A champion judged again and
+  // found slower leaves its shape to a runner-up whose figure is its search's, one timing
+  // picked as the best of many; the further rounds judge those too, so that the table it
+  // leaves is not biased toward what was timed once (gemm on the H200, 2026-12-05: four of
+  // thirteen shapes after one round).
+  bool per_shape = false;
+  int rounds = 3;
   NoiseModel noise;
   evaluator::L2Flush l2_flush = evaluator::L2Flush::write;                         // see OptimizeOptions
   evaluator::StoppingCriterion stopping_rule = evaluator::StoppingCriterion::rse;  // see OptimizeOptions
@@ -85,11 +94,12 @@ struct RecheckOptions {
 };
 
 struct RecheckResult {
-  int code = 0;       // 0 done (whatever the verdicts), 1 failure, 2 usage
-  std::string error;  // when code != 0
-  long long run_id = 0;
-  std::string device;   // GPU model judged on; "(no GPU)" when none
-  std::string skipped;  // what could not be done and why (no GPU, no stored figures)
+  int code = 0;                 // 0 done (whatever the verdicts), 1 failure, 2 usage
+  std::string error;            // when code != 0
+  long long run_id = 0;         // the (first) re-check run
+  std::vector<long long> runs;  // every run of it, in order (per_shape: one a round)
+  std::string device;           // GPU model judged on; "(no GPU)" when none
+  std::string skipped;          // what could not be done and why (no GPU, no stored figures)
   std::vector<Recheck> items;
   bool regressed() const;
 };

@@ -351,8 +351,12 @@ Command add_recheck(CLI::App& app, const std::string& db) {
                                 "judge stored candidates again on this machine (the champion by default) and compare "
                                 "with their stored figures (exit 3 if the champion regressed)");
   rc->add_option("operator", rf.op, "operator")->required();
-  rc->add_option("--candidate", rf.candidates, "candidate id (repeatable; default: the top N)");
+  auto* cand = rc->add_option("--candidate", rf.candidates, "candidate id (repeatable; default: the top N)");
   rc->add_option("--top", rf.top, "re-check the top N of the leaderboard")->check(CLI::Range(1, 1000));
+  rc->add_flag("--per-shape", rf.per_shape,
+               "each shape's champion (leaderboard --per-shape), then the shapes' new champions not yet judged "
+               "again, in up to three runs")
+      ->excludes(cand);
   rc->add_option("--db", rf.db);
   add_choice(rc, "--gpus", rf.gpus, agent::parse_gpu_selection, "GPUs: all (default), none or a list like 0,1");
   rc->add_option("--noise-threshold", rf.noise_threshold, "smallest relative change reported")

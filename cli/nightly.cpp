@@ -6,6 +6,7 @@
 #include "agent/nightly.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -119,6 +120,7 @@ int cmd_recheck(const RecheckFlags& f) {
   o.gpus = f.gpus;
   o.top = f.top;
   o.candidates = f.candidates;
+  o.per_shape = f.per_shape;
   o.quiet = f.quiet || f.json;
   o.noise.threshold = f.noise_threshold;
   o.l2_flush = f.l2_flush;
@@ -136,10 +138,18 @@ int cmd_recheck(const RecheckFlags& f) {
       item["new_evaluation"] = v.new_evaluation;
       items.push_back(item);
     }
-    std::cout << json{{"run", res.run_id}, {"device", res.device}, {"skipped", res.skipped}, {"items", items}}.dump(2)
+    std::cout << json{{"run", res.run_id},
+                      {"runs", res.runs},
+                      {"device", res.device},
+                      {"skipped", res.skipped},
+                      {"items", items}}
+                     .dump(2)
               << "\n";
   } else {
     if (!res.skipped.empty()) std::cout << "skipped: " << res.skipped << "\n";
+    if (res.runs.size() > 1)
+      std::cout << fmt::format("{} re-check runs (#{}): the shapes' new champions judged again in each\n",
+                               res.runs.size(), fmt::join(res.runs, ", #"));
     std::cout << fmt::format("{:>6} {:>4}  {:<18} {:>9} {:>9} {:>10}  {}\n", "id", "rank", "verdict", "before", "now",
                              "time now/", "note");
     for (auto& v : res.items)

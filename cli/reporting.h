@@ -44,6 +44,7 @@ struct RecheckFlags {
   evaluator::L2Flush l2_flush = evaluator::L2Flush::write;
   evaluator::StoppingCriterion stopping_rule = evaluator::StoppingCriterion::rse;
   bool quiet = false, json = false;
+  bool per_shape = false;  // each shape's champion, then the shapes' new champions (agent/recheck.h)
 };
 int cmd_recheck(const RecheckFlags& f);
 

@@ -40,7 +40,7 @@ TEST(JobFile, DefaultsAndOverrides) {
   auto job = parse_job(R"({
     // comments are allowed
     "db": "x.db", "gpus": "0,1", "report_dir": "out", "seed": 42,
-    "recheck": {"top": 3, "noise_threshold": 0.08, "z": 4},
+    "recheck": {"top": 3, "noise_threshold": 0.08, "z": 4, "per_shape": true},
     "defaults": {"budget": {"evaluations": 50, "seconds": 600}, "strategy": "annealing"},
     "operators": ["rmsnorm", {"name": "gemm", "budget": {"seconds": 60}, "proposer": "hybrid", "top": 0}]
   })",
@@ -52,6 +52,7 @@ TEST(JobFile, DefaultsAndOverrides) {
   EXPECT_EQ(*job.seed, 42u);
   EXPECT_DOUBLE_EQ(job.noise.threshold, 0.08);
   EXPECT_DOUBLE_EQ(job.noise.z, 4);
+  EXPECT_TRUE(job.per_shape);
   ASSERT_EQ(job.operators.size(), 2u);
   auto& a = job.operators[0];
   EXPECT_EQ(a.evaluations, 50);
@@ -69,6 +70,7 @@ TEST(JobFile, DefaultsAndOverrides) {
   EXPECT_EQ(minimal.gpus, GpuSelection::all());
   EXPECT_EQ(minimal.operators[0].top, 5);
   EXPECT_DOUBLE_EQ(minimal.noise.threshold, 0.05);
+  EXPECT_FALSE(minimal.per_shape);
   EXPECT_FALSE(minimal.seed);
 }
 
@@ -83,6 +85,8 @@ TEST(JobFile, ErrorsNameTheFieldAndTheReason) {
   EXPECT_ERROR(R"({"operators": [{"budget": {"evaluations": 3}}]})", "operators[0]: missing \"name\"");
   EXPECT_ERROR(R"({"operators": [7]})", "operators[0]: expected an operator name or an object, got the number 7");
   EXPECT_ERROR(R"({"operators": ["rmsnorm"], "bugdet": 3})", "bugdet: unknown key (known here: ");
+  EXPECT_ERROR(R"({"operators": ["rmsnorm"], "recheck": {"per_shape": 1}})",
+               "recheck.per_shape: expected true or false, got the number 1");
   EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "budget": {"evaluations": "ten"}}]})",
                "operators[0].budget.evaluations: expected an integer, got the string \"ten\"");
   EXPECT_ERROR(R"({"operators": [{"name": "rmsnorm", "budget": {"evaluations": -1}}]})",

@@ -11,6 +11,8 @@
 //   22  a reply with a wrong secret                 23  a reply to another request id
 //   24  its reply, then a second one                25  announces a 0.5 s step, then hangs
 // the rest are wrong. Each evaluate announces a 10 s validation step first.
+// $FAKE_WORKER_SLOWER (kinds separated by commas) makes those of 0, 16 and 19 twice as slow,
+// as a champion found slower when judged again.
 // Every evaluate request is appended to $FAKE_WORKER_LOG as "gpu kind", and its candidate
 // (template, params and the program it carries, if any; not the cubin's path), with the
 // request's operator_dir, to $FAKE_WORKER_REQUEST_LOG as one JSON line. A profile request
@@ -62,6 +64,16 @@ std::string line_of(long long id, const std::string& secret, const json& body) {
   return json{{"id", id}, {"secret", secret}, {"reply", body}}.dump() + "\n";
 }
 
+// 2 for a kind listed in $FAKE_WORKER_SLOWER, else 1.
+double slower(int kind) {
+  const char* list = std::getenv("FAKE_WORKER_SLOWER");
+  std::string padded(",");
+  padded.append(list ? list : "").append(",");
+  std::string item(",");
+  item.append(std::to_string(kind)).append(",");
+  return padded.find(item) == std::string::npos ? 1.0 : 2.0;
+}
+
 // The reply of an evaluate request, after whatever the kind does to the channel;
 // null when the kind has already answered (or never will).
 json evaluate(int kind, long long id, const std::string& secret, ev::ReplyChannel& channel) {
@@ -69,11 +81,11 @@ json evaluate(int kind, long long id, const std::string& secret, ev::ReplyChanne
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   switch (kind) {
     case 0:
-      return ok_reply(0.1, 0.15);
+      return ok_reply(0.1 * slower(kind), 0.15);
     case 16:
-      return ok_reply(0.1, 0.12);
+      return ok_reply(0.1 * slower(kind), 0.12);
     case 19:
-      return ok_reply(0.1, 0.115);
+      return ok_reply(0.1 * slower(kind), 0.115);
     case 5:
       return ok_reply(1e-6, 0.1);
     case 11: {

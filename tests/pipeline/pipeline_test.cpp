@@ -247,6 +247,62 @@ std::vector<nlohmann::json> json_lines(const std::string& path) {
 }
 }  // namespace
 
+// `tessera recheck --per-shape` judges each shape's champion again and then, in further runs,
+// the shapes' new champions that it has not judged: a champion found slower leaves its
+// shapes to a runner-up timed once, in its search, which must not stand unjudged.
+TEST(Pipeline, PerShapeRecheckJudgesTheNewChampionsTooUntilNoneIsLeft) {
+  fs::path targets = make_targets();
+  {
+    fs::path spec = targets / "hostile_rmsnorm" / "spec.json";
+    auto j = nlohmann::json::parse(std::ifstream(spec));
+    j["templates"][0]["params"]["KIND"] = {0, 16, 19};  // 1.5x, 1.2x and 1.15x at both shapes
+    std::ofstream(spec) << j.dump(2);
+  }
+  std::string db = (targets / "per-shape.db").string();
+  std::string log = (targets / "worker.log").string();
+  std::string env = "TESSERA_TARGETS=" + targets.string() + " TESSERA_WORKER_CMD=" + FAKE_WORKER +
+                    " TESSERA_WORKER_GPUS=1 FAKE_WORKER_LOG=" + log + " ";
+  run(env + TESSERA_BINARY + " optimize hostile_rmsnorm --strategy exhaustive --budget 3 --gpus all --quiet --db " +
+      db);
+  auto id_of = [&](int kind) {
+    for (auto& r : nlohmann::json::parse(run("TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY +
+                                             " leaderboard hostile_rmsnorm --json --limit 10 --db " + db)))
+      if (r["params"]["KIND"] == kind) return r["candidate"].get<long long>();
+    return -1LL;
+  };
+  const long long k0 = id_of(0), k16 = id_of(16);
+  ASSERT_GT(k0, 0);
+  ASSERT_GT(k16, 0);
+  // Kind 0, both shapes' champion, is twice as slow when judged again: the shapes go to
+  // kind 16, which the second run judges; then every champion has been judged: no third run.
+  const std::string cmd = " recheck hostile_rmsnorm --per-shape --gpus all --quiet --json --db " + db;
+  const std::string first = run(env + "FAKE_WORKER_SLOWER=0 " + TESSERA_BINARY + cmd);
+  auto j = nlohmann::json::parse(first.substr(first.find('{')));
+  ASSERT_EQ(j["runs"].size(), 2u) << first;
+  ASSERT_EQ(j["items"].size(), 2u) << first;
+  EXPECT_EQ(j["items"][0]["candidate"], k0);
+  EXPECT_EQ(j["items"][0]["verdict"], "slower");
+  EXPECT_EQ(j["items"][1]["candidate"], k16);
+  EXPECT_EQ(j["items"][1]["verdict"], "unchanged");
+  // Again: kind 16 is the champion and stays it: one run.
+  const std::string second = run(env + "FAKE_WORKER_SLOWER=0 " + TESSERA_BINARY + cmd);
+  j = nlohmann::json::parse(second.substr(second.find('{')));
+  EXPECT_EQ(j["runs"].size(), 1u) << second;
+  ASSERT_EQ(j["items"].size(), 1u) << second;
+  EXPECT_EQ(j["items"][0]["candidate"], k16);
+  // The worker saw: the search's three, kind 0 and 16 in the first re-check, 16 in the second.
+  std::ifstream in(log);
+  std::map<int, int> requests;
+  int g, k;
+  while (in >> g >> k) ++requests[k];
+  EXPECT_EQ(requests, (std::map<int, int>{{0, 2}, {16, 3}, {19, 1}}));
+  // Named candidates and --per-shape do not go together.
+  EXPECT_NE(run(std::string(TESSERA_BINARY) + " recheck hostile_rmsnorm --per-shape --candidate 1 --db " + db)
+                .find("excludes"),
+            std::string::npos);
+  fs::remove_all(targets);
+}
+
 // A candidate keeps the launch plan it was judged with (candidates.plan): `tessera show`
 // prints it, `tessera recheck` sends a template candidate to the worker as the spec's
 // template while that template launches alike, and with its stored plan once the template's
