@@ -162,11 +162,21 @@ int cmd_leaderboard(const std::string& db, const std::string& op, const std::str
   return 0;
 }
 
+// How many times a candidate was judged `ok` on `device` (every GPU model where it is empty).
+static int times_judged(store::Store& st, long long candidate_id, const std::string& device) {
+  int n = 0;
+  for (const auto& e : st.evaluations(candidate_id))
+    if (e.status == "ok" && (device.empty() || e.device == device)) ++n;
+  return n;
+}
+
 int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, const std::string& asked, bool as_json) {
   auto st = open_existing(db);
   const std::string device = board_device(*st, op, asked);
   // (speedup: against the run's steady baseline at the shape, as export --per-shape chooses)
   const auto best = store::per_shape_champions(st->leaderboard(op, "ok", 1 << 30, device));
+  std::map<long long, int> judged;  // a champion judged once has only its search's timing, the best of many
+  for (const auto& b : best) judged.emplace(b.candidate_id, times_judged(*st, b.candidate_id, device));
   if (as_json) {
     json out = json::array();
     for (const auto& b : best)
@@ -179,7 +189,8 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, cons
                      {"baseline_ms", b.baseline_ms},
                      {"own_baseline_ms", b.row.base_median_ms},
                      {"own_speedup", b.row.speedup},
-                     {"roofline_fraction", b.row.roofline_fraction}});
+                     {"roofline_fraction", b.row.roofline_fraction},
+                     {"judged", judged[b.candidate_id]}});
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -187,14 +198,24 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, cons
     std::cout << fmt::format("no timed candidates for '{}' in {}\n", op, db);
     return 0;
   }
-  std::cout << fmt::format("{:<28} {:>6} {:>8} {:>11} {:>11} {:>8}  {}\n", "shape", "id", "speedup", "median ms",
-                           "base ms", "roofline", "params");
-  for (const auto& b : best)
-    std::cout << fmt::format("{:<28} {:>6} {:>7.3f}x {:>11.4f} {:>11.4f} {:>7.1f}%  {}\n", b.shape, b.candidate_id,
-                             b.speedup, b.row.cand_median_ms, b.baseline_ms, 100 * b.row.roofline_fraction,
-                             b.params_json);
+  std::cout << fmt::format("{:<28} {:>6} {:>8} {:>11} {:>11} {:>8} {:>6}  {}\n", "shape", "id", "speedup", "median ms",
+                           "base ms", "roofline", "judged", "params");
+  int once = 0;
+  for (const auto& b : best) {
+    const int n = judged[b.candidate_id];
+    once += n == 1;
+    std::cout << fmt::format("{:<28} {:>6} {:>7.3f}x {:>11.4f} {:>11.4f} {:>7.1f}% {:>5}x  {}\n", b.shape,
+                             b.candidate_id, b.speedup, b.row.cand_median_ms, b.baseline_ms,
+                             100 * b.row.roofline_fraction, n, b.params_json);
+  }
   std::cout << "(speedup and base ms: the baseline's median over the run's candidates at the shape, so that one\n"
-               " candidate's baseline timing a few per cent off does not crown a slower kernel)\n";
+               " candidate's baseline timing a few per cent off does not crown a slower kernel; judged: its ok\n"
+               " evaluations on this GPU model, the figure shown being the latest)\n";
+  if (once > 0)
+    std::cout << fmt::format(
+        "{} of the {} figures are of a champion judged only once on this GPU model (a search keeps the best\n"
+        " of many such figures): `tessera recheck {} --per-shape` judges them again\n",
+        once, best.size(), op);
   // Both figures: what `export --per-shape` serves (each shape's champion), and the one
   // candidate that is best over all shapes together.
   std::cout << fmt::format(

@@ -273,6 +273,10 @@ TEST(Pipeline, PerShapeRecheckJudgesTheNewChampionsTooUntilNoneIsLeft) {
   const long long k0 = id_of(0), k16 = id_of(16);
   ASSERT_GT(k0, 0);
   ASSERT_GT(k16, 0);
+  const std::string board = "TESSERA_TARGETS=" + targets.string() + " " + TESSERA_BINARY +
+                            " leaderboard hostile_rmsnorm --per-shape --db " + db;
+  // The per-shape table says how often each champion was judged, and when only once.
+  EXPECT_NE(run(board).find("2 of the 2 figures are of a champion judged only once"), std::string::npos) << run(board);
   // Kind 0, both shapes' champion, is twice as slow when judged again: the shapes go to
   // kind 16, which the second run judges; then every champion has been judged: no third run.
   const std::string cmd = " recheck hostile_rmsnorm --per-shape --gpus all --quiet --json --db " + db;
@@ -284,6 +288,15 @@ TEST(Pipeline, PerShapeRecheckJudgesTheNewChampionsTooUntilNoneIsLeft) {
   EXPECT_EQ(j["items"][0]["verdict"], "slower");
   EXPECT_EQ(j["items"][1]["candidate"], k16);
   EXPECT_EQ(j["items"][1]["verdict"], "unchanged");
+  {
+    const auto after = nlohmann::json::parse(run(board + " --json"));
+    ASSERT_EQ(after.size(), 2u);
+    for (const auto& shape : after) {
+      EXPECT_EQ(shape["candidate"], k16);
+      EXPECT_EQ(shape["judged"], 2) << "its search's figure and the re-check's";
+    }
+    EXPECT_EQ(run(board).find("judged only once"), std::string::npos) << run(board);
+  }
   // Again: kind 16 is the champion and stays it: one run.
   const std::string second = run(env + "FAKE_WORKER_SLOWER=0 " + TESSERA_BINARY + cmd);
   j = nlohmann::json::parse(second.substr(second.find('{')));
