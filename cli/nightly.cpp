@@ -82,6 +82,7 @@ int cmd_nightly(const NightlyFlags& f) {
     for (auto& v : o.recheck.items) items.push_back(verdict_json(v));
     jops.push_back({{"name", o.name},
                     {"recheck_run", o.recheck.run_id},
+                    {"recheck_runs", o.recheck.runs},
                     {"device", o.recheck.device},
                     {"recheck", items},
                     {"search_exit", o.search_code},
