@@ -175,7 +175,7 @@ int cmd_leaderboard_per_shape(const std::string& db, const std::string& op, cons
   const std::string device = board_device(*st, op, asked);
   // (speedup: against the run's steady baseline at the shape, as export --per-shape chooses)
   const auto best = store::per_shape_champions(st->leaderboard(op, "ok", 1 << 30, device));
-  std::map<long long, int> judged;  // a champion judged once has only its search's timing, the best of many
+  std::map<long long, int> judged;  // once: one timing, often the best of a search's many
   for (const auto& b : best) judged.emplace(b.candidate_id, times_judged(*st, b.candidate_id, device));
   if (as_json) {
     json out = json::array();
