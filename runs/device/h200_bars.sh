@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# runs/device/h200_bars.sh — the two open bars that need an H200, in one device call (about 400 s
+# runs/device/h200_bars.sh — issues 33's and 35's bars on an H200 in one device call (210 s there on
+# 2026-12-05, when it measured them; targets/gemm/journal/2026-12-05.md, thirty-sixth session; about 400 s
 # on an H100, 2026-12-05; leave the call's 600 s): issue 33's per-shape table under the write
 # flush (`gemm_tiles.sh`: the 48/96-column wgmma tiles at STAGES 8/10 and the decode template
 # searched, the recorded H200 search's champions beside them, every one re-judged in one worker),
