@@ -55,7 +55,7 @@ for name in names:
     if name == "cl1":
         s = sub(s, entry, entry + " __cluster_dims__(1, 1, 1)", 1)
     elif name == "spread":
-        s = start(s, "b * (g % 17u ? 17u : 19u) % g")
+        s = start(s, "b * (g % 17u ? 17u : g % 19u ? 19u : 23u) % g")
     elif name == "pairswap":
         s = start(s, "b >= g / 2 * 2 ? b : (b & 1u) * (g / 2) + b / 2")
     elif name == "cl2":
