@@ -63,7 +63,11 @@ json figures(store::Store& db, long long id, const std::string& device, std::str
                         {"rel_l2", s.rel_l2}});
     if (spec_hash && spec_hash->empty()) *spec_hash = it->spec_hash;
     json r = json::parse(it->report_json.empty() ? "{}" : it->report_json, nullptr, false);
+    const auto judged = std::count_if(evals.begin(), evals.end(), [&](const store::EvaluationInfo& e) {
+      return e.status == "ok" && e.device == it->device;
+    });
     return {{"device", it->device},
+            {"judged", judged},  // ok evaluations on this GPU model: 1, a search's one timing
             {"driver", it->driver},
             {"host", it->host},
             {"run", it->run_id},
@@ -304,6 +308,12 @@ int run_export(const ExportOptions& o) {
       if (c.figures.contains("unavailable"))
         for (auto& [arch, why] : c.figures["unavailable"].items())
           std::cout << fmt::format("  {} has no image for {}: {}\n", c.name, arch, why.get<std::string>());
+    std::vector<std::string> once;  // a per-shape champion timed once may hold its shape by luck
+    for (auto& c : p.candidates)
+      if (c.figures.value("judged", 0) == 1) once.push_back(c.name);
+    if (o.per_shape && !once.empty())
+      std::cout << fmt::format("  judged once on {}: {} (`tessera recheck {} --per-shape` judges them again)\n",
+                               p.candidates[0].figures.value("device", "its GPU"), fmt::join(once, ", "), o.op);
     return 0;
   } catch (std::exception& e) {
     std::cerr << "tessera export: " << e.what() << "\n";

@@ -165,6 +165,15 @@ TEST(ExportCpp, TheRmsnormChampionExportsForHopperAndBlackwellAndItsConsumerBuil
   EXPECT_EQ(c["figures"]["device"], "NVIDIA H200");
   EXPECT_NEAR(c["figures"]["geomean_speedup"].get<double>(), board[0]["geomean_speedup"].get<double>(), 1e-12);
   EXPECT_EQ(c["figures"]["shapes"].size(), 4u);
+  {  // how many times it was judged ok on that GPU model, as `show` lists its evaluations
+    std::string show = "show ";
+    show.append(std::to_string(champion)).append(" --json --db ").append(db.string());
+    auto shown = json::parse(run_tessera(show));
+    long long ok_here = 0;
+    for (auto& e : shown["evaluations"]) ok_here += e["status"] == "ok" && e["device"] == "NVIDIA H200";
+    EXPECT_EQ(c["figures"]["judged"], ok_here);
+    EXPECT_GE(ok_here, 1);
+  }
   EXPECT_FALSE(m["spec_hash"].get<std::string>().empty());
   EXPECT_EQ(m["dispatch"]["fallback"], c["name"]);
   for (const char* arch : {"sm_90a", "sm_103a"}) {
