@@ -6,9 +6,9 @@
 # wgmma search of the H200 (runs/recorded/h200-gemm-wgmma-2026-12-04.db.gz, its nine large-M
 # champions); then the per-shape champions of every GPU model in it judged again in one worker
 # (`tessera recheck`), so that every shape's figure and its cuBLAS time come from the same
-# process and GPU; then, in up to two more re-checks, this GPU's new champions that had been
-# judged only once (a re-judged champion that came out slower leaves its place to a runner-up
-# with its search's figure: on the H200, 2026-12-05, four of the final table's thirteen).
+# process and GPU; then `tessera recheck --per-shape`, which also judges again the champions that
+# took a shape without having been (a re-judged champion that came out slower leaves its place to
+# a runner-up with its search's figure: on the H200, 2026-12-05, four of the final table's thirteen).
 # Written for the wgmma tiles of 48 and 96 columns (2026-12-05): the default SPACES holds them
 # and the decode configurations that won on the H100.
 #
@@ -75,30 +75,27 @@ for tpl in $(python3 -c 'import json,sys; print(" ".join(json.loads(sys.argv[1])
 done
 echo "=== per-shape champions, each against its run's cuBLAS"
 "$TESSERA_BIN" leaderboard gemm --per-shape --db "$db" | tee "$out/per-shape.txt"
-# the per-shape champions of one GPU model (the candidates' ids, one a line)
-champions() {
-  "$TESSERA_BIN" leaderboard gemm --per-shape --json --device "$1" --db "$db" |
-    python3 -c 'import json,sys; print("\n".join(str(r["candidate"]) for r in json.load(sys.stdin)))'
-}
 # every GPU model's per-shape champions (on another GPU than the recorded search's, its champions
-# are then timed here too, beside this run's); then, twice at most, this GPU's champions that
-# were not re-judged yet: a champion re-judged slower gives its place to a runner-up whose figure
-# is its search's, so the table would favour what was judged once
+# are then timed here too, beside this run's); then `recheck --per-shape`: this GPU's champions,
+# and in up to two more runs those that took a shape without having been judged again (a
+# champion re-judged slower gives its place to a runner-up whose figure is its search's)
 models=$(python3 -c 'import sqlite3, sys
 for (d,) in sqlite3.connect(sys.argv[1]).execute("SELECT DISTINCT device FROM evaluations"):
     if d.startswith("NVIDIA"): print(d)' "$db")
-here=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-todo=$(while IFS= read -r model; do [ -z "$model" ] || champions "$model"; done <<<"$models" | sort -u)
-done_ids=""
-for round in 1 2 3; do
-  [ -n "$todo" ] || break
-  args=$(echo "$todo" | sed 's/^/--candidate /' | tr '\n' ' ')
-  echo "=== recheck, round $round: $args $(date -u +%H:%M:%S)"
-  "$TESSERA_BIN" recheck gemm $args "${flush[@]}" --db "$db" >"$out/recheck-$round.log" 2>&1
-  echo "recheck exit $?"
-  tail -20 "$out/recheck-$round.log"
-  done_ids=$(printf "%s\n%s\n" "$done_ids" "$todo" | sed "/^$/d" | sort -u)
-  todo=$(champions "$here" | sort -u | comm -23 - <(echo "$done_ids"))  # (comm: sorted as text)
-done
+ids=""
+while IFS= read -r model; do
+  [ -n "$model" ] || continue
+  ids+=" $("$TESSERA_BIN" leaderboard gemm --per-shape --json --device "$model" --db "$db" |
+    python3 -c 'import json,sys; print(" ".join(str(r["candidate"]) for r in json.load(sys.stdin)))')"
+done <<<"$models"
+ids=$(for i in $ids; do echo "$i"; done | sort -un | sed 's/^/--candidate /' | tr '\n' ' ')
+echo "=== recheck $ids $(date -u +%H:%M:%S)"
+"$TESSERA_BIN" recheck gemm $ids "${flush[@]}" --db "$db" >"$out/recheck.log" 2>&1
+echo "recheck exit $?"
+tail -20 "$out/recheck.log"
+echo "=== recheck --per-shape $(date -u +%H:%M:%S)"
+"$TESSERA_BIN" recheck gemm --per-shape "${flush[@]}" --db "$db" >"$out/recheck-per-shape.log" 2>&1
+echo "recheck exit $?"
+tail -20 "$out/recheck-per-shape.log"
 echo "=== per-shape champions after the re-check (the latest evaluation of each)"
 "$TESSERA_BIN" leaderboard gemm --per-shape --db "$db"
