@@ -333,20 +333,55 @@ TEST(ExportCpp, TheWgmmaGemmChampionLaunchesItsReduceAsAProgrammaticDependent) {
 TEST(ExportCpp, PerShapeGemmPacksTheNarrowTilesWithTheirSixteenRowBoxes) {
   fs::path dir = temp_dir("gemm-tiles");
   fs::path db = recorded("h100-gemm-tiles-2026-12-05.db.gz", dir);
-  auto board = json::parse(run_tessera("leaderboard gemm --per-shape --json --db " + db.string()));
+  // with the H200 search whose champions this H100 history judged again (for `judged` below)
+  const fs::path h200 = recorded("h200-gemm-wgmma-2026-12-04.db.gz", dir);
+  ASSERT_NE(run_tessera("merge " + db.string() + " " + h200.string()).find("merged"), std::string::npos);
+  auto board = json::parse(
+      run_tessera("leaderboard gemm --per-shape --json --device 'NVIDIA H100 80GB HBM3' --db " + db.string()));
   std::set<long long> widths;
   for (auto& r : board)
     if (r["params"].contains("BN")) widths.insert(r["params"]["BN"].get<long long>());  // (wgmma's)
   ASSERT_TRUE(widths.count(48) && widths.count(96) && widths.count(128)) << board.dump();
   int code = 0;
-  std::string out = run_tessera(
-      "export gemm --per-shape --arch sm_90a --format cpp --out " + (dir / "pkg").string() + " --db " + db.string(),
-      &code);
+  std::string out =
+      run_tessera("export gemm --per-shape --device 'NVIDIA H100 80GB HBM3' --arch sm_90a --format cpp --out " +
+                      (dir / "pkg").string() + " --db " + db.string(),
+                  &code);
   ASSERT_EQ(code, 0) << out;
   std::string src = read(dir / "pkg/cpp/src/tessera_gemm.cpp");
   EXPECT_NE(src.find("const unsigned box[] = {64u, 16u, }"), std::string::npos) << "B's boxes of 16 rows";
   EXPECT_NE(src.find("const unsigned box[] = {64u, 64u, }"), std::string::npos) << "and of 64";
   EXPECT_NE(src.find("gemm_decode"), std::string::npos) << "the decode template's champions";
+  // Each candidate's `judged`: its ok evaluations on the GPU model of its figures, as `show`
+  // lists them (the H200's champions were judged here once, on the H100, and on the H200 before:
+  // a count over every model would differ); those judged once are named on stdout.
+  auto m = json::parse(read(dir / "pkg/manifest.json"));
+  std::set<std::string> named_once;  // "  judged once on MODEL: c1, c2 (...)"
+  if (auto at = out.find("judged once on "); at != std::string::npos) {
+    std::string names = out.substr(out.find(": ", at) + 2);
+    names = names.substr(0, names.find(" ("));
+    for (size_t b = 0, e; b < names.size(); b = e + 2) {
+      e = std::min(names.find(", ", b), names.size());
+      named_once.insert(names.substr(b, e - b));
+    }
+  }
+  int other_models = 0, once = 0;
+  for (auto& c : m["candidates"]) {
+    std::string show = "show ";
+    show.append(std::to_string(c["id"].get<long long>())).append(" --json --db ").append(db.string());
+    auto shown = json::parse(run_tessera(show));
+    long long here = 0, all = 0;
+    for (auto& e : shown["evaluations"]) {
+      all += e["status"] == "ok";
+      here += e["status"] == "ok" && e["device"] == c["figures"]["device"];
+    }
+    EXPECT_EQ(c["figures"]["judged"], here) << c["name"];
+    other_models += all != here;
+    once += here == 1;
+    EXPECT_EQ(named_once.count(c["name"].get<std::string>()) == 1, here == 1) << c["name"] << out;
+  }
+  EXPECT_EQ(named_once.size(), static_cast<size_t>(once)) << out;
+  EXPECT_GT(other_models, 0) << "the data must tell a count per GPU model from one over all";
   auto cc = compile_gemm_package(dir);
   EXPECT_EQ(cc.code, 0) << cc.out;
   fs::remove_all(dir);
